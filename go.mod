@@ -1,0 +1,3 @@
+module github.com/rlsearch/rlsearch
+
+go 1.26.8

@@ -1,0 +1,92 @@
+package rlsearch
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// Document is one corpus passage as Search-R1 and FlashRAG ship it.
+//
+// Contents follows the corpus convention `"Title"\ntext`: the title in double
+// quotes on the first line, the passage text after the newline.
+type Document struct {
+	ID       string `json:"id"`
+	Contents string `json:"contents"`
+}
+
+// Title returns the title part of Contents (the first line without its
+// surrounding double quotes), or "" when Contents has no newline.
+func (d Document) Title() string {
+	first, _, ok := strings.Cut(d.Contents, "\n")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(first, `"`), `"`)
+}
+
+// Text returns the passage text after the title line (all of Contents when
+// there is no title line).
+func (d Document) Text() string {
+	_, rest, ok := strings.Cut(d.Contents, "\n")
+	if !ok {
+		return d.Contents
+	}
+	return rest
+}
+
+// MakeContents builds Contents from a title and a text in the corpus
+// convention `"Title"\ntext`.
+func MakeContents(title, text string) string {
+	return `"` + title + `"` + "\n" + text
+}
+
+// Hit is one search result: Row is the 0-based row of the passage in the
+// index (its order in the corpus file after empty passages were skipped),
+// Score is the retriever's score, where higher is better.
+//
+// Lists of hits are sorted by descending Score, ties by ascending Row, so
+// that every backend (CPU, GPU, serial, concurrent) returns the same order.
+type Hit struct {
+	Row   int32
+	Score float32
+}
+
+// Less reports whether a ranks before b: higher score first, ties by lower row.
+func Less(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Row < b.Row
+}
+
+// Encoder turns texts into unit-length embeddings.
+//
+// Implementations are safe for concurrent use. The returned slice is
+// row-major [len(texts), Dim()] float32, owned by the caller. An empty or
+// whitespace-only text yields a zero vector (never NaN).
+type Encoder interface {
+	// Dim is the embedding dimension.
+	Dim() int
+	// EncodeQueries embeds search queries (E5: with the "query: " prefix).
+	EncodeQueries(ctx context.Context, texts []string) ([]float32, error)
+	// EncodePassages embeds corpus passages (E5: with the "passage: " prefix).
+	EncodePassages(ctx context.Context, texts []string) ([]float32, error)
+	// Name identifies the model (directory name or config id) for logs and /healthz.
+	Name() string
+}
+
+// Retriever answers a batch of text queries with the top k passages each.
+//
+// Implementations are safe for concurrent use. The result has one list per
+// query, each sorted as described on Hit and at most k long (shorter when
+// the index holds fewer passages or the query matches nothing).
+type Retriever interface {
+	Retrieve(ctx context.Context, queries []string, k int) ([][]Hit, error)
+	// Name is the retriever's name in the API ("bm25", "e5").
+	Name() string
+}
+
+// ErrBadInput marks errors caused by the caller's input (as opposed to the
+// index or the machine). Servers map it to a 4xx status.
+var ErrBadInput = errors.New("rlsearch: bad input")

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs everything the project needs on a fresh Debian 12 machine, idempotently.
+# Downloads are cached in .cache/ (git-ignored). Safe to re-run: each step checks
+# whether its output already exists.
+#
+#   .cache/ort/libonnxruntime.so.1        ONNX Runtime 1.30.0 (npm onnxruntime-node, no install scripts)
+#   .cache/tokenizers/bert-uncased.json   BERT uncased WordPiece tokenizer.json (Go module all-minilm-l6-v2-go)
+#   .cache/oracle/node_modules            Hugging Face tokenizers for Node (parity oracle for tests)
+#   Debian: python3-onnx python3-numpy     test-model generator and numpy reference forward pass
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+cache=$root/.cache
+mkdir -p "$cache"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+# 1. Debian packages (python3-onnx/numpy for the generated test model and its reference).
+need_apt=()
+/usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null || need_apt+=(python3-onnx python3-numpy)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  log "apt-get install ${need_apt[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# 2. ONNX Runtime 1.30.0 shared library from the npm package (never `npm install` it:
+#    its post-install step downloads CUDA libraries and fails offline).
+ort=$cache/ort/libonnxruntime.so.1
+if [ ! -s "$ort" ]; then
+  log "fetching ONNX Runtime 1.30.0 (npm pack onnxruntime-node@1.30.0, ~114 MB)"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent onnxruntime-node@1.30.0 >/dev/null &&
+    tar -xzf onnxruntime-node-1.30.0.tgz package/bin/napi-v6/linux/x64/libonnxruntime.so.1)
+  mkdir -p "$cache/ort"
+  mv "$tmp/package/bin/napi-v6/linux/x64/libonnxruntime.so.1" "$ort.tmp" && mv "$ort.tmp" "$ort"
+  rm -rf "$tmp"
+fi
+
+# 3. BERT uncased tokenizer.json from the Go module (its model.onnx is only an LFS pointer).
+bert=$cache/tokenizers/bert-uncased.json
+if [ ! -s "$bert" ]; then
+  log "fetching BERT uncased tokenizer.json (go module github.com/clems4ever/all-minilm-l6-v2-go@v0.0.9)"
+  dir=$(go mod download -json github.com/clems4ever/all-minilm-l6-v2-go@v0.0.9 | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')
+  mkdir -p "$cache/tokenizers"
+  cp "$dir/all_minilm_l6_v2/tokenizer.json" "$bert.tmp" && mv "$bert.tmp" "$bert"
+fi
+
+# 4. Tokenizer parity oracle: Hugging Face tokenizers (Rust) for Node.
+if [ ! -d "$cache/oracle/node_modules/@anush008/tokenizers" ]; then
+  log "installing tokenizer oracle (npm @anush008/tokenizers@0.6.0)"
+  mkdir -p "$cache/oracle"
+  (cd "$cache/oracle" && [ -f package.json ] || echo '{"name":"oracle","private":true}' > package.json;
+   npm install --silent --ignore-scripts --no-audit --no-fund @anush008/tokenizers@0.6.0 >/dev/null)
+fi
+
+# 5. Go modules.
+go mod download
+
+log "done: ONNXRUNTIME_LIB=$ort"

@@ -1,0 +1,401 @@
+#!/usr/bin/python3
+"""Generate BERT-architecture test encoders with seeded random weights, and
+compute their reference embeddings with an independent numpy forward pass.
+
+Run with Debian's interpreter (/usr/bin/python3: python3-onnx, python3-numpy);
+no torch needed.
+
+  gen_bert.py gen --preset tiny --seed 1 --tokenizer .cache/tokenizers/bert-uncased.json --out DIR
+  gen_bert.py reference --model DIR [--in ids.json] [--out emb.json]
+
+`gen` (also the default when the first argument is an option) writes an
+E5-style model directory, atomically (temporary sibling directory + rename):
+
+  model.onnx      the real BertModel graph (HF transformers BertModel as
+                  torch.onnx exports it at opset 14): inputs int64 input_ids,
+                  attention_mask, token_type_ids [batch, seq] (dynamic axes);
+                  output float32 last_hidden_state [batch, seq, hidden].
+                  Embeddings word + position + token type, LayerNorm eps 1e-12;
+                  per layer: multi-head self-attention with the additive mask
+                  (1 - mask) * -10000 (original BERT), residual + LayerNorm,
+                  FFN with exact erf GELU, residual + LayerNorm.
+  tokenizer.json  copied from --tokenizer (BERT uncased, vocab 30522)
+  rlsearch.json   our model config (name, dim, max_length 256, E5 prefixes,
+                  mean pooling, normalize, input names, output name)
+  gen_bert.json   generator record (preset, seed, shapes) for `reference`
+  weights.npz     only with --save-weights (otherwise `reference` regenerates
+                  the weights from preset + seed, which is deterministic)
+
+Weights: normal(0, 0.02) for matrices, embeddings and biases (BERT
+initializer_range 0.02), LayerNorm gamma = 1 + normal(0, 0.02), beta normal(0, 0.02).
+
+`reference` reads JSON {"input_ids": [[...]], "attention_mask": [[...]]}
+(rows may have different lengths; a missing attention_mask means all ones;
+token_type_ids optional, default 0), runs the float64 numpy forward pass written
+separately from the graph construction below, mean-pools over the attention
+mask, L2-normalises (when rlsearch.json says so) and writes
+{"embeddings": [[...]], "dim": D}.
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+
+PRESETS = {
+    # name: layers, hidden, heads, intermediate
+    "tiny": dict(layers=2, hidden=128, heads=2, intermediate=512),
+    # all-MiniLM-L6 / e5-small shapes
+    "minilm": dict(layers=6, hidden=384, heads=12, intermediate=1536),
+}
+VOCAB = 30522  # BERT uncased vocabulary size (bert-base-uncased config.json)
+POSITIONS = 512  # max_position_embeddings (bert-base-uncased config.json)
+TYPE_VOCAB = 2  # type_vocab_size (bert-base-uncased config.json)
+LN_EPS = 1e-12  # layer_norm_eps (bert-base-uncased config.json)
+MASK_NEG = -10000.0  # additive attention mask value of the original BERT code
+INIT_STD = 0.02  # initializer_range (bert-base-uncased config.json)
+OPSET = 14
+
+
+def make_weights(preset, seed):
+    """Deterministic weights for preset and seed: dict name -> float32 array.
+
+    Matrices are stored [in, out] so that y = x @ W + b."""
+    p = PRESETS[preset]
+    h, inter = p["hidden"], p["intermediate"]
+    rng = np.random.default_rng(seed)
+
+    def normal(*shape):
+        return (rng.standard_normal(shape, dtype=np.float32) * INIT_STD).astype(np.float32)
+
+    def gamma(n):
+        return (1.0 + rng.standard_normal(n, dtype=np.float32) * INIT_STD).astype(np.float32)
+
+    w = {}
+    w["emb.word"] = normal(VOCAB, h)
+    w["emb.pos"] = normal(POSITIONS, h)
+    w["emb.type"] = normal(TYPE_VOCAB, h)
+    w["emb.ln.g"] = gamma(h)
+    w["emb.ln.b"] = normal(h)
+    for l in range(p["layers"]):
+        pre = "l%d." % l
+        for n in ("q", "k", "v", "ao"):
+            w[pre + n + ".w"] = normal(h, h)
+            w[pre + n + ".b"] = normal(h)
+        w[pre + "ln1.g"] = gamma(h)
+        w[pre + "ln1.b"] = normal(h)
+        w[pre + "fi.w"] = normal(h, inter)
+        w[pre + "fi.b"] = normal(inter)
+        w[pre + "fo.w"] = normal(inter, h)
+        w[pre + "fo.b"] = normal(h)
+        w[pre + "ln2.g"] = gamma(h)
+        w[pre + "ln2.b"] = normal(h)
+    return w
+
+
+# ---------------------------------------------------------------------------
+# ONNX graph construction
+# ---------------------------------------------------------------------------
+
+
+def build_graph(preset, w):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    p = PRESETS[preset]
+    h, heads = p["hidden"], p["heads"]
+    hd = h // heads
+    nodes = []
+    inits = []
+    counter = [0]
+
+    def name(prefix):
+        counter[0] += 1
+        return "%s_%d" % (prefix, counter[0])
+
+    def init(n, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr), n))
+        return n
+
+    def op(kind, inputs, **attrs):
+        out = name(kind)
+        nodes.append(helper.make_node(kind, inputs, [out], name=out + "_node", **attrs))
+        return out
+
+    for k, v in w.items():
+        init(k, v)
+    init("c.eps", np.array(LN_EPS, np.float32))
+    init("c.one", np.array(1.0, np.float32))
+    init("c.half", np.array(0.5, np.float32))
+    init("c.sqrt2", np.array(math.sqrt(2.0), np.float32))
+    init("c.maskneg", np.array(MASK_NEG, np.float32))
+    init("c.scale", np.array(math.sqrt(hd), np.float32))
+    init("c.i0", np.array(0, np.int64))
+    init("c.i1", np.array(1, np.int64))
+    init("c.axes12", np.array([1, 2], np.int64))
+    init("c.shape_heads", np.array([0, 0, heads, hd], np.int64))
+    init("c.shape_hidden", np.array([0, 0, h], np.int64))
+
+    def layer_norm(x, g, b):
+        mean = op("ReduceMean", [x], axes=[-1], keepdims=1)
+        d = op("Sub", [x, mean])
+        var = op("ReduceMean", [op("Mul", [d, d])], axes=[-1], keepdims=1)
+        std = op("Sqrt", [op("Add", [var, "c.eps"])])
+        return op("Add", [op("Mul", [op("Div", [d, std]), g]), b])
+
+    def dense(x, wn, bn):
+        return op("Add", [op("MatMul", [x, wn]), bn])
+
+    # Embeddings.
+    word = op("Gather", ["emb.word", "input_ids"], axis=0)
+    seq = op("Gather", [op("Shape", ["input_ids"]), "c.i1"], axis=0)
+    positions = op("Range", ["c.i0", seq, "c.i1"])
+    pos = op("Gather", ["emb.pos", positions], axis=0)  # [S, H], broadcast over batch
+    typ = op("Gather", ["emb.type", "token_type_ids"], axis=0)
+    x = op("Add", [op("Add", [word, typ]), pos])
+    x = layer_norm(x, "emb.ln.g", "emb.ln.b")
+
+    # Extended attention mask [B, 1, 1, S]: (1 - mask) * -10000.
+    maskf = op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+    ext = op("Mul", [op("Sub", ["c.one", maskf]), "c.maskneg"])
+    ext = op("Unsqueeze", [ext, "c.axes12"])
+
+    for l in range(p["layers"]):
+        pre = "l%d." % l
+
+        def heads_of(t):
+            return op("Transpose", [op("Reshape", [t, "c.shape_heads"])], perm=[0, 2, 1, 3])
+
+        q = heads_of(dense(x, pre + "q.w", pre + "q.b"))  # [B, nh, S, hd]
+        k = heads_of(dense(x, pre + "k.w", pre + "k.b"))
+        v = heads_of(dense(x, pre + "v.w", pre + "v.b"))
+        kt = op("Transpose", [k], perm=[0, 1, 3, 2])  # [B, nh, hd, S]
+        scores = op("Div", [op("MatMul", [q, kt]), "c.scale"])
+        scores = op("Add", [scores, ext])
+        probs = op("Softmax", [scores], axis=-1)
+        ctx = op("MatMul", [probs, v])  # [B, nh, S, hd]
+        ctx = op("Reshape", [op("Transpose", [ctx], perm=[0, 2, 1, 3]), "c.shape_hidden"])
+        attn = dense(ctx, pre + "ao.w", pre + "ao.b")
+        x = layer_norm(op("Add", [attn, x]), pre + "ln1.g", pre + "ln1.b")
+
+        f = dense(x, pre + "fi.w", pre + "fi.b")
+        gelu = op("Mul", [op("Mul", [f, "c.half"]),
+                          op("Add", [op("Erf", [op("Div", [f, "c.sqrt2"])]), "c.one"])])
+        f = dense(gelu, pre + "fo.w", pre + "fo.b")
+        x = layer_norm(op("Add", [f, x]), pre + "ln2.g", pre + "ln2.b")
+
+    nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="output_node"))
+
+    inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
+              for n in ("input_ids", "attention_mask", "token_type_ids")]
+    outputs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
+                                             ["batch", "sequence", h])]
+    graph = helper.make_graph(nodes, "bert_" + preset, inputs, outputs, initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                              producer_name="rlsearch/scripts/gen_bert.py")
+    model.ir_version = 8  # ONNX 1.12 default; ORT >= 1.14 reads it
+    onnx.checker.check_model(model)
+    return model
+
+
+def write_atomic(out, files):
+    """files: name -> callable(path) writing that file. Builds a temporary
+    sibling directory, then renames it onto out (replacing an older one)."""
+    out = os.path.abspath(out)
+    parent = os.path.dirname(out)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="." + os.path.basename(out) + ".tmp-", dir=parent)
+    try:
+        for n, write in files.items():
+            write(os.path.join(tmp, n))
+        os.chmod(tmp, 0o755)
+        old = None
+        if os.path.exists(out):
+            old = tempfile.mkdtemp(prefix="." + os.path.basename(out) + ".old-", dir=parent)
+            os.rmdir(old)
+            os.rename(out, old)
+        os.rename(tmp, out)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def cmd_gen(a):
+    if a.preset not in PRESETS:
+        sys.exit("gen_bert: unknown preset %r (have %s)" % (a.preset, ", ".join(PRESETS)))
+    if not os.path.isfile(a.tokenizer):
+        sys.exit("gen_bert: tokenizer %s not found (run scripts/setup.sh)" % a.tokenizer)
+    p = PRESETS[a.preset]
+    w = make_weights(a.preset, a.seed)
+    model = build_graph(a.preset, w)
+    name = a.name or "gen-bert-%s-seed%d" % (a.preset, a.seed)
+    cfg = {
+        "name": name,
+        "dim": p["hidden"],
+        "max_length": 256,  # Search-R1 / E5 retrieval convention
+        "query_prefix": "query: ",  # E5 model card
+        "passage_prefix": "passage: ",  # E5 model card
+        "pooling": "mean",
+        "normalize": True,
+        "inputs": ["input_ids", "attention_mask", "token_type_ids"],
+        "output": "last_hidden_state",
+    }
+    rec = dict(preset=a.preset, seed=a.seed, vocab=VOCAB, positions=POSITIONS,
+               type_vocab=TYPE_VOCAB, ln_eps=LN_EPS, mask_neg=MASK_NEG, opset=OPSET, **p)
+
+    def dump(obj):
+        def write(path):
+            with open(path, "w") as f:
+                json.dump(obj, f, indent=2)
+                f.write("\n")
+        return write
+
+    def save_model(path):
+        with open(path, "wb") as f:
+            f.write(model.SerializeToString())
+
+    files = {
+        "model.onnx": save_model,
+        "tokenizer.json": lambda path: shutil.copyfile(a.tokenizer, path),
+        "rlsearch.json": dump(cfg),
+        "gen_bert.json": dump(rec),
+    }
+    if a.save_weights:
+        files["weights.npz"] = lambda path: np.savez(path, **w)
+    write_atomic(a.out, files)
+    print("gen_bert: wrote %s (%s, seed %d, %.1f MB model.onnx)" % (
+        a.out, a.preset, a.seed, os.path.getsize(os.path.join(a.out, "model.onnx")) / 1e6),
+        file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------
+# Independent numpy reference (float64), not derived from the graph above
+# ---------------------------------------------------------------------------
+
+
+def np_layer_norm(x, g, b, eps):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * g + b
+
+
+def np_gelu(x):
+    from math import erf
+    verf = np.vectorize(erf, otypes=[np.float64])
+    return 0.5 * x * (1.0 + verf(x / math.sqrt(2.0)))
+
+
+def np_forward(rec, w, ids, types):
+    """One sequence, no padding: ids, types int arrays [S] -> hidden [S, H].
+
+    Padding is excluded by construction, so the reference does not depend on
+    the mask trick at all: a padded ONNX batch must reproduce it exactly."""
+    w = {k: v.astype(np.float64) for k, v in w.items()}
+    s = len(ids)
+    nh = rec["heads"]
+    h = rec["hidden"]
+    hd = h // nh
+    x = w["emb.word"][ids] + w["emb.pos"][np.arange(s)] + w["emb.type"][types]
+    x = np_layer_norm(x, w["emb.ln.g"], w["emb.ln.b"], rec["ln_eps"])
+    for l in range(rec["layers"]):
+        pre = "l%d." % l
+        q = (x @ w[pre + "q.w"] + w[pre + "q.b"]).reshape(s, nh, hd)
+        k = (x @ w[pre + "k.w"] + w[pre + "k.b"]).reshape(s, nh, hd)
+        v = (x @ w[pre + "v.w"] + w[pre + "v.b"]).reshape(s, nh, hd)
+        ctx = np.empty((s, nh, hd))
+        for head in range(nh):
+            sc = q[:, head, :] @ k[:, head, :].T / math.sqrt(hd)
+            sc = sc - sc.max(-1, keepdims=True)
+            e = np.exp(sc)
+            ctx[:, head, :] = (e / e.sum(-1, keepdims=True)) @ v[:, head, :]
+        attn = ctx.reshape(s, h) @ w[pre + "ao.w"] + w[pre + "ao.b"]
+        x = np_layer_norm(attn + x, w[pre + "ln1.g"], w[pre + "ln1.b"], rec["ln_eps"])
+        f = np_gelu(x @ w[pre + "fi.w"] + w[pre + "fi.b"])
+        f = f @ w[pre + "fo.w"] + w[pre + "fo.b"]
+        x = np_layer_norm(f + x, w[pre + "ln2.g"], w[pre + "ln2.b"], rec["ln_eps"])
+    return x
+
+
+def cmd_reference(a):
+    with open(os.path.join(a.model, "gen_bert.json")) as f:
+        rec = json.load(f)
+    with open(os.path.join(a.model, "rlsearch.json")) as f:
+        cfg = json.load(f)
+    npz = os.path.join(a.model, "weights.npz")
+    if os.path.exists(npz):
+        w = dict(np.load(npz))
+    else:
+        w = make_weights(rec["preset"], rec["seed"])
+    src = open(a.inp) if a.inp != "-" else sys.stdin
+    with src:
+        req = json.load(src)
+    rows = req["input_ids"]
+    masks = req.get("attention_mask") or [[1] * len(r) for r in rows]
+    types = req.get("token_type_ids") or [[0] * len(r) for r in rows]
+    embs = []
+    for r, m, t in zip(rows, masks, types):
+        if len(r) != len(m) or len(r) != len(t):
+            sys.exit("gen_bert: row lengths differ between input_ids, attention_mask, token_type_ids")
+        # Keep only attended positions: with an additive -10000 mask the masked
+        # keys get weight exp(-10000) == 0, so this equals the masked forward.
+        keep = [i for i, mv in enumerate(m) if mv]
+        if not keep:
+            embs.append([0.0] * rec["hidden"])
+            continue
+        if keep != list(range(len(keep))):
+            sys.exit("gen_bert: reference supports right padding only")
+        ids = np.asarray([r[i] for i in keep], np.int64)
+        tt = np.asarray([t[i] for i in keep], np.int64)
+        hid = np_forward(rec, w, ids, tt)
+        if cfg.get("pooling", "mean") == "mean":
+            e = hid.mean(0)
+        elif cfg["pooling"] == "cls":
+            e = hid[0]
+        else:
+            sys.exit("gen_bert: unknown pooling %r" % cfg["pooling"])
+        if cfg.get("normalize", True):
+            n = np.linalg.norm(e)
+            e = e / n if n > 0 else e
+        embs.append([float(v) for v in e])
+    out = {"embeddings": embs, "dim": rec["hidden"]}
+    dst = open(a.out, "w") if a.out != "-" else sys.stdout
+    with dst:
+        json.dump(out, dst)
+        dst.write("\n")
+
+
+def main(argv):
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        argv = ["gen"] + argv
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    g = sub.add_parser("gen", help="write a model directory")
+    g.add_argument("--preset", default="tiny", choices=sorted(PRESETS))
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--out", required=True)
+    g.add_argument("--name", default="")
+    g.add_argument("--tokenizer",
+                   default=os.path.join(here, "..", ".cache", "tokenizers", "bert-uncased.json"))
+    g.add_argument("--save-weights", action="store_true",
+                   help="also write weights.npz (reference regenerates from the seed otherwise)")
+    r = sub.add_parser("reference", help="numpy reference embeddings")
+    r.add_argument("--model", required=True)
+    r.add_argument("--in", dest="inp", default="-")
+    r.add_argument("--out", default="-")
+    a = ap.parse_args(argv)
+    if a.cmd == "gen":
+        cmd_gen(a)
+    else:
+        cmd_reference(a)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

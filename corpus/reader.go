@@ -1,0 +1,222 @@
+package corpus
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/rlsearch/rlsearch"
+)
+
+// ErrDuplicateID is returned (wrapped, with both line numbers) when an id
+// appears twice in one corpus.
+var ErrDuplicateID = errors.New("corpus: duplicate id")
+
+// ErrBadLine is returned (wrapped, with the line number) for a line that is
+// not a JSON object with a usable id and text.
+var ErrBadLine = errors.New("corpus: bad line")
+
+// Passage is one corpus passage.
+type Passage struct {
+	rlsearch.Document
+	// Line is the 1-based line number in the file.
+	Line int
+}
+
+// Reader streams passages. Create one with Open or NewReader.
+// It is not safe for concurrent use.
+type Reader struct {
+	br       *bufio.Reader
+	closers  []io.Closer
+	counter  *countingReader
+	line     int
+	skipped  int
+	seen     map[string]int // id -> line
+	checkDup bool
+}
+
+// Open opens a corpus file (plain, .gz or .zst, detected from the magic
+// bytes). Close the Reader when done.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("corpus: open %s: %w", path, err)
+	}
+	r, err := NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("corpus: %s: %w", path, err)
+	}
+	r.closers = append(r.closers, f)
+	return r, nil
+}
+
+// NewReader reads a corpus from r (plain, gzip or zstd). Duplicate ids are
+// detected, which keeps every id in memory (about 60 bytes per passage).
+func NewReader(r io.Reader) (*Reader, error) {
+	cr := &countingReader{r: r}
+	br := bufio.NewReaderSize(cr, 1<<20)
+	rd := &Reader{counter: cr, seen: make(map[string]int), checkDup: true}
+	magic, _ := br.Peek(4)
+	switch {
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		rd.closers = append(rd.closers, gz)
+		br = bufio.NewReaderSize(gz, 1<<20)
+	case len(magic) == 4 && bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		rd.closers = append(rd.closers, closerFunc(func() error { zr.Close(); return nil }))
+		br = bufio.NewReaderSize(zr, 1<<20)
+	}
+	rd.br = br
+	return rd, nil
+}
+
+type line struct {
+	ID       json.RawMessage `json:"id"`
+	Contents *string         `json:"contents"`
+	Title    *string         `json:"title"`
+	Text     *string         `json:"text"`
+}
+
+// Next returns the next non-empty passage, or io.EOF after the last one.
+// Errors wrap ErrBadLine or ErrDuplicateID and name the line number.
+func (r *Reader) Next() (Passage, error) {
+	for {
+		raw, err := r.br.ReadBytes('\n')
+		if len(raw) == 0 && err != nil {
+			if err == io.EOF {
+				return Passage{}, io.EOF
+			}
+			return Passage{}, fmt.Errorf("corpus: read after line %d: %w", r.line, err)
+		}
+		r.line++
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 {
+			continue // blank line
+		}
+		p, skip, perr := r.parse(raw)
+		if perr != nil {
+			return Passage{}, perr
+		}
+		if skip {
+			r.skipped++
+			continue
+		}
+		return p, nil
+	}
+}
+
+func (r *Reader) parse(raw []byte) (Passage, bool, error) {
+	var l line
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return Passage{}, false, fmt.Errorf("%w %d: %v", ErrBadLine, r.line, err)
+	}
+	id, err := parseID(l.ID)
+	if err != nil {
+		return Passage{}, false, fmt.Errorf("%w %d: %v", ErrBadLine, r.line, err)
+	}
+	var contents, text string
+	switch {
+	case l.Contents != nil:
+		contents = *l.Contents
+		text = rlsearch.Document{Contents: contents}.Text()
+	case l.Text != nil || l.Title != nil:
+		var title string
+		if l.Title != nil {
+			title = *l.Title
+		}
+		if l.Text != nil {
+			text = *l.Text
+		}
+		contents = rlsearch.MakeContents(title, text)
+	default:
+		return Passage{}, false, fmt.Errorf(`%w %d: no "contents" and no "title"/"text" field`, ErrBadLine, r.line)
+	}
+	if strings.TrimSpace(text) == "" {
+		return Passage{}, true, nil
+	}
+	if r.checkDup {
+		if prev, ok := r.seen[id]; ok {
+			return Passage{}, false, fmt.Errorf("%w %q on line %d (first on line %d)", ErrDuplicateID, id, r.line, prev)
+		}
+		r.seen[id] = r.line
+	}
+	return Passage{Document: rlsearch.Document{ID: id, Contents: contents}, Line: r.line}, false, nil
+}
+
+func parseID(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", errors.New(`missing "id"`)
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", fmt.Errorf(`"id": %v`, err)
+		}
+		if s == "" {
+			return "", errors.New(`empty "id"`)
+		}
+		return s, nil
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		var n json.Number
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return "", fmt.Errorf(`"id": %v`, err)
+		}
+		return n.String(), nil
+	}
+	return "", fmt.Errorf(`"id" must be a string or a number, got %s`, raw)
+}
+
+// Skipped is the number of passages skipped so far because their text was
+// empty or whitespace-only.
+func (r *Reader) Skipped() int { return r.skipped }
+
+// Line is the number of lines read so far.
+func (r *Reader) Line() int { return r.line }
+
+// BytesRead is the number of bytes consumed from the underlying file
+// (compressed bytes for .gz/.zst), for progress reporting.
+func (r *Reader) BytesRead() int64 { return r.counter.n }
+
+// Close releases the file and decompressors.
+func (r *Reader) Close() error {
+	var first error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		if err := r.closers[i].Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	r.closers = nil
+	return first
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }

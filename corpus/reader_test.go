@@ -84,7 +84,7 @@ func TestReaderShapesAndCompression(t *testing.T) {
 func TestReaderErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, want string
-		is         error
+		is             error
 	}{
 		{"not json", "{\"id\":\"a\",\"contents\":\"x\"}\n{oops\n", "line 2", ErrBadLine},
 		{"no id", `{"contents": "\"T\"\nx"}`, `line 1: missing "id"`, ErrBadLine},

@@ -1,0 +1,385 @@
+package docstore
+
+import (
+	"bufio"
+	"container/list"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/rlsearch/rlsearch"
+)
+
+const (
+	magic        = "RLSDOCS1"
+	version      = 1
+	headerSize   = 24
+	trailerSize  = 8 + 4 + 8
+	defaultBlock = 64
+)
+
+// ErrCorrupt is returned (wrapped, naming the part) for a file that is not a
+// valid docstore.
+var ErrCorrupt = errors.New("docstore: corrupt file")
+
+// ErrRow is returned for a row outside [0, Len()).
+var ErrRow = errors.New("docstore: row out of range")
+
+// Writer writes a docstore file atomically: rows go to a temporary file in
+// the destination's directory, which Close renames into place. Not safe for
+// concurrent use.
+type Writer struct {
+	path    string
+	f       *os.File
+	bw      *bufio.Writer
+	enc     *zstd.Encoder
+	block   int
+	buf     []byte
+	inBlock int
+	rows    int64
+	off     int64
+	offsets []int64
+	crcs    []uint32
+	scratch []byte
+	done    bool
+}
+
+// Create starts a docstore at path with blockDocs rows per block (0 = 64).
+func Create(path string, blockDocs int) (*Writer, error) {
+	if blockDocs <= 0 {
+		blockDocs = defaultBlock
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("docstore: create %s: %w", path, err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	w := &Writer{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), enc: enc, block: blockDocs}
+	var h [headerSize]byte
+	copy(h[:8], magic)
+	binary.LittleEndian.PutUint32(h[8:], version)
+	binary.LittleEndian.PutUint32(h[12:], uint32(blockDocs))
+	// rows are patched in Close.
+	if _, err := w.bw.Write(h[:]); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	w.off = headerSize
+	return w, nil
+}
+
+// Add appends one document as the next row.
+func (w *Writer) Add(d rlsearch.Document) error {
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(d.ID)))
+	w.buf = append(w.buf, d.ID...)
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(d.Contents)))
+	w.buf = append(w.buf, d.Contents...)
+	w.inBlock++
+	w.rows++
+	if w.inBlock == w.block {
+		return w.flush()
+	}
+	return nil
+}
+
+// Len is the number of rows added so far.
+func (w *Writer) Len() int { return int(w.rows) }
+
+func (w *Writer) flush() error {
+	if w.inBlock == 0 {
+		return nil
+	}
+	w.scratch = w.enc.EncodeAll(w.buf, w.scratch[:0])
+	w.offsets = append(w.offsets, w.off)
+	w.crcs = append(w.crcs, crc32.ChecksumIEEE(w.scratch))
+	if _, err := w.bw.Write(w.scratch); err != nil {
+		return fmt.Errorf("docstore: write %s: %w", w.path, err)
+	}
+	w.off += int64(len(w.scratch))
+	w.buf = w.buf[:0]
+	w.inBlock = 0
+	return nil
+}
+
+// Close writes the table and trailer, syncs, and renames the file into place.
+func (w *Writer) Close() error {
+	if w.done {
+		return errors.New("docstore: writer already closed")
+	}
+	if err := w.flush(); err != nil {
+		w.Abort()
+		return err
+	}
+	table := make([]byte, 0, 8*(len(w.offsets)+1)+4*len(w.crcs))
+	for _, o := range w.offsets {
+		table = binary.LittleEndian.AppendUint64(table, uint64(o))
+	}
+	table = binary.LittleEndian.AppendUint64(table, uint64(w.off))
+	for _, c := range w.crcs {
+		table = binary.LittleEndian.AppendUint32(table, c)
+	}
+	trailer := binary.LittleEndian.AppendUint64(nil, uint64(w.off))
+	trailer = binary.LittleEndian.AppendUint32(trailer, crc32.ChecksumIEEE(table))
+	trailer = append(trailer, magic...)
+	if _, err := w.bw.Write(append(table, trailer...)); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.Abort()
+		return err
+	}
+	var rows [8]byte
+	binary.LittleEndian.PutUint64(rows[:], uint64(w.rows))
+	if _, err := w.f.WriteAt(rows[:], 16); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.f.Sync(); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.f.Close(); err != nil {
+		os.Remove(w.f.Name())
+		return err
+	}
+	w.done = true
+	w.enc.Close()
+	if err := os.Rename(w.f.Name(), w.path); err != nil {
+		os.Remove(w.f.Name())
+		return fmt.Errorf("docstore: %w", err)
+	}
+	return nil
+}
+
+// Abort removes the temporary file; the destination is left untouched.
+func (w *Writer) Abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.f.Close()
+	os.Remove(w.f.Name())
+	w.enc.Close()
+}
+
+// Store reads a docstore file. Safe for concurrent use.
+type Store struct {
+	f       *os.File
+	path    string
+	rows    int
+	block   int
+	offsets []int64
+	crcs    []uint32
+	dec     *zstd.Decoder
+
+	mu    sync.Mutex
+	cache map[int]*list.Element
+	lru   *list.List
+	max   int
+}
+
+type cached struct {
+	block int
+	docs  []rlsearch.Document
+}
+
+// Open opens a docstore, keeping up to cacheBlocks decoded blocks in memory
+// (0 = 1024 blocks, about 64k passages).
+func Open(path string, cacheBlocks int) (*Store, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("docstore: %w", err)
+	}
+	s, err := open(f, path, cacheBlocks)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func open(f *os.File, path string, cacheBlocks int) (*Store, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	if size < headerSize+trailerSize {
+		return nil, fmt.Errorf("%w %s: %d bytes is shorter than header and trailer", ErrCorrupt, path, size)
+	}
+	var h [headerSize]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return nil, fmt.Errorf("docstore: read header of %s: %w", path, err)
+	}
+	if string(h[:8]) != magic {
+		return nil, fmt.Errorf("%w %s: bad magic at offset 0", ErrCorrupt, path)
+	}
+	if v := binary.LittleEndian.Uint32(h[8:]); v != version {
+		return nil, fmt.Errorf("%w %s: version %d, want %d", ErrCorrupt, path, v, version)
+	}
+	block := int(binary.LittleEndian.Uint32(h[12:]))
+	rows := binary.LittleEndian.Uint64(h[16:])
+	if block <= 0 || rows > 1<<31-1 {
+		return nil, fmt.Errorf("%w %s: header block=%d rows=%d", ErrCorrupt, path, block, rows)
+	}
+	var tr [trailerSize]byte
+	if _, err := f.ReadAt(tr[:], size-trailerSize); err != nil {
+		return nil, fmt.Errorf("docstore: read trailer of %s: %w", path, err)
+	}
+	if string(tr[12:]) != magic {
+		return nil, fmt.Errorf("%w %s: bad trailer magic at offset %d (truncated file?)", ErrCorrupt, path, size-8)
+	}
+	tableOff := int64(binary.LittleEndian.Uint64(tr[:8]))
+	nb := (int(rows) + block - 1) / block
+	tableLen := int64(8*(nb+1) + 4*nb)
+	if tableOff < headerSize || tableOff+tableLen != size-trailerSize {
+		return nil, fmt.Errorf("%w %s: table at offset %d with %d blocks does not fit a %d-byte file", ErrCorrupt, path, tableOff, nb, size)
+	}
+	table := make([]byte, tableLen)
+	if _, err := f.ReadAt(table, tableOff); err != nil {
+		return nil, fmt.Errorf("docstore: read table of %s: %w", path, err)
+	}
+	if crc32.ChecksumIEEE(table) != binary.LittleEndian.Uint32(tr[8:]) {
+		return nil, fmt.Errorf("%w %s: table checksum mismatch at offset %d", ErrCorrupt, path, tableOff)
+	}
+	offsets := make([]int64, nb+1)
+	for i := range offsets {
+		offsets[i] = int64(binary.LittleEndian.Uint64(table[8*i:]))
+		if (i == 0 && offsets[i] != headerSize) || (i > 0 && offsets[i] < offsets[i-1]) || offsets[i] > tableOff {
+			return nil, fmt.Errorf("%w %s: block %d offset %d out of order", ErrCorrupt, path, i, offsets[i])
+		}
+	}
+	if offsets[nb] != tableOff {
+		return nil, fmt.Errorf("%w %s: blocks end at %d, table starts at %d", ErrCorrupt, path, offsets[nb], tableOff)
+	}
+	crcs := make([]uint32, nb)
+	for i := range crcs {
+		crcs[i] = binary.LittleEndian.Uint32(table[8*(nb+1)+4*i:])
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+	if err != nil {
+		return nil, err
+	}
+	if cacheBlocks <= 0 {
+		cacheBlocks = 1024
+	}
+	return &Store{f: f, path: path, rows: int(rows), block: block, offsets: offsets, crcs: crcs, dec: dec,
+		cache: make(map[int]*list.Element), lru: list.New(), max: cacheBlocks}, nil
+}
+
+// Len is the number of rows.
+func (s *Store) Len() int { return s.rows }
+
+// Doc returns the document at row. Errors: ErrRow for a row out of range,
+// ErrCorrupt for a block that fails its checksum or does not decode.
+func (s *Store) Doc(row int32) (rlsearch.Document, error) {
+	if row < 0 || int(row) >= s.rows {
+		return rlsearch.Document{}, fmt.Errorf("%w: %d not in [0, %d)", ErrRow, row, s.rows)
+	}
+	docs, err := s.blockDocs(int(row) / s.block)
+	if err != nil {
+		return rlsearch.Document{}, err
+	}
+	return docs[int(row)%s.block], nil
+}
+
+func (s *Store) blockDocs(b int) ([]rlsearch.Document, error) {
+	s.mu.Lock()
+	if e, ok := s.cache[b]; ok {
+		s.lru.MoveToFront(e)
+		docs := e.Value.(*cached).docs
+		s.mu.Unlock()
+		return docs, nil
+	}
+	s.mu.Unlock()
+	docs, err := s.readBlock(b)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.cache[b]; ok { // another goroutine won the race
+		return e.Value.(*cached).docs, nil
+	}
+	s.cache[b] = s.lru.PushFront(&cached{block: b, docs: docs})
+	for s.lru.Len() > s.max {
+		old := s.lru.Remove(s.lru.Back()).(*cached)
+		delete(s.cache, old.block)
+	}
+	return docs, nil
+}
+
+func (s *Store) readBlock(b int) ([]rlsearch.Document, error) {
+	start, end := s.offsets[b], s.offsets[b+1]
+	comp := make([]byte, end-start)
+	if _, err := s.f.ReadAt(comp, start); err != nil {
+		return nil, fmt.Errorf("docstore: read block %d at offset %d of %s: %w", b, start, s.path, err)
+	}
+	if crc32.ChecksumIEEE(comp) != s.crcs[b] {
+		return nil, fmt.Errorf("%w %s: block %d at offset %d fails its checksum", ErrCorrupt, s.path, b, start)
+	}
+	raw, err := s.dec.DecodeAll(comp, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: block %d at offset %d: %v", ErrCorrupt, s.path, b, start, err)
+	}
+	n := s.block
+	if last := s.rows - b*s.block; last < n {
+		n = last
+	}
+	docs := make([]rlsearch.Document, n)
+	for i := range docs {
+		var id, contents string
+		if id, raw, err = readString(raw); err == nil {
+			contents, raw, err = readString(raw)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w %s: block %d record %d: %v", ErrCorrupt, s.path, b, i, err)
+		}
+		docs[i] = rlsearch.Document{ID: id, Contents: contents}
+	}
+	return docs, nil
+}
+
+func readString(b []byte) (string, []byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return "", nil, io.ErrUnexpectedEOF
+	}
+	return string(b[k : k+int(n)]), b[k+int(n):], nil
+}
+
+// Scan calls fn for every row in order, decoding each block once and
+// bypassing the cache. It stops at the first error fn returns.
+func (s *Store) Scan(fn func(row int32, d rlsearch.Document) error) error {
+	for b := 0; b+1 < len(s.offsets); b++ {
+		docs, err := s.readBlock(b)
+		if err != nil {
+			return err
+		}
+		for i, d := range docs {
+			if err := fn(int32(b*s.block+i), d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Close releases the file.
+func (s *Store) Close() error {
+	s.dec.Close()
+	return s.f.Close()
+}

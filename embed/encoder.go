@@ -1,0 +1,642 @@
+package embed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/rlsearch/rlsearch"
+)
+
+// Model directory layout (E5 style), read by Open:
+//
+//	model.onnx      BERT-family encoder: int64 inputs [batch, seq] named in
+//	                rlsearch.json (input_ids, attention_mask, token_type_ids),
+//	                float32 output [batch, seq, dim] (last_hidden_state)
+//	tokenizer.json  Hugging Face tokenizer file with a WordPiece model
+//	rlsearch.json   ModelConfig
+//
+// Exporting a real E5 model (needs Python with optimum[exporters]; the
+// result runs here unchanged):
+//
+//	optimum-cli export onnx --model intfloat/e5-base-v2 --task feature-extraction DIR
+//	# optimum writes DIR/model.onnx and DIR/tokenizer.json (keep them), then:
+//	cat > DIR/rlsearch.json <<'EOF'
+//	{"name": "e5-base-v2", "dim": 768, "max_length": 256,
+//	 "query_prefix": "query: ", "passage_prefix": "passage: ",
+//	 "pooling": "mean", "normalize": true,
+//	 "inputs": ["input_ids", "attention_mask", "token_type_ids"],
+//	 "output": "last_hidden_state"}
+//	EOF
+//
+// Use dim 384 for e5-small-v2 and 1024 for e5-large-v2. Test models with
+// random weights come from scripts/gen_bert.py.
+
+// File names inside a model directory.
+const (
+	ModelFile     = "model.onnx"
+	TokenizerFile = "tokenizer.json"
+	ConfigFile    = "rlsearch.json"
+)
+
+// Defaults for Config and ModelConfig fields left zero.
+const (
+	// DefaultMaxLength is the token budget per text, specials and prefix
+	// included, when neither Config.MaxLength nor rlsearch.json sets one:
+	// 256, the Search-R1 / FlashRAG E5 retrieval setting (E5 itself was
+	// trained with 512 for passages).
+	DefaultMaxLength = 256
+	// DefaultBatchSize is the number of texts per ORT run (Config.BatchSize).
+	DefaultBatchSize = 32
+	// MaxBatchSize and MaxMaxLength bound Config fields to catch typos
+	// (512 is BERT's max_position_embeddings; 8192 leaves room for long-context
+	// BERT variants).
+	MaxBatchSize = 4096
+	MaxMaxLength = 8192
+)
+
+// Errors returned by Open and the Encoder methods.
+var (
+	// ErrClosed is returned by calls on a closed Encoder.
+	ErrClosed = errors.New("embed: encoder is closed")
+	// ErrDimMismatch is returned by Open when the model's output width
+	// differs from rlsearch.json "dim".
+	ErrDimMismatch = errors.New("embed: model output dimension does not match rlsearch.json dim")
+	// ErrModelConfig marks an invalid or unreadable rlsearch.json.
+	ErrModelConfig = errors.New("embed: bad model config")
+)
+
+// Config configures Open. Zero fields take the documented defaults.
+type Config struct {
+	// Dir is the model directory (model.onnx, tokenizer.json, rlsearch.json).
+	// Required.
+	Dir string
+	// ORTLib is the ONNX Runtime shared library. Default: $ONNXRUNTIME_LIB,
+	// else "libonnxruntime.so.1" found by the dynamic loader
+	// (LD_LIBRARY_PATH, ld.so cache). scripts/setup.sh installs ONNX Runtime
+	// 1.30.0 at <repo>/.cache/ort/libonnxruntime.so.1, which a binary cannot
+	// locate on its own: export ONNXRUNTIME_LIB. The library is loaded once
+	// per process; a later Open naming another library fails with
+	// ErrORTLibMismatch.
+	ORTLib string
+	// Sessions is the number of ORT sessions in the pool, i.e. how many
+	// sub-batches run at once (across concurrent calls and within one large
+	// call). Each session holds its own copy of the weights (e5-base: ~440 MB).
+	// Default: GOMAXPROCS/2 clamped to [1, 4].
+	Sessions int
+	// IntraOpThreads is ORT's intra-op thread count per session.
+	// Default: GOMAXPROCS/Sessions, at least 1, so that the pool fills the CPUs.
+	IntraOpThreads int
+	// MaxLength is the token budget per text, [CLS], [SEP] and the E5 prefix
+	// included; longer texts are truncated. Default: rlsearch.json
+	// "max_length", else DefaultMaxLength (256). At most the model's
+	// position count (512 for BERT).
+	MaxLength int
+	// BatchSize is the number of texts per ORT run. Default 32.
+	BatchSize int
+}
+
+// Validate reports the first invalid field. Zero values are valid (defaults).
+func (c Config) Validate() error {
+	switch {
+	case c.Dir == "":
+		return errors.New("embed: Config.Dir is empty")
+	case c.Sessions < 0:
+		return fmt.Errorf("embed: Config.Sessions %d is negative", c.Sessions)
+	case c.IntraOpThreads < 0:
+		return fmt.Errorf("embed: Config.IntraOpThreads %d is negative", c.IntraOpThreads)
+	case c.MaxLength < 0 || c.MaxLength > MaxMaxLength:
+		return fmt.Errorf("embed: Config.MaxLength %d outside [0, %d]", c.MaxLength, MaxMaxLength)
+	case c.MaxLength > 0 && c.MaxLength < 2:
+		return fmt.Errorf("embed: Config.MaxLength %d leaves no room for [CLS] and [SEP]", c.MaxLength)
+	case c.BatchSize < 0 || c.BatchSize > MaxBatchSize:
+		return fmt.Errorf("embed: Config.BatchSize %d outside [0, %d]", c.BatchSize, MaxBatchSize)
+	}
+	return nil
+}
+
+// withDefaults fills zero fields (MaxLength is resolved in Open, where
+// rlsearch.json is known).
+func (c Config) withDefaults() Config {
+	procs := runtime.GOMAXPROCS(0)
+	if c.Sessions == 0 {
+		c.Sessions = min(max(procs/2, 1), 4)
+	}
+	if c.IntraOpThreads == 0 {
+		c.IntraOpThreads = max(procs/c.Sessions, 1)
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	c.ORTLib = resolveORTLib(c.ORTLib)
+	return c
+}
+
+// ModelConfig is rlsearch.json, the model directory's description of how to
+// run the encoder.
+type ModelConfig struct {
+	// Name identifies the model in logs and /healthz. Default: the
+	// directory's base name.
+	Name string `json:"name"`
+	// Dim is the embedding width (hidden size): 384 e5-small, 768 e5-base,
+	// 1024 e5-large. Required; checked against the model at Open.
+	Dim int `json:"dim"`
+	// MaxLength is the default token budget (see Config.MaxLength).
+	MaxLength int `json:"max_length"`
+	// QueryPrefix and PassagePrefix are prepended before tokenization:
+	// "query: " and "passage: " for E5 (intfloat/e5-base-v2 model card).
+	QueryPrefix   string `json:"query_prefix"`
+	PassagePrefix string `json:"passage_prefix"`
+	// Pooling is "mean" (average of last_hidden_state over the attention
+	// mask; E5, default) or "cls" (first token; BGE).
+	Pooling string `json:"pooling"`
+	// Normalize L2-normalises the pooled vector (default true; the
+	// rlsearch.Encoder contract promises unit-length vectors).
+	Normalize *bool `json:"normalize"`
+	// Inputs are the model's input names in feed order, each one of
+	// "input_ids", "attention_mask", "token_type_ids". Default all three.
+	Inputs []string `json:"inputs"`
+	// Output is the model's output name. Default "last_hidden_state".
+	Output string `json:"output"`
+}
+
+// LoadModelConfig reads and validates dir/rlsearch.json and fills defaults.
+// Errors wrap ErrModelConfig (or the fs error for a missing file).
+func LoadModelConfig(dir string) (ModelConfig, error) {
+	var mc ModelConfig
+	path := filepath.Join(dir, ConfigFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return mc, fmt.Errorf("embed: read model config: %w", err)
+	}
+	if err := json.Unmarshal(data, &mc); err != nil {
+		return mc, fmt.Errorf("%w: %s: %v", ErrModelConfig, path, err)
+	}
+	if mc.Name == "" {
+		mc.Name = filepath.Base(filepath.Clean(dir))
+	}
+	if mc.Pooling == "" {
+		mc.Pooling = "mean"
+	}
+	if mc.Normalize == nil {
+		t := true
+		mc.Normalize = &t
+	}
+	if len(mc.Inputs) == 0 {
+		mc.Inputs = []string{inputIDs, inputMask, inputTypes}
+	}
+	if mc.Output == "" {
+		mc.Output = "last_hidden_state"
+	}
+	switch {
+	case mc.Dim <= 0:
+		return mc, fmt.Errorf("%w: %s: dim %d must be positive", ErrModelConfig, path, mc.Dim)
+	case mc.MaxLength < 0 || mc.MaxLength == 1 || mc.MaxLength > MaxMaxLength:
+		return mc, fmt.Errorf("%w: %s: max_length %d outside [2, %d]", ErrModelConfig, path, mc.MaxLength, MaxMaxLength)
+	case mc.Pooling != "mean" && mc.Pooling != "cls":
+		return mc, fmt.Errorf("%w: %s: pooling %q (want mean or cls)", ErrModelConfig, path, mc.Pooling)
+	}
+	seen := map[string]bool{}
+	for _, in := range mc.Inputs {
+		if in != inputIDs && in != inputMask && in != inputTypes {
+			return mc, fmt.Errorf("%w: %s: input %q (supported: %s, %s, %s)", ErrModelConfig, path, in, inputIDs, inputMask, inputTypes)
+		}
+		if seen[in] {
+			return mc, fmt.Errorf("%w: %s: input %q listed twice", ErrModelConfig, path, in)
+		}
+		seen[in] = true
+	}
+	if !seen[inputIDs] {
+		return mc, fmt.Errorf("%w: %s: inputs lack %q", ErrModelConfig, path, inputIDs)
+	}
+	return mc, nil
+}
+
+// Input names understood in ModelConfig.Inputs.
+const (
+	inputIDs   = "input_ids"
+	inputMask  = "attention_mask"
+	inputTypes = "token_type_ids"
+)
+
+// Encoder embeds texts with a BERT-family ONNX model (E5 and similar):
+// prefix, WordPiece tokenization with truncation, length-sorted padded
+// sub-batches through ONNX Runtime, mean (or CLS) pooling over the attention
+// mask, L2 normalisation.
+//
+// An Encoder is safe for concurrent use: calls share a pool of
+// Config.Sessions ORT sessions (a buffered channel), and one large call
+// spreads its sub-batches over the pool. Close waits for calls in flight.
+type Encoder struct {
+	cfg   Config // with defaults; MaxLength resolved
+	model ModelConfig
+	tok   *WordPiece
+	norm  bool
+
+	pool chan *ort.DynamicAdvancedSession
+	all  []*ort.DynamicAdvancedSession
+
+	mu     sync.RWMutex // held for reading by calls, for writing by Close
+	closed bool
+}
+
+var _ rlsearch.Encoder = (*Encoder)(nil)
+
+// Open loads the model directory cfg.Dir: rlsearch.json, tokenizer.json
+// (LoadWordPiece) and model.onnx, initialises ONNX Runtime once per process
+// (see Config.ORTLib) and creates cfg.Sessions sessions. It runs one
+// two-token probe through the model and returns an error wrapping
+// ErrDimMismatch when the output width is not rlsearch.json "dim"; an error
+// naming the library and $ONNXRUNTIME_LIB when ONNX Runtime cannot be loaded;
+// an error wrapping ErrModelConfig or an fs error for a bad directory.
+// The caller must Close the Encoder.
+func Open(cfg Config) (*Encoder, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	mc, err := LoadModelConfig(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MaxLength == 0 {
+		cfg.MaxLength = mc.MaxLength
+	}
+	if cfg.MaxLength == 0 {
+		cfg.MaxLength = DefaultMaxLength
+	}
+	tok, err := LoadWordPiece(filepath.Join(cfg.Dir, TokenizerFile))
+	if err != nil {
+		return nil, fmt.Errorf("embed: open %s: %w", cfg.Dir, err)
+	}
+	modelPath := filepath.Join(cfg.Dir, ModelFile)
+	onnxData, err := os.ReadFile(modelPath)
+	if err != nil {
+		return nil, fmt.Errorf("embed: read model: %w", err)
+	}
+	if err := initORT(cfg.ORTLib); err != nil {
+		return nil, err
+	}
+	e := &Encoder{
+		cfg:   cfg,
+		model: mc,
+		tok:   tok,
+		norm:  *mc.Normalize,
+		pool:  make(chan *ort.DynamicAdvancedSession, cfg.Sessions),
+	}
+	for range cfg.Sessions {
+		s, err := newSession(onnxData, mc.Inputs, mc.Output, cfg.IntraOpThreads)
+		if err != nil {
+			e.destroySessions()
+			return nil, fmt.Errorf("embed: create ONNX Runtime session for %s: %w", modelPath, err)
+		}
+		e.all = append(e.all, s)
+		e.pool <- s
+	}
+	if err := e.probe(); err != nil {
+		e.destroySessions()
+		return nil, err
+	}
+	return e, nil
+}
+
+// probe runs [CLS] a [SEP] through the model with an ORT-allocated output and
+// checks its shape against the configured dim.
+func (e *Encoder) probe() error {
+	ids := e.tok.Encode("a", 3)
+	if len(ids) == 0 {
+		return fmt.Errorf("embed: tokenizer %s encodes %q to nothing", filepath.Join(e.cfg.Dir, TokenizerFile), "a")
+	}
+	var ts tensorSet
+	defer ts.release()
+	inputs, err := e.inputTensors(&ts, [][]int32{ids}, len(ids))
+	if err != nil {
+		return fmt.Errorf("embed: probe %s: %w", e.cfg.Dir, err)
+	}
+	outputs := []ort.Value{nil}
+	if err := e.all[0].Run(inputs, outputs); err != nil {
+		return fmt.Errorf("embed: probe run of %s (inputs %v, output %q): %w",
+			filepath.Join(e.cfg.Dir, ModelFile), e.model.Inputs, e.model.Output, err)
+	}
+	defer outputs[0].Destroy()
+	shape := outputs[0].GetShape()
+	want := ort.NewShape(1, int64(len(ids)), int64(e.model.Dim))
+	if !shape.Equals(want) {
+		return fmt.Errorf("%w: %s output %q has shape %v for one %d-token text, want %v",
+			ErrDimMismatch, filepath.Join(e.cfg.Dir, ModelFile), e.model.Output, shape, len(ids), want)
+	}
+	if _, ok := outputs[0].(*ort.Tensor[float32]); !ok {
+		return fmt.Errorf("embed: %s output %q is %v, want float32", filepath.Join(e.cfg.Dir, ModelFile), e.model.Output, outputs[0].DataType())
+	}
+	return nil
+}
+
+// Dim is the embedding width (rlsearch.json "dim").
+func (e *Encoder) Dim() int { return e.model.Dim }
+
+// Name is rlsearch.json "name" (default: the directory's base name).
+func (e *Encoder) Name() string { return e.model.Name }
+
+// MaxLength is the token budget per text in effect (specials and prefix included).
+func (e *Encoder) MaxLength() int { return e.cfg.MaxLength }
+
+// ModelConfig returns the model directory's rlsearch.json with defaults filled.
+func (e *Encoder) ModelConfig() ModelConfig { return e.model }
+
+// EncodeQueries embeds queries with ModelConfig.QueryPrefix ("query: " for
+// E5). It returns row-major [len(texts), Dim()] float32 owned by the caller,
+// rows in the order of texts, unit length when normalize is on. An empty or
+// whitespace-only text (strings.TrimSpace) yields a zero row without running
+// the model. Texts are truncated to MaxLength tokens. Errors: ctx.Err() when
+// ctx ends (checked between sub-batches), ErrClosed, ORT failures.
+// Safe for concurrent use.
+func (e *Encoder) EncodeQueries(ctx context.Context, texts []string) ([]float32, error) {
+	return e.encodeTexts(ctx, texts, e.model.QueryPrefix)
+}
+
+// EncodePassages embeds passages with ModelConfig.PassagePrefix ("passage: "
+// for E5); otherwise as EncodeQueries. Corpus passages are passed whole
+// (Document.Contents, `"Title"\ntext`), as Search-R1 and FlashRAG index them.
+func (e *Encoder) EncodePassages(ctx context.Context, texts []string) ([]float32, error) {
+	return e.encodeTexts(ctx, texts, e.model.PassagePrefix)
+}
+
+// EmbedIDs embeds pre-tokenised texts: ids[i] is one complete sequence
+// ([CLS] ... [SEP], prefix included; no padding), at most MaxLength long,
+// every id in [0, VocabSize). An empty row yields a zero vector. Output and
+// pooling as EncodeQueries. Bad rows return an error wrapping
+// rlsearch.ErrBadInput. ids is only read. Safe for concurrent use.
+func (e *Encoder) EmbedIDs(ctx context.Context, ids [][]int32) ([]float32, error) {
+	vocab := e.tok.VocabSize()
+	for i, row := range ids {
+		if len(row) > e.cfg.MaxLength {
+			return nil, fmt.Errorf("embed: ids[%d] has %d tokens, more than MaxLength %d: %w", i, len(row), e.cfg.MaxLength, rlsearch.ErrBadInput)
+		}
+		for j, id := range row {
+			if id < 0 || int(id) >= vocab {
+				return nil, fmt.Errorf("embed: ids[%d][%d] = %d outside the vocabulary [0, %d): %w", i, j, id, vocab, rlsearch.ErrBadInput)
+			}
+		}
+	}
+	return e.embed(ctx, ids)
+}
+
+// Tokenize returns the ids the encoder feeds the model for text with prefix
+// (the query or passage prefix), truncated to MaxLength; nil for an empty or
+// whitespace-only text.
+func (e *Encoder) Tokenize(prefix, text string) []int32 {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	return e.tok.Encode(prefix+text, e.cfg.MaxLength)
+}
+
+// tokenizeParallelMin is the batch size from which tokenization is spread
+// over GOMAXPROCS goroutines.
+const tokenizeParallelMin = 64
+
+func (e *Encoder) encodeTexts(ctx context.Context, texts []string, prefix string) ([]float32, error) {
+	ids := make([][]int32, len(texts))
+	workers := 1
+	if len(texts) >= tokenizeParallelMin {
+		workers = min(runtime.GOMAXPROCS(0), len(texts)/(tokenizeParallelMin/2))
+	}
+	if workers <= 1 {
+		for i, t := range texts {
+			ids[i] = e.Tokenize(prefix, t)
+		}
+	} else {
+		var wg sync.WaitGroup
+		per := (len(texts) + workers - 1) / workers
+		for lo := 0; lo < len(texts); lo += per {
+			hi := min(lo+per, len(texts))
+			wg.Go(func() {
+				for i := lo; i < hi; i++ {
+					ids[i] = e.Tokenize(prefix, texts[i])
+				}
+			})
+		}
+		wg.Wait()
+	}
+	return e.embed(ctx, ids)
+}
+
+// embed runs the non-empty rows of ids through the model in length-sorted
+// sub-batches of BatchSize, spread over the session pool, and pools them
+// into the returned [len(ids), Dim()] matrix.
+func (e *Encoder) embed(ctx context.Context, ids [][]int32) ([]float32, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dim := e.model.Dim
+	out := make([]float32, len(ids)*dim)
+
+	order := make([]int, 0, len(ids))
+	for i, row := range ids {
+		if len(row) > 0 {
+			order = append(order, i)
+		}
+	}
+	// Sorting by length keeps similar lengths together, so sub-batches pad
+	// little; stable so that the batch composition is deterministic.
+	slices.SortStableFunc(order, func(a, b int) int { return len(ids[a]) - len(ids[b]) })
+	var chunks [][]int
+	for lo := 0; lo < len(order); lo += e.cfg.BatchSize {
+		chunks = append(chunks, order[lo:min(lo+e.cfg.BatchSize, len(order))])
+	}
+	if len(chunks) == 0 {
+		return out, nil
+	}
+
+	workers := min(e.cfg.Sessions, len(chunks))
+	jobs := make(chan []int)
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err })
+		cancel()
+	}
+	for range workers {
+		wg.Go(func() {
+			for chunk := range jobs {
+				if ctx.Err() != nil {
+					continue // drain
+				}
+				var s *ort.DynamicAdvancedSession
+				select {
+				case s = <-e.pool:
+				case <-ctx.Done():
+					continue
+				}
+				err := e.runChunk(s, ids, chunk, out)
+				e.pool <- s
+				if err != nil {
+					fail(err)
+				}
+			}
+		})
+	}
+feed:
+	for _, c := range chunks {
+		select {
+		case jobs <- c:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		// The parent context ended (our own cancel only follows an error).
+		return nil, err
+	}
+	return out, nil
+}
+
+// inputTensors builds the model inputs for rows right-padded to seq: ids
+// padded with PadID, attention mask 1 on tokens and 0 on padding, token
+// types 0 (single segment).
+func (e *Encoder) inputTensors(ts *tensorSet, rows [][]int32, seq int) ([]ort.Value, error) {
+	n := len(rows) * seq
+	shape := ort.NewShape(int64(len(rows)), int64(seq))
+	inputs := make([]ort.Value, len(e.model.Inputs))
+	for k, name := range e.model.Inputs {
+		buf := make([]int64, n)
+		switch name {
+		case inputIDs:
+			pad := int64(e.tok.PadID())
+			for b, row := range rows {
+				dst := buf[b*seq : (b+1)*seq]
+				for t, id := range row {
+					dst[t] = int64(id)
+				}
+				for t := len(row); t < seq; t++ {
+					dst[t] = pad
+				}
+			}
+		case inputMask:
+			for b, row := range rows {
+				for t := range row {
+					buf[b*seq+t] = 1
+				}
+			}
+		case inputTypes:
+			// all zero
+		}
+		v, err := newTensorOf(ts, shape, buf)
+		if err != nil {
+			return nil, err
+		}
+		inputs[k] = v
+	}
+	return inputs, nil
+}
+
+// runChunk runs the rows ids[chunk[i]] through session s in one ORT call
+// and writes their pooled, normalised vectors to out rows chunk[i].
+func (e *Encoder) runChunk(s *ort.DynamicAdvancedSession, ids [][]int32, chunk []int, out []float32) error {
+	rows := make([][]int32, len(chunk))
+	seq := 0
+	for i, r := range chunk {
+		rows[i] = ids[r]
+		seq = max(seq, len(ids[r]))
+	}
+	dim := e.model.Dim
+	var ts tensorSet
+	defer ts.release()
+	inputs, err := e.inputTensors(&ts, rows, seq)
+	if err != nil {
+		return fmt.Errorf("embed: create input tensors: %w", err)
+	}
+	hidden := make([]float32, len(rows)*seq*dim)
+	outT, err := newTensorOf(&ts, ort.NewShape(int64(len(rows)), int64(seq), int64(dim)), hidden)
+	if err != nil {
+		return fmt.Errorf("embed: create output tensor: %w", err)
+	}
+	if err := s.Run(inputs, []ort.Value{outT}); err != nil {
+		return fmt.Errorf("embed: run %s on [%d, %d]: %w", e.model.Name, len(rows), seq, err)
+	}
+	acc := make([]float64, dim)
+	for i, row := range rows {
+		h := hidden[i*seq*dim : (i+1)*seq*dim]
+		clear(acc)
+		switch e.model.Pooling {
+		case "cls":
+			for d := range dim {
+				acc[d] = float64(h[d])
+			}
+		default: // mean over the attended (non-padding) positions
+			for t := range row {
+				for d, v := range h[t*dim : (t+1)*dim] {
+					acc[d] += float64(v)
+				}
+			}
+			inv := 1 / float64(len(row))
+			for d := range acc {
+				acc[d] *= inv
+			}
+		}
+		scale := 1.0
+		if e.norm {
+			var ss float64
+			for _, v := range acc {
+				ss += v * v
+			}
+			if ss > 0 {
+				scale = 1 / math.Sqrt(ss)
+			}
+		}
+		dst := out[chunk[i]*dim : (chunk[i]+1)*dim]
+		for d, v := range acc {
+			dst[d] = float32(v * scale)
+		}
+	}
+	return nil
+}
+
+// Close destroys the ORT sessions after the calls in flight return; later
+// calls return ErrClosed. The process-wide ORT environment stays loaded.
+// Close is idempotent and safe for concurrent use.
+func (e *Encoder) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	return e.destroySessions()
+}
+
+func (e *Encoder) destroySessions() error {
+	var errs []error
+	for _, s := range e.all {
+		if err := s.Destroy(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	e.all = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,31 @@
+// Package embed holds the text encoders: E5 and other BERT-family models
+// run through ONNX Runtime. It owns tokenization, query/passage prefixes,
+// pooling and normalization of the output vectors.
+//
+// # Tokenization
+//
+// WordPiece is a pure-Go BERT WordPiece tokenizer loaded from a Hugging Face
+// tokenizer.json. It returns the same ids as Hugging Face tokenizers 0.22
+// (the Rust library behind transformers' fast tokenizers); the tests compare
+// thousands of strings, including every Unicode code point class, against
+// that library through scripts/tokenizer_oracle.js. It needs no cgo and no
+// build tag, and it is safe for concurrent use.
+//
+//	tok, err := embed.LoadWordPiece(".cache/tokenizers/bert-uncased.json")
+//	if err != nil {
+//		return err
+//	}
+//	ids := tok.Encode("query: who wrote Hamlet?", 512) // [CLS] ... [SEP], at most 512 ids
+//
+// # Build tags and hardware
+//
+// The tokenizer is plain Go and runs on the CPU. The ONNX Runtime encoders
+// in this package need the ONNX Runtime shared library (scripts/setup.sh
+// installs it under .cache/ort).
+//
+// # Tests
+//
+// Tests that need downloaded files (the tokenizer.json, the Node oracle)
+// skip with a message telling to run `make setup`, and fail instead when
+// RLSEARCH_REQUIRE_NATIVE=1, as in CI.
+package embed

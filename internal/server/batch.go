@@ -1,0 +1,297 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rlsearch/rlsearch"
+)
+
+// ErrBatcherClosed is returned by a Batcher's Retrieve after Close.
+var ErrBatcherClosed = errors.New("server: batcher closed")
+
+// Batcher merges concurrent Retrieve calls into batched calls of an
+// underlying retriever, for retrievers whose cost is dominated by a fixed
+// per-call overhead (the E5 encoder on a GPU: one kernel launch and one
+// cgo crossing per batch).
+//
+// One owner goroutine collects calls until they hold maxBatch queries or
+// maxWait has passed since the first of them arrived, then runs one
+// underlying Retrieve over all their queries with the largest k among them
+// and cuts each caller's lists to its own k. Underlying calls run one at a
+// time, in the owner goroutine; calls that arrive meanwhile form the next
+// batch. A single call with more than maxBatch queries is run alone, in
+// chunks of maxBatch.
+//
+// Cutting a list computed with a larger k gives exactly the list a call
+// with the smaller k would give for retrievers that return the exact top k
+// in the order described on rlsearch.Hit (BM25, exact flat search). For
+// approximate retrievers (HNSW, whose effort grows with k) the merged
+// answer can differ from a separate call, usually by being better.
+//
+// A Batcher is safe for concurrent use. Close stops it.
+type Batcher struct {
+	r        rlsearch.Retriever
+	maxBatch int
+	maxWait  time.Duration
+
+	reqs      chan *batchCall
+	quit      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+	calls     atomic.Int64 // underlying Retrieve calls, for tests and stats
+}
+
+// batchCall is one caller's request waiting in the batcher.
+type batchCall struct {
+	ctx     context.Context
+	queries []string
+	k       int
+	arrived time.Time
+	resp    chan batchResult // buffered 1: the owner never blocks on it
+}
+
+type batchResult struct {
+	lists [][]rlsearch.Hit
+	err   error
+}
+
+// NewBatcher returns a Retriever that batches concurrent calls to r: up to
+// maxBatch queries per underlying call (values < 1 mean 1), flushed when
+// full or maxWait after the first waiting call arrived (values ≤ 0 mean no
+// waiting: a batch holds whatever calls queued up while the previous
+// underlying call ran). The result is a *Batcher; stop it with Close
+// (reachable through io.Closer) once no more calls will come.
+//
+// Name returns r's name.
+func NewBatcher(r rlsearch.Retriever, maxBatch int, maxWait time.Duration) rlsearch.Retriever {
+	if maxBatch < 1 {
+		maxBatch = 1
+	}
+	b := &Batcher{
+		r:        r,
+		maxBatch: maxBatch,
+		maxWait:  maxWait,
+		reqs:     make(chan *batchCall),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go b.loop()
+	return b
+}
+
+// Name returns the underlying retriever's name.
+func (b *Batcher) Name() string { return b.r.Name() }
+
+// Calls returns the number of underlying Retrieve calls so far.
+func (b *Batcher) Calls() int64 { return b.calls.Load() }
+
+// Retrieve queues the queries and waits for their batch. It returns
+// ctx.Err() as soon as ctx is done (the batch still runs for the other
+// callers in it; it is cancelled only when all of them are gone),
+// ErrBatcherClosed after Close, and otherwise the result of the merged
+// call: every caller in a failed batch gets its error. The returned lists
+// are owned by the caller.
+func (b *Batcher) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if k < 1 || len(queries) == 0 {
+		// Nothing to batch; let the underlying retriever define k ≤ 0.
+		if len(queries) == 0 {
+			return [][]rlsearch.Hit{}, nil
+		}
+		return b.r.Retrieve(ctx, queries, k)
+	}
+	c := &batchCall{ctx: ctx, queries: queries, k: k, arrived: time.Now(), resp: make(chan batchResult, 1)}
+	select {
+	case b.reqs <- c:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-b.quit:
+		return nil, ErrBatcherClosed
+	}
+	select {
+	case res := <-c.resp:
+		return res.lists, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops accepting calls, runs the batch already collected, and
+// waits for the owner goroutine to exit. Calls waiting to enter the queue
+// get ErrBatcherClosed. Close is idempotent and returns nil; it does not
+// close the underlying retriever.
+func (b *Batcher) Close() error {
+	b.closeOnce.Do(func() { close(b.quit) })
+	<-b.done
+	return nil
+}
+
+// loop is the owner goroutine.
+func (b *Batcher) loop() {
+	defer close(b.done)
+	var (
+		batch   []*batchCall
+		n       int // queries in batch
+		carry   *batchCall
+		timer   = time.NewTimer(time.Hour)
+		closing bool
+	)
+	timer.Stop()
+	for !closing {
+		// The first call of a batch: a carried-over one or a new one.
+		first := carry
+		carry = nil
+		if first == nil {
+			select {
+			case first = <-b.reqs:
+			case <-b.quit:
+				return
+			}
+		}
+		batch = append(batch[:0], first)
+		n = len(first.queries)
+		if n < b.maxBatch {
+			wait := b.maxWait - time.Since(first.arrived)
+			if wait > 0 {
+				timer.Reset(wait)
+			}
+		collect:
+			for n < b.maxBatch {
+				if wait <= 0 {
+					// No waiting: take only calls that are already queued.
+					select {
+					case c := <-b.reqs:
+						if n+len(c.queries) > b.maxBatch {
+							carry = c
+							break collect
+						}
+						batch = append(batch, c)
+						n += len(c.queries)
+					case <-b.quit:
+						closing = true
+						break collect
+					default:
+						break collect
+					}
+					continue
+				}
+				select {
+				case c := <-b.reqs:
+					if n+len(c.queries) > b.maxBatch {
+						carry = c
+						break collect
+					}
+					batch = append(batch, c)
+					n += len(c.queries)
+				case <-timer.C:
+					wait = 0 // fired; nothing to stop
+					break collect
+				case <-b.quit:
+					closing = true
+					break collect
+				}
+			}
+			if wait > 0 {
+				timer.Stop()
+			}
+		}
+		b.run(batch)
+		clear(batch)
+	}
+	if carry != nil {
+		b.run([]*batchCall{carry})
+	}
+}
+
+// run executes one batch and answers its callers.
+func (b *Batcher) run(batch []*batchCall) {
+	// Drop callers that are already gone.
+	live := batch[:0:0]
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			c.resp <- batchResult{err: err}
+			continue
+		}
+		live = append(live, c)
+	}
+	if len(live) == 0 {
+		return
+	}
+
+	// The merged call is cancelled when every caller in it is gone.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var remaining atomic.Int32
+	remaining.Store(int32(len(live)))
+	for _, c := range live {
+		stop := context.AfterFunc(c.ctx, func() {
+			if remaining.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
+
+	var (
+		queries []string
+		k       int
+	)
+	if len(live) == 1 {
+		queries, k = live[0].queries, live[0].k
+	} else {
+		for _, c := range live {
+			queries = append(queries, c.queries...)
+			k = max(k, c.k)
+		}
+	}
+	lists, err := b.retrieveChunked(ctx, queries, k)
+	off := 0
+	for _, c := range live {
+		if err != nil {
+			c.resp <- batchResult{err: err}
+			continue
+		}
+		mine := make([][]rlsearch.Hit, len(c.queries))
+		for i := range mine {
+			l := lists[off+i]
+			if len(l) > c.k {
+				l = l[:c.k:c.k]
+			}
+			mine[i] = l
+		}
+		off += len(c.queries)
+		c.resp <- batchResult{lists: mine}
+	}
+}
+
+// retrieveChunked calls the underlying retriever on at most maxBatch
+// queries at a time, recovering a panic into an error so that one bad
+// batch cannot kill the owner goroutine.
+func (b *Batcher) retrieveChunked(ctx context.Context, queries []string, k int) (lists [][]rlsearch.Hit, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			lists, err = nil, fmt.Errorf("server: batcher: retriever %s panicked: %v", b.r.Name(), p)
+		}
+	}()
+	lists = make([][]rlsearch.Hit, 0, len(queries))
+	for start := 0; start < len(queries); start += b.maxBatch {
+		end := min(start+b.maxBatch, len(queries))
+		b.calls.Add(1)
+		got, err := b.r.Retrieve(ctx, queries[start:end], k)
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != end-start {
+			return nil, fmt.Errorf("server: batcher: retriever %s returned %d lists for %d queries", b.r.Name(), len(got), end-start)
+		}
+		lists = append(lists, got...)
+	}
+	return lists, nil
+}

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// respWriter records what a handler did for the access log and the
+// metrics. It is used by one request's goroutine only.
+type respWriter struct {
+	http.ResponseWriter
+	status  int
+	bytes   int64
+	queries int    // number of queries in a /retrieve request, -1 before parsing
+	errKind string // set by fail
+}
+
+func (w *respWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *respWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *respWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// instrument wraps h with panic recovery, metrics and the access log.
+func (s *Server) instrument(endpoint string, h func(*respWriter, *http.Request)) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		w := &respWriter{ResponseWriter: rw, queries: -1}
+		defer func() {
+			p := recover()
+			if p != nil {
+				if p == http.ErrAbortHandler { //nolint:errorlint // sentinel compared as net/http does
+					s.finish(endpoint, w, r, start)
+					panic(p)
+				}
+				s.log.Error("server: panic in handler", "method", r.Method, "path", r.URL.Path,
+					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if w.status == 0 {
+					s.fail(w, http.StatusInternalServerError, kindPanic, "internal error (recovered panic)", "")
+				} else {
+					// The status line is out; a truncated 200 must not look
+					// like a success, so drop the connection.
+					w.errKind = kindPanic
+					s.metrics.errors.WithLabelValues(kindPanic).Inc()
+					s.finish(endpoint, w, r, start)
+					panic(http.ErrAbortHandler)
+				}
+			}
+			s.finish(endpoint, w, r, start)
+		}()
+		h(w, r)
+	})
+}
+
+// finish records the metrics and writes the access log line of a request.
+func (s *Server) finish(endpoint string, w *respWriter, r *http.Request, start time.Time) {
+	d := time.Since(start)
+	status := w.status
+	if status == 0 {
+		status = http.StatusOK // net/http's default when nothing was written
+	}
+	s.metrics.requests.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
+	s.metrics.latency.WithLabelValues(endpoint).Observe(d.Seconds())
+	level := slog.LevelInfo
+	if status >= 500 {
+		level = slog.LevelError
+	}
+	if !s.log.Enabled(r.Context(), level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 9)
+	attrs = append(attrs,
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", status),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+		slog.Int64("bytes", w.bytes),
+		slog.String("remote", r.RemoteAddr),
+	)
+	if w.queries >= 0 {
+		attrs = append(attrs, slog.Int("queries", w.queries))
+	}
+	if w.errKind != "" {
+		attrs = append(attrs, slog.String("error_kind", w.errKind))
+	}
+	s.log.LogAttrs(r.Context(), level, "http", attrs...)
+}
+
+// fail writes the JSON error body {"error": msg, "field": field} with the
+// given status and counts it under kind.
+func (s *Server) fail(w *respWriter, status int, kind, msg, field string) {
+	w.errKind = kind
+	s.metrics.errors.WithLabelValues(kind).Inc()
+	b := make([]byte, 0, len(msg)+len(field)+32)
+	b = append(b, `{"error":`...)
+	b = appendString(b, msg)
+	b = append(b, `,"field":`...)
+	b = appendString(b, field)
+	b = append(b, "}\n"...)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// allowMethod answers 405 with an Allow header and a JSON error unless
+// r.Method is one of methods.
+func (s *Server) allowMethod(w *respWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	allow := strings.Join(methods, ", ")
+	w.Header().Set("Allow", allow)
+	s.fail(w, http.StatusMethodNotAllowed, kindMethod, "method "+r.Method+" not allowed; use "+allow, "")
+	return false
+}

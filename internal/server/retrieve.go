@@ -1,0 +1,428 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rlsearch/rlsearch"
+)
+
+// retrieveRequest is a validated /retrieve request.
+type retrieveRequest struct {
+	queries      []string
+	topK         int
+	returnScores bool
+	name         string // API name of the retriever
+	retriever    rlsearch.Retriever
+}
+
+// badRequest is a client error: its status is 4xx and field names the
+// request field at fault ("" for the body as a whole).
+type badRequest struct {
+	status int
+	kind   string
+	msg    string
+	field  string
+}
+
+func bad(field, format string, args ...any) *badRequest {
+	return &badRequest{status: http.StatusBadRequest, kind: kindBadRequest, msg: fmt.Sprintf(format, args...), field: field}
+}
+
+// parseRetrieve reads and validates the body of a /retrieve request. The
+// body is decoded into json.RawMessage values and each field's type is
+// checked here so that the messages can say precisely what is wrong.
+func (s *Server) parseRetrieve(w http.ResponseWriter, r *http.Request) (*retrieveRequest, *badRequest) {
+	max := s.cfg.MaxBodyBytes
+	if r.ContentLength > max {
+		return nil, tooLarge(max)
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, max))
+	var fields map[string]json.RawMessage
+	if err := dec.Decode(&fields); err != nil {
+		return nil, bodyError(err, max)
+	}
+	if fields == nil {
+		return nil, bad("", "request body must be a JSON object, got null")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge(max)
+		}
+		return nil, bad("", "invalid JSON: unexpected data after the top-level object")
+	}
+
+	req := &retrieveRequest{topK: defaultTopK, name: s.cfg.Default}
+
+	// "queries": required list of strings.
+	raw, ok := fields["queries"]
+	if !ok {
+		return nil, bad("queries", `missing required field "queries" (a list of strings)`)
+	}
+	if kind := jsonKind(raw); kind != "list" {
+		return nil, bad("queries", "queries must be a list of strings, got %s", kind)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, bad("queries", "queries must be a list of strings: %v", err)
+	}
+	if len(elems) > s.cfg.MaxQueries {
+		return nil, &badRequest{status: http.StatusRequestEntityTooLarge, kind: kindTooLarge,
+			msg: fmt.Sprintf("too many queries: %d > %d per request; split the batch", len(elems), s.cfg.MaxQueries), field: "queries"}
+	}
+	req.queries = make([]string, len(elems))
+	for i, e := range elems {
+		if kind := jsonKind(e); kind != "string" {
+			return nil, bad("queries", "queries[%d] must be a string, got %s", i, kind)
+		}
+		if err := json.Unmarshal(e, &req.queries[i]); err != nil {
+			return nil, bad("queries", "queries[%d]: %v", i, err)
+		}
+	}
+
+	// "topk": optional positive integer, at most MaxTopK.
+	if raw, ok := fields["topk"]; ok && jsonKind(raw) != "null" {
+		k, b := parseTopK(raw, s.cfg.MaxTopK)
+		if b != nil {
+			return nil, b
+		}
+		req.topK = k
+	}
+
+	// "return_scores": optional boolean.
+	if raw, ok := fields["return_scores"]; ok {
+		switch kind := jsonKind(raw); kind {
+		case "null":
+		case "bool":
+			req.returnScores = raw[0] == 't'
+		default:
+			return nil, bad("return_scores", "return_scores must be a boolean (true or false), got %s", kind)
+		}
+	}
+
+	// "retriever": optional name, our extension.
+	if raw, ok := fields["retriever"]; ok && jsonKind(raw) != "null" {
+		if kind := jsonKind(raw); kind != "string" {
+			return nil, bad("retriever", "retriever must be a string, one of %s; got %s", strings.Join(s.names, ", "), kind)
+		}
+		var name string
+		if err := json.Unmarshal(raw, &name); err != nil {
+			return nil, bad("retriever", "retriever: %v", err)
+		}
+		req.name = name
+	}
+	req.retriever = s.cfg.Retrievers[req.name]
+	if req.retriever == nil {
+		return nil, bad("retriever", "unknown retriever %q; available: %s", req.name, strings.Join(s.names, ", "))
+	}
+	return req, nil
+}
+
+func tooLarge(max int64) *badRequest {
+	return &badRequest{status: http.StatusRequestEntityTooLarge, kind: kindTooLarge,
+		msg: fmt.Sprintf("request body exceeds %d bytes", max), field: ""}
+}
+
+// bodyError turns a json.Decoder error on the whole body into a client
+// error.
+func bodyError(err error, max int64) *badRequest {
+	var (
+		mbe *http.MaxBytesError
+		se  *json.SyntaxError
+		ute *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &mbe):
+		return tooLarge(max)
+	case errors.Is(err, io.EOF):
+		return bad("", "empty request body; want a JSON object with \"queries\"")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return bad("", "invalid JSON: unexpected end of input")
+	case errors.As(err, &se):
+		return bad("", "invalid JSON at byte %d: %v", se.Offset, se)
+	case errors.As(err, &ute):
+		return bad("", "request body must be a JSON object, got %s", ute.Value)
+	default:
+		return bad("", "read request body: %v", err)
+	}
+}
+
+// jsonKind names the type of a syntactically valid JSON value in the
+// words of the error messages.
+func jsonKind(raw json.RawMessage) string {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			return "string"
+		case '[':
+			return "list"
+		case '{':
+			return "object"
+		case 't', 'f':
+			return "bool"
+		case 'n':
+			return "null"
+		default:
+			return "number"
+		}
+	}
+	return "nothing"
+}
+
+// parseTopK accepts a JSON number with an integral value in [1, max]
+// (1.0 and 1e2 included, as Python clients may compute topk as a float).
+func parseTopK(raw json.RawMessage, max int) (int, *badRequest) {
+	kind := jsonKind(raw)
+	if kind != "number" {
+		return 0, bad("topk", "topk must be an integer, got %s", kind)
+	}
+	text := strings.TrimSpace(string(raw))
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(text, 64)
+		if ferr != nil && !errors.Is(ferr, strconv.ErrRange) {
+			return 0, bad("topk", "topk must be an integer, got %s", text)
+		}
+		if f != math.Trunc(f) {
+			return 0, bad("topk", "topk must be an integer, got %s", text)
+		}
+		if f < 1 || f > float64(max) {
+			return 0, bad("topk", "topk must be between 1 and %d, got %s", max, text)
+		}
+		n = int64(f)
+	}
+	if n < 1 || n > int64(max) {
+		return 0, bad("topk", "topk must be between 1 and %d, got %s", max, text)
+	}
+	return int(n), nil
+}
+
+// scoredDoc is one resolved hit.
+type scoredDoc struct {
+	doc   rlsearch.Document
+	score float32
+	row   int32
+}
+
+// handleRetrieve answers POST /retrieve.
+func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
+	if !s.allowMethod(w, r, http.MethodPost) {
+		return
+	}
+	req, b := s.parseRetrieve(w, r)
+	if b != nil {
+		s.fail(w, b.status, b.kind, b.msg, b.field)
+		return
+	}
+	w.queries = len(req.queries)
+	s.metrics.batchSize.Observe(float64(len(req.queries)))
+
+	lists, err := s.retrieve(r.Context(), req)
+	if err != nil {
+		s.retrieveFailed(w, r, req.name, err)
+		return
+	}
+	docs, ends, err := s.resolve(req, lists)
+	if err != nil {
+		s.retrieveFailed(w, r, req.name, err)
+		return
+	}
+	s.writeResult(w, req.returnScores, docs, ends)
+}
+
+// retrieve runs the request's retriever on its non-blank queries and
+// returns one list per query; blank (empty or whitespace-only) queries get
+// an empty list without reaching the retriever.
+func (s *Server) retrieve(ctx context.Context, req *retrieveRequest) ([][]rlsearch.Hit, error) {
+	lists := make([][]rlsearch.Hit, len(req.queries))
+	idx := make([]int, 0, len(req.queries))
+	for i, q := range req.queries {
+		if strings.TrimSpace(q) != "" {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return lists, nil
+	}
+	qs := req.queries
+	if len(idx) != len(req.queries) {
+		qs = make([]string, len(idx))
+		for j, i := range idx {
+			qs[j] = req.queries[i]
+		}
+	}
+	start := time.Now()
+	got, err := req.retriever.Retrieve(ctx, qs, req.topK)
+	s.metrics.retrieval.WithLabelValues(req.name).Observe(time.Since(start).Seconds())
+	s.metrics.queriesTot.WithLabelValues(req.name).Add(float64(len(qs)))
+	if err != nil {
+		return nil, err
+	}
+	if len(got) != len(qs) {
+		return nil, fmt.Errorf("retriever %s returned %d lists for %d queries", req.name, len(got), len(qs))
+	}
+	for j, i := range idx {
+		lists[i] = got[j]
+	}
+	return lists, nil
+}
+
+// errBadScore marks a NaN or infinite score, which JSON cannot carry.
+var errBadScore = errors.New("server: retriever returned a NaN or infinite score")
+
+// resolve maps hits to documents: it drops padding rows (< 0) and repeated
+// rows, cuts each list to topk, and fails on rows outside the corpus and on
+// scores JSON cannot represent. The result is flat: list i is
+// docs[ends[i-1]:ends[i]].
+func (s *Server) resolve(req *retrieveRequest, lists [][]rlsearch.Hit) ([]scoredDoc, []int, error) {
+	total := 0
+	for _, l := range lists {
+		total += min(len(l), req.topK)
+	}
+	docs := make([]scoredDoc, 0, total)
+	ends := make([]int, len(lists))
+	n := s.cfg.Docs.Len()
+	var seen map[int32]struct{}
+	for i, l := range lists {
+		start := len(docs)
+		if len(l) > 64 {
+			if seen == nil {
+				seen = make(map[int32]struct{}, len(l))
+			} else {
+				clear(seen)
+			}
+		}
+	hits:
+		for _, h := range l {
+			if len(docs)-start >= req.topK {
+				break
+			}
+			if h.Row < 0 {
+				continue // padding id from a short top-k; never a document
+			}
+			if int(h.Row) >= n {
+				return nil, nil, fmt.Errorf("retriever %s returned row %d outside the corpus of %d documents", req.name, h.Row, n)
+			}
+			if len(l) > 64 {
+				if _, dup := seen[h.Row]; dup {
+					continue
+				}
+				seen[h.Row] = struct{}{}
+			} else {
+				for _, d := range docs[start:] {
+					if d.row == h.Row {
+						continue hits
+					}
+				}
+			}
+			if math.IsNaN(float64(h.Score)) || math.IsInf(float64(h.Score), 0) {
+				return nil, nil, fmt.Errorf("retriever %s, row %d: %w", req.name, h.Row, errBadScore)
+			}
+			d, err := s.cfg.Docs.Doc(h.Row)
+			if err != nil {
+				return nil, nil, fmt.Errorf("document of row %d: %w", h.Row, err)
+			}
+			docs = append(docs, scoredDoc{doc: d, score: h.Score, row: h.Row})
+		}
+		ends[i] = len(docs)
+	}
+	return docs, ends, nil
+}
+
+// retrieveFailed answers a failed retrieval: 400 for rlsearch.ErrBadInput,
+// 499 when the client went away, 503 on a deadline, 500 otherwise.
+func (s *Server) retrieveFailed(w *respWriter, r *http.Request, name string, err error) {
+	switch {
+	case errors.Is(err, rlsearch.ErrBadInput):
+		s.fail(w, http.StatusBadRequest, kindRetrieverInput, "retriever "+name+": "+err.Error(), "queries")
+	case errors.Is(err, context.Canceled) || errors.Is(r.Context().Err(), context.Canceled):
+		s.fail(w, statusClientClosed, kindCanceled, "request canceled: "+err.Error(), "")
+	case errors.Is(err, context.DeadlineExceeded):
+		s.fail(w, http.StatusServiceUnavailable, kindDeadline, "retrieval timed out: "+err.Error(), "")
+	default:
+		s.log.Error("server: retrieval failed", "retriever", name, "err", err)
+		s.fail(w, http.StatusInternalServerError, kindInternal, "retrieval failed: "+err.Error(), "")
+	}
+}
+
+// flushBytes is the size at which writeResult hands its buffer to the
+// connection, so that a large response is streamed rather than held.
+const flushBytes = 64 << 10
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, flushBytes+4096); return &b }}
+
+// writeResult streams {"result": [...]} in Search-R1's shape. Every
+// document is resolved beforehand, so nothing can fail after the status
+// line except the connection.
+func (s *Server) writeResult(w *respWriter, returnScores bool, docs []scoredDoc, ends []int) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	bp := bufPool.Get().(*[]byte)
+	b := (*bp)[:0]
+	var werr error
+	flush := func() {
+		if werr == nil && len(b) > 0 {
+			_, werr = w.Write(b)
+		}
+		b = b[:0]
+	}
+	b = append(b, `{"result":[`...)
+	start := 0
+	for i, end := range ends {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		for j, d := range docs[start:end] {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			if returnScores {
+				b = append(b, `{"document":`...)
+			}
+			b = append(b, `{"id":`...)
+			b = appendString(b, d.doc.ID)
+			b = append(b, `,"contents":`...)
+			b = appendString(b, d.doc.Contents)
+			b = append(b, '}')
+			if returnScores {
+				b = append(b, `,"score":`...)
+				b, _ = appendScore(b, d.score) // finite: checked in resolve
+				b = append(b, '}')
+			}
+			if len(b) >= flushBytes {
+				flush()
+			}
+		}
+		b = append(b, ']')
+		start = end
+	}
+	b = append(b, "]}"...)
+	if w.status == 0 && werr == nil {
+		// Whole response in one buffer: let the client see its length.
+		h.Set("Content-Length", strconv.Itoa(len(b)))
+	}
+	flush()
+	if werr != nil {
+		w.errKind = kindWrite
+		s.metrics.errors.WithLabelValues(kindWrite).Inc()
+		s.log.Debug("server: write response", "err", werr)
+	}
+	if cap(b) <= 4*flushBytes {
+		*bp = b[:0]
+		bufPool.Put(bp)
+	}
+}

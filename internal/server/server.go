@@ -1,0 +1,298 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/rlsearch/rlsearch"
+)
+
+// DocSource maps index rows to corpus documents.
+//
+// Implementations must be safe for concurrent use. Doc returns an error for
+// a row outside [0, Len()).
+type DocSource interface {
+	Doc(row int32) (rlsearch.Document, error)
+	Len() int
+}
+
+// Defaults for the zero fields of Config.
+const (
+	// DefaultMaxTopK bounds "topk" per request.
+	DefaultMaxTopK = 1000
+	// DefaultMaxQueries bounds len("queries") per request.
+	DefaultMaxQueries = 4096
+	// DefaultMaxBodyBytes bounds the request body: 16 MiB.
+	DefaultMaxBodyBytes = 16 << 20
+	// DefaultShutdownTimeout bounds how long ListenAndServe waits for
+	// in-flight requests after its context is cancelled.
+	DefaultShutdownTimeout = 30 * time.Second
+	// defaultTopK is Search-R1's retrieval_topk default (retrieval_server.py).
+	defaultTopK = 3
+)
+
+// Config configures a Server. Zero fields take the documented defaults.
+type Config struct {
+	// Retrievers by API name ("bm25", "e5"); at least one, none nil.
+	Retrievers map[string]rlsearch.Retriever
+	// Default is the retriever used when a request has no "retriever"
+	// field. It must be a key of Retrievers; it may be left empty when
+	// Retrievers has exactly one entry.
+	Default string
+	// Docs maps the rows in retrieval hits to documents. Required.
+	Docs DocSource
+	// MaxTopK bounds "topk"; 0 means DefaultMaxTopK (1000).
+	MaxTopK int
+	// MaxQueries bounds the number of queries per request; 0 means
+	// DefaultMaxQueries (4096).
+	MaxQueries int
+	// MaxBodyBytes bounds the request body in bytes; 0 means
+	// DefaultMaxBodyBytes (16 MiB).
+	MaxBodyBytes int64
+	// Health, when set, adds fields (index sizes, backend, model) to the
+	// /healthz answer. It is called once per /healthz request, from any
+	// goroutine. Its keys cannot override "status", "retrievers",
+	// "default" or "num_docs".
+	Health func() map[string]any
+	// Logger receives access logs and errors; nil means slog.Default().
+	Logger *slog.Logger
+	// Registry receives the server's metrics and is what /metrics serves;
+	// nil means a new registry that also holds the Go runtime and process
+	// collectors. New fails if the registry already holds metrics with the
+	// same names (for example from another Server).
+	Registry *prometheus.Registry
+	// ShutdownTimeout bounds the graceful shutdown in ListenAndServe; 0
+	// means DefaultShutdownTimeout (30 s).
+	ShutdownTimeout time.Duration
+}
+
+// Validate reports the first invalid field of c, naming it. It does not
+// apply defaults.
+func (c *Config) Validate() error {
+	if len(c.Retrievers) == 0 {
+		return errors.New("server: Config.Retrievers is empty")
+	}
+	for name, r := range c.Retrievers {
+		if name == "" {
+			return errors.New("server: Config.Retrievers has an empty name")
+		}
+		if r == nil {
+			return fmt.Errorf("server: Config.Retrievers[%q] is nil", name)
+		}
+	}
+	if c.Default == "" && len(c.Retrievers) != 1 {
+		return fmt.Errorf("server: Config.Default is empty; choose one of %v", sortedKeys(c.Retrievers))
+	}
+	if c.Default != "" {
+		if _, ok := c.Retrievers[c.Default]; !ok {
+			return fmt.Errorf("server: Config.Default %q is not in Config.Retrievers %v", c.Default, sortedKeys(c.Retrievers))
+		}
+	}
+	if c.Docs == nil {
+		return errors.New("server: Config.Docs is nil")
+	}
+	if c.MaxTopK < 0 {
+		return fmt.Errorf("server: Config.MaxTopK %d is negative", c.MaxTopK)
+	}
+	if c.MaxQueries < 0 {
+		return fmt.Errorf("server: Config.MaxQueries %d is negative", c.MaxQueries)
+	}
+	if c.MaxBodyBytes < 0 {
+		return fmt.Errorf("server: Config.MaxBodyBytes %d is negative", c.MaxBodyBytes)
+	}
+	if c.ShutdownTimeout < 0 {
+		return fmt.Errorf("server: Config.ShutdownTimeout %v is negative", c.ShutdownTimeout)
+	}
+	return nil
+}
+
+// Server is the HTTP API. It is safe for concurrent use; one Server may
+// back several listeners.
+type Server struct {
+	cfg     Config // defaults applied
+	names   []string
+	log     *slog.Logger
+	reg     *prometheus.Registry
+	metrics *metrics
+	handler http.Handler
+}
+
+// New validates cfg, applies its defaults and registers the server's
+// metrics. It returns the error of Validate or of the metric registration.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Default == "" {
+		for name := range cfg.Retrievers {
+			cfg.Default = name
+		}
+	}
+	if cfg.MaxTopK == 0 {
+		cfg.MaxTopK = DefaultMaxTopK
+	}
+	if cfg.MaxQueries == 0 {
+		cfg.MaxQueries = DefaultMaxQueries
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+		if err := cfg.Registry.Register(collectors.NewGoCollector()); err != nil {
+			return nil, fmt.Errorf("server: register go collector: %w", err)
+		}
+		if err := cfg.Registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+			return nil, fmt.Errorf("server: register process collector: %w", err)
+		}
+	}
+	// Copy the map so that later changes by the caller do not race with
+	// request handling.
+	rs := make(map[string]rlsearch.Retriever, len(cfg.Retrievers))
+	for k, v := range cfg.Retrievers {
+		rs[k] = v
+	}
+	cfg.Retrievers = rs
+
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:     cfg,
+		names:   sortedKeys(rs),
+		log:     cfg.Logger,
+		reg:     cfg.Registry,
+		metrics: m,
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/retrieve", s.instrument(endpointRetrieve, s.handleRetrieve))
+	mux.Handle("/healthz", s.instrument(endpointHealthz, s.handleHealthz))
+	metricsHandler := promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+	mux.Handle("/metrics", s.instrument(endpointMetrics, func(w *respWriter, r *http.Request) {
+		if !s.allowMethod(w, r, http.MethodGet, http.MethodHead) {
+			return
+		}
+		metricsHandler.ServeHTTP(w, r)
+	}))
+	mux.Handle("/", s.instrument(endpointOther, func(w *respWriter, r *http.Request) {
+		s.fail(w, http.StatusNotFound, kindNotFound, "no such endpoint: "+r.URL.Path+" (have /retrieve, /healthz, /metrics)", "")
+	}))
+	s.handler = mux
+	return s, nil
+}
+
+// Handler returns the HTTP handler serving every endpoint. It is safe for
+// concurrent use.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Registry returns the registry that /metrics serves.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// ListenAndServe listens on addr (host:port; ":0" picks a free port),
+// calls ready with the bound address when ready is non-nil, and serves
+// until ctx is cancelled. Then it stops accepting connections and waits up
+// to Config.ShutdownTimeout for in-flight requests to finish
+// (http.Server.Shutdown), after which it closes the remaining connections.
+//
+// It returns nil after a clean shutdown, the listen or serve error
+// otherwise, or the shutdown error (context.DeadlineExceeded) when
+// in-flight requests outlived the timeout.
+func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server: listen %s: %w", addr, err)
+	}
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// No WriteTimeout: a large batch on a slow retriever may take long.
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	s.log.Info("server: listening", "addr", ln.Addr().String(), "retrievers", s.names, "default", s.cfg.Default, "num_docs", s.cfg.Docs.Len())
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		// Serve never returns nil; it failed on its own.
+		return fmt.Errorf("server: serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("server: shutting down", "timeout", s.cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+		<-serveErr
+		return fmt.Errorf("server: shutdown: %w", err)
+	}
+	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("server: serve: %w", err)
+	}
+	s.log.Info("server: stopped")
+	return nil
+}
+
+// handleHealthz answers GET /healthz.
+func (s *Server) handleHealthz(w *respWriter, r *http.Request) {
+	if !s.allowMethod(w, r, http.MethodGet, http.MethodHead) {
+		return
+	}
+	body := map[string]any{}
+	if s.cfg.Health != nil {
+		for k, v := range s.cfg.Health() {
+			body[k] = v
+		}
+	}
+	body["status"] = "ok"
+	body["retrievers"] = s.names
+	body["default"] = s.cfg.Default
+	body["num_docs"] = s.cfg.Docs.Len()
+	b, err := json.Marshal(body)
+	if err != nil {
+		s.log.Error("server: encode /healthz", "err", err)
+		s.fail(w, http.StatusInternalServerError, kindInternal, "encode health: "+err.Error(), "")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(append(b, '\n'))
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

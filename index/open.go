@@ -1,0 +1,235 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/ann"
+	"github.com/rlsearch/rlsearch/bm25"
+	"github.com/rlsearch/rlsearch/docstore"
+)
+
+// ErrSelfCheck is returned by Open when the encoder and the dense shard do
+// not belong together.
+var ErrSelfCheck = errors.New("index: dense self-check failed")
+
+// OpenConfig configures Open.
+type OpenConfig struct {
+	// Encoder, when non-nil, serves dense ("e5") retrieval over the shard.
+	// Without it the index serves BM25 only.
+	Encoder rlsearch.Encoder
+	// SelfCheckRows is how many stored passages (spread evenly over the
+	// rows) must retrieve themselves at rank 1 before dense retrieval is
+	// served; 0 means 3, negative disables the check.
+	SelfCheckRows int
+	// DocCacheBlocks is the docstore's decoded-block cache (0 = default).
+	DocCacheBlocks int
+}
+
+// Index is an opened index directory. Read-only and safe for concurrent use.
+type Index struct {
+	Dir   string
+	Meta  Meta
+	Docs  *docstore.Store
+	BM25  *bm25.Index
+	Dense *ann.Flat         // nil when the index has no dense shard
+	enc   rlsearch.Encoder // nil without an encoder
+}
+
+// Open loads the index in dir. With cfg.Encoder set, the index must have a
+// dense shard of the encoder's dimension, and the self-check must pass
+// (errors wrap ErrSelfCheck and say what to do).
+func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err != nil {
+		return nil, fmt.Errorf("index: %s is not an index directory (build one with `rlsearch index`): %w", dir, err)
+	}
+	ix := &Index{Dir: dir, enc: cfg.Encoder}
+	if err := json.Unmarshal(raw, &ix.Meta); err != nil {
+		return nil, fmt.Errorf("index: %s: %w", filepath.Join(dir, MetaFile), err)
+	}
+	if ix.Meta.Version != FormatVersion {
+		return nil, fmt.Errorf("index: %s has format version %d, this binary reads %d: rebuild it", dir, ix.Meta.Version, FormatVersion)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			ix.Close()
+		}
+	}()
+	if ix.Docs, err = docstore.Open(filepath.Join(dir, DocsFile), cfg.DocCacheBlocks); err != nil {
+		return nil, err
+	}
+	if ix.BM25, err = bm25.Open(filepath.Join(dir, BM25File)); err != nil {
+		return nil, err
+	}
+	if ix.Docs.Len() != ix.Meta.NumDocs || ix.BM25.NumDocs() != ix.Meta.NumDocs {
+		return nil, fmt.Errorf("index: %s is inconsistent: meta.json says %d passages, docstore %d, bm25 %d", dir, ix.Meta.NumDocs, ix.Docs.Len(), ix.BM25.NumDocs())
+	}
+	if ix.Meta.Dense != nil {
+		if ix.Dense, err = ann.ReadShard(filepath.Join(dir, DenseFile)); err != nil {
+			return nil, err
+		}
+		if ix.Dense.Len() != ix.Meta.NumDocs {
+			return nil, fmt.Errorf("index: %s: dense shard has %d vectors for %d passages", dir, ix.Dense.Len(), ix.Meta.NumDocs)
+		}
+	}
+	if cfg.Encoder != nil {
+		if err := ix.selfCheck(ctx, cfg.SelfCheckRows); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return ix, nil
+}
+
+func (ix *Index) selfCheck(ctx context.Context, rows int) error {
+	enc := ix.enc
+	if ix.Dense == nil {
+		return fmt.Errorf("%w: model %s was given but %s has no dense shard; rebuild the index with the model (rlsearch index --model DIR)", ErrSelfCheck, enc.Name(), ix.Dir)
+	}
+	h := ix.Dense.Header()
+	if enc.Dim() != h.Dim {
+		return fmt.Errorf("%w: model %s embeds %d dimensions but the shard in %s holds %d (built with %q); use that model or rebuild the index", ErrSelfCheck, enc.Name(), enc.Dim(), ix.Dir, h.Dim, h.EncoderID)
+	}
+	if rows < 0 {
+		return nil
+	}
+	if rows == 0 {
+		rows = 3
+	}
+	n := ix.Dense.Len()
+	rows = min(rows, n)
+	texts := make([]string, rows)
+	sample := make([]int32, rows)
+	for i := range sample {
+		sample[i] = int32(int64(i) * int64(n-1) / int64(max(rows-1, 1)))
+		d, err := ix.Docs.Doc(sample[i])
+		if err != nil {
+			return err
+		}
+		texts[i] = d.Contents
+	}
+	vecs, err := enc.EncodePassages(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("index: self-check encode: %w", err)
+	}
+	hits, err := ix.Dense.Search(ctx, vecs, 1)
+	if err != nil {
+		return err
+	}
+	for i, row := range sample {
+		if len(hits[i]) == 0 {
+			return fmt.Errorf("%w: passage row %d retrieved nothing", ErrSelfCheck, row)
+		}
+		top := hits[i][0]
+		if top.Row == row {
+			continue
+		}
+		// A duplicate passage stored at a lower row ties with it: accept an
+		// exact tie with the stored vector's own score.
+		self := dotf(vecs[i*h.Dim:(i+1)*h.Dim], ix.Dense.Vector(int(row)))
+		if top.Score-self > 1e-3*max(1, abs32(self)) {
+			return fmt.Errorf("%w: stored passage row %d does not retrieve itself at rank 1 (row %d scores %.4f, itself %.4f): the shard in %s was built with %q, not with model %s", ErrSelfCheck, row, top.Row, top.Score, self, ix.Dir, h.EncoderID, enc.Name())
+		}
+	}
+	return nil
+}
+
+func dotf(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func abs32(x float32) float32 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Retrievers returns the retrievers this index serves by API name: "bm25"
+// always, "e5" when the index has a dense shard and an encoder was given.
+func (ix *Index) Retrievers() map[string]rlsearch.Retriever {
+	m := map[string]rlsearch.Retriever{"bm25": bm25Retriever{ix.BM25}}
+	if ix.Dense != nil && ix.enc != nil {
+		m["e5"] = denseRetriever{enc: ix.enc, flat: ix.Dense}
+	}
+	return m
+}
+
+// Doc returns the passage at row (see docstore.Store.Doc).
+func (ix *Index) Doc(row int32) (rlsearch.Document, error) { return ix.Docs.Doc(row) }
+
+// Len is the number of passages.
+func (ix *Index) Len() int { return ix.Meta.NumDocs }
+
+// Close releases the files.
+func (ix *Index) Close() error {
+	if ix.Docs != nil {
+		return ix.Docs.Close()
+	}
+	return nil
+}
+
+type bm25Retriever struct{ ix *bm25.Index }
+
+func (r bm25Retriever) Name() string { return "bm25" }
+
+func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
+	if k < 0 {
+		return nil, fmt.Errorf("%w: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
+	}
+	return r.ix.SearchBatch(ctx, queries, k)
+}
+
+type denseRetriever struct {
+	enc  rlsearch.Encoder
+	flat *ann.Flat
+}
+
+func (r denseRetriever) Name() string { return "e5" }
+
+// Retrieve embeds the queries (E5 "query: " prefix) and searches the shard.
+// Blank (empty or whitespace-only) queries get an empty list without being
+// embedded.
+func (r denseRetriever) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
+	if k < 0 {
+		return nil, fmt.Errorf("%w: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
+	}
+	out := make([][]rlsearch.Hit, len(queries))
+	var texts []string
+	var where []int
+	for i, q := range queries {
+		if strings.TrimSpace(q) == "" {
+			out[i] = []rlsearch.Hit{}
+			continue
+		}
+		texts = append(texts, q)
+		where = append(where, i)
+	}
+	if len(texts) == 0 {
+		return out, nil
+	}
+	vecs, err := r.enc.EncodeQueries(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := r.flat.Search(ctx, vecs, k)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range where {
+		out[i] = hits[j]
+	}
+	return out, nil
+}

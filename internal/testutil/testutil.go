@@ -1,0 +1,115 @@
+// Package testutil locates the native parts that scripts/setup.sh installs
+// (ONNX Runtime, tokenizer files, the test-model generator) and the shared
+// datasets, for tests across packages. Test-only; not for users.
+package testutil
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// EnvRequireNative makes a missing native part fail a test instead of
+// skipping it; .ci/run sets it after scripts/setup.sh.
+const EnvRequireNative = "RLSEARCH_REQUIRE_NATIVE"
+
+// Python is Debian's interpreter, which has python3-onnx and python3-numpy.
+const Python = "/usr/bin/python3"
+
+// RequireNative skips tb because what is missing, or fails it when
+// RLSEARCH_REQUIRE_NATIVE=1.
+func RequireNative(tb testing.TB, what string) {
+	tb.Helper()
+	if os.Getenv(EnvRequireNative) == "1" {
+		tb.Fatalf("%s missing (%s=1; run scripts/setup.sh)", what, EnvRequireNative)
+	}
+	tb.Skipf("%s missing (run scripts/setup.sh)", what)
+}
+
+// RepoRoot is the repository root: the nearest parent of the working
+// directory with a go.mod.
+func RepoRoot(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatal("testutil: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// ORTLib returns $ONNXRUNTIME_LIB or setup.sh's library, absolute; it calls
+// RequireNative when the file is missing.
+func ORTLib(tb testing.TB) string {
+	tb.Helper()
+	lib := os.Getenv("ONNXRUNTIME_LIB")
+	if lib == "" {
+		lib = filepath.Join(RepoRoot(tb), ".cache", "ort", "libonnxruntime.so.1")
+	}
+	if _, err := os.Stat(lib); err != nil {
+		RequireNative(tb, "ONNX Runtime library "+lib)
+	}
+	abs, _ := filepath.Abs(lib)
+	return abs
+}
+
+var (
+	modelMu   sync.Mutex
+	modelDirs = map[string]string{}
+)
+
+// Model generates (once per test binary) the gen_bert.py preset ("tiny" or
+// "minilm") with seed 1 and returns its directory. The directory lives in
+// the OS temp dir and is shared by the tests of one package run.
+func Model(tb testing.TB, preset string) string {
+	tb.Helper()
+	modelMu.Lock()
+	defer modelMu.Unlock()
+	if dir, ok := modelDirs[preset]; ok {
+		return dir
+	}
+	root := RepoRoot(tb)
+	tok := filepath.Join(root, ".cache", "tokenizers", "bert-uncased.json")
+	if _, err := os.Stat(tok); err != nil {
+		RequireNative(tb, "BERT tokenizer "+tok)
+	}
+	if err := exec.Command(Python, "-c", "import onnx, numpy").Run(); err != nil {
+		RequireNative(tb, "python3-onnx and python3-numpy for "+Python)
+	}
+	base, err := os.MkdirTemp("", "rlsearch-model-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dir := filepath.Join(base, preset)
+	cmd := exec.Command(Python, filepath.Join(root, "scripts", "gen_bert.py"), "gen", "--preset", preset, "--seed", "1",
+		"--tokenizer", tok, "--out", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("gen_bert.py --preset %s: %v\n%s", preset, err, out)
+	}
+	modelDirs[preset] = dir
+	return dir
+}
+
+// DataDir is the shared dataset directory ($RLSEARCH_DATA or ../shared/data
+// beside the repository); tb is skipped when it does not exist.
+func DataDir(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv("RLSEARCH_DATA")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(tb), "..", "shared", "data")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "wiki_multihop", "corpus.jsonl")); err != nil {
+		tb.Skipf("shared data not found in %s", dir)
+	}
+	return dir
+}

@@ -38,7 +38,7 @@ type Index struct {
 	Meta  Meta
 	Docs  *docstore.Store
 	BM25  *bm25.Index
-	Dense *ann.Flat         // nil when the index has no dense shard
+	Dense *ann.Flat        // nil when the index has no dense shard
 	enc   rlsearch.Encoder // nil without an encoder
 }
 

@@ -122,7 +122,7 @@ func (a *analyzer) token(emit func(term []byte)) {
 	// StopFilter: every stop word is ASCII and at most 5 letters long.
 	if len(rs) <= 5 {
 		a.encode(rs)
-		if _, ok := stopWords[string(a.term)]; ok {
+		if isStopWord(a.term) {
 			return
 		}
 	}
@@ -140,6 +140,19 @@ func (a *analyzer) token(emit func(term []byte)) {
 	if len(a.term) > 0 {
 		emit(a.term)
 	}
+}
+
+// isStopWord reports whether term is in stopWords; a switch is several
+// times faster than the map on this hot path.
+func isStopWord(term []byte) bool {
+	switch string(term) {
+	case "a", "an", "and", "are", "as", "at", "be", "but", "by",
+		"for", "if", "in", "into", "is", "it", "no", "not", "of",
+		"on", "or", "such", "that", "the", "their", "then", "there",
+		"these", "they", "this", "to", "was", "will", "with":
+		return true
+	}
+	return false
 }
 
 func (a *analyzer) encode(rs []rune) {

@@ -82,3 +82,19 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
+
+func TestStopWordSwitchMatchesSet(t *testing.T) {
+	if len(stopWords) != 33 {
+		t.Fatalf("%d stop words, want Lucene's 33", len(stopWords))
+	}
+	for w := range stopWords {
+		if !isStopWord([]byte(w)) {
+			t.Errorf("isStopWord(%q) = false, want true", w)
+		}
+	}
+	for _, w := range []string{"", "thes", "i", "he", "an'", "THE"} {
+		if isStopWord([]byte(w)) {
+			t.Errorf("isStopWord(%q) = true, want false", w)
+		}
+	}
+}

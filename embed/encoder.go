@@ -237,6 +237,11 @@ const (
 // An Encoder is safe for concurrent use: calls share a pool of
 // Config.Sessions ORT sessions (a buffered channel), and one large call
 // spreads its sub-batches over the pool. Close waits for calls in flight.
+//
+// Each sub-batch costs a fixed handful of cgo calls (three input tensors and
+// one output tensor over pinned Go buffers, one Run, their release), never one
+// per text or token; the output is written by ORT straight into the Go buffer
+// that pooling reads.
 type Encoder struct {
 	cfg   Config // with defaults; MaxLength resolved
 	model ModelConfig

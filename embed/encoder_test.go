@@ -20,7 +20,8 @@ import (
 )
 
 // Paths of the native parts installed by scripts/setup.sh, relative to this
-// package directory.
+// package directory. A missing part skips the test through requireNative
+// (wordpiece_test.go), or fails it when RLSEARCH_REQUIRE_NATIVE=1.
 const (
 	testPython    = "/usr/bin/python3"
 	testGenScript = "../scripts/gen_bert.py"
@@ -28,16 +29,6 @@ const (
 	testORTLib    = "../.cache/ort/libonnxruntime.so.1"
 	testCorpus    = "../../shared/data/wiki_multihop/corpus.jsonl"
 )
-
-// requireORT skips the test when a native part is missing, or fails it when
-// RLSEARCH_REQUIRE_NATIVE=1 (CI after scripts/setup.sh).
-func requireORT(tb testing.TB, what string) {
-	tb.Helper()
-	if os.Getenv("RLSEARCH_REQUIRE_NATIVE") == "1" {
-		tb.Fatalf("%s missing (RLSEARCH_REQUIRE_NATIVE=1; run scripts/setup.sh)", what)
-	}
-	tb.Skipf("%s missing (run scripts/setup.sh)", what)
-}
 
 // ortLibForTest returns $ONNXRUNTIME_LIB or the setup.sh library, as an
 // absolute path, skipping when neither exists.
@@ -52,7 +43,7 @@ func ortLibForTest(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	if _, err := os.Stat(abs); err != nil {
-		requireORT(tb, "ONNX Runtime library "+abs)
+		requireNative(tb, "ONNX Runtime library "+abs)
 	}
 	return abs
 }
@@ -62,10 +53,10 @@ func ortLibForTest(tb testing.TB) string {
 func genModel(tb testing.TB, preset string) string {
 	tb.Helper()
 	if _, err := os.Stat(testTokenizer); err != nil {
-		requireORT(tb, "BERT tokenizer "+testTokenizer)
+		requireNative(tb, "BERT tokenizer "+testTokenizer)
 	}
 	if err := exec.Command(testPython, "-c", "import onnx, numpy").Run(); err != nil {
-		requireORT(tb, "python3-onnx and python3-numpy for "+testPython)
+		requireNative(tb, "python3-onnx and python3-numpy for "+testPython)
 	}
 	dir := filepath.Join(tb.TempDir(), preset)
 	cmd := exec.Command(testPython, testGenScript, "gen", "--preset", preset, "--seed", "1",

@@ -367,8 +367,9 @@ func (w *WordPiece) VocabSize() int { return w.size }
 // 2 gives [CLS] [SEP] (tokenizers reports an error there instead). maxLen
 // <= 0 means no truncation.
 //
-// Invalid UTF-8 bytes are read as U+FFFD, as Rust's from_utf8_lossy and
-// Node's Buffer.toString do, and are therefore dropped by clean_text. The
+// Each maximal ill-formed UTF-8 subsequence reads as one U+FFFD, as with
+// Rust's String::from_utf8_lossy and Node's Buffer.toString, and is
+// therefore dropped by clean_text. The
 // returned slice is newly allocated and owned by the caller. Encode is safe
 // for concurrent use; it never panics on any input.
 func (w *WordPiece) Encode(text string, maxLen int) []int32 {
@@ -456,7 +457,10 @@ func (w *WordPiece) segment(st *wpState, s string) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size // invalid bytes decode as (U+FFFD, 1)
+		if r == utf8.RuneError && size == 1 {
+			size = invalidLen(s[i:])
+		}
+		i += size
 		if w.cleanText {
 			if r == 0xFFFD || isOther(r) {
 				continue
@@ -475,6 +479,42 @@ func (w *WordPiece) segment(st *wpState, s string) {
 	}
 	w.flushPending(st)
 	w.endWord(st)
+}
+
+// invalidLen returns the length of the maximal subpart of an ill-formed
+// UTF-8 sequence at the start of s: the bytes that Rust's from_utf8_lossy
+// and Node's Buffer.toString replace with a single U+FFFD (Unicode 15
+// section 3.9, "U+FFFD Substitution of Maximal Subparts"). Go's decoder
+// reports one error per byte instead.
+func invalidLen(s string) int {
+	lo, hi := byte(0x80), byte(0xBF)
+	var need int
+	switch c := s[0]; {
+	case 0xC2 <= c && c <= 0xDF:
+		need = 1
+	case c == 0xE0:
+		need, lo = 2, 0xA0
+	case c == 0xED:
+		need, hi = 2, 0x9F
+	case 0xE1 <= c && c <= 0xEF:
+		need = 2
+	case c == 0xF0:
+		need, lo = 3, 0x90
+	case c == 0xF4:
+		need, hi = 3, 0x8F
+	case 0xF1 <= c && c <= 0xF3:
+		need = 3
+	default:
+		return 1
+	}
+	n := 1
+	for ; n <= need && n < len(s); n++ {
+		if s[n] < lo || s[n] > hi {
+			break
+		}
+		lo, hi = 0x80, 0xBF
+	}
+	return n
 }
 
 // stripped applies strip_accents (NFD, drop Mn) to r and passes the result
@@ -804,7 +844,7 @@ var (
 
 	// punctNotInHF: P* characters assigned after Unicode 8 (not isolated).
 	// Conversely U+166D and U+111C9 were Po in Unicode 8 (see isPunct).
-	punctNotInHF = [][2]rune{{0x61D, 0x61D}, {0x9FD, 0x9FD}, {0xA76, 0xA76}, {0xC77, 0xC77}, {0xC84, 0xC84}, 
+	punctNotInHF = [][2]rune{{0x61D, 0x61D}, {0x9FD, 0x9FD}, {0xA76, 0xA76}, {0xC77, 0xC77}, {0xC84, 0xC84},
 		{0x1B7D, 0x1B7E}, {0x2E43, 0x2E4F}, {0x2E52, 0x2E5D}, {0x10EAD, 0x10EAD}, {0x10F55, 0x10F59}, {0x10F86, 0x10F89},
 		{0x1144B, 0x1144F}, {0x1145A, 0x1145B}, {0x1145D, 0x1145D}, {0x11660, 0x1166C}, {0x116B9, 0x116B9},
 		{0x1183B, 0x1183B}, {0x11944, 0x11946}, {0x119E2, 0x119E2}, {0x11A3F, 0x11A46}, {0x11A9A, 0x11A9C}, {0x11A9E, 0x11AA2},

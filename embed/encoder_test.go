@@ -23,20 +23,20 @@ import (
 // package directory. A missing part skips the test through requireNative
 // (wordpiece_test.go), or fails it when RLSEARCH_REQUIRE_NATIVE=1.
 const (
-	testPython    = "/usr/bin/python3"
-	testGenScript = "../scripts/gen_bert.py"
-	testTokenizer = "../.cache/tokenizers/bert-uncased.json"
-	testORTLib    = "../.cache/ort/libonnxruntime.so.1"
-	testCorpus    = "../../shared/data/wiki_multihop/corpus.jsonl"
+	encTestPython    = "/usr/bin/python3"
+	encTestGenScript = "../scripts/gen_bert.py"
+	encTestTokenizer = "../.cache/tokenizers/bert-uncased.json"
+	encTestORTLib    = "../.cache/ort/libonnxruntime.so.1"
+	encTestCorpus    = "../../shared/data/wiki_multihop/corpus.jsonl"
 )
 
-// ortLibForTest returns $ONNXRUNTIME_LIB or the setup.sh library, as an
+// encTestORTLibPath returns $ONNXRUNTIME_LIB or the setup.sh library, as an
 // absolute path, skipping when neither exists.
-func ortLibForTest(tb testing.TB) string {
+func encTestORTLibPath(tb testing.TB) string {
 	tb.Helper()
 	lib := os.Getenv(EnvORTLib)
 	if lib == "" {
-		lib = testORTLib
+		lib = encTestORTLib
 	}
 	abs, err := filepath.Abs(lib)
 	if err != nil {
@@ -48,29 +48,29 @@ func ortLibForTest(tb testing.TB) string {
 	return abs
 }
 
-// genModel writes a gen_bert.py preset with seed 1 into a temporary
+// encGenModel writes a gen_bert.py preset with seed 1 into a temporary
 // directory and returns the directory.
-func genModel(tb testing.TB, preset string) string {
+func encGenModel(tb testing.TB, preset string) string {
 	tb.Helper()
-	if _, err := os.Stat(testTokenizer); err != nil {
-		requireNative(tb, "BERT tokenizer "+testTokenizer)
+	if _, err := os.Stat(encTestTokenizer); err != nil {
+		requireNative(tb, "BERT tokenizer "+encTestTokenizer)
 	}
-	if err := exec.Command(testPython, "-c", "import onnx, numpy").Run(); err != nil {
-		requireNative(tb, "python3-onnx and python3-numpy for "+testPython)
+	if err := exec.Command(encTestPython, "-c", "import onnx, numpy").Run(); err != nil {
+		requireNative(tb, "python3-onnx and python3-numpy for "+encTestPython)
 	}
 	dir := filepath.Join(tb.TempDir(), preset)
-	cmd := exec.Command(testPython, testGenScript, "gen", "--preset", preset, "--seed", "1",
-		"--tokenizer", testTokenizer, "--out", dir)
+	cmd := exec.Command(encTestPython, encTestGenScript, "gen", "--preset", preset, "--seed", "1",
+		"--tokenizer", encTestTokenizer, "--out", dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("gen_bert.py --preset %s: %v\n%s", preset, err, out)
 	}
 	return dir
 }
 
-func openTest(tb testing.TB, cfg Config) *Encoder {
+func encOpen(tb testing.TB, cfg Config) *Encoder {
 	tb.Helper()
 	if cfg.ORTLib == "" {
-		cfg.ORTLib = ortLibForTest(tb)
+		cfg.ORTLib = encTestORTLibPath(tb)
 	}
 	e, err := Open(cfg)
 	if err != nil {
@@ -80,12 +80,12 @@ func openTest(tb testing.TB, cfg Config) *Encoder {
 	return e
 }
 
-// readPassages returns up to n Contents from the shared corpus, read in place.
-func readPassages(tb testing.TB, n int) []string {
+// encPassages returns up to n Contents from the shared corpus, read in place.
+func encPassages(tb testing.TB, n int) []string {
 	tb.Helper()
-	f, err := os.Open(testCorpus)
+	f, err := os.Open(encTestCorpus)
 	if err != nil {
-		tb.Skipf("corpus %s: %v", testCorpus, err)
+		tb.Skipf("corpus %s: %v", encTestCorpus, err)
 	}
 	defer f.Close()
 	var out []string
@@ -106,8 +106,8 @@ func readPassages(tb testing.TB, n int) []string {
 	return out
 }
 
-// reference runs gen_bert.py reference on ids (unpadded rows).
-func reference(tb testing.TB, dir string, ids [][]int32) [][]float64 {
+// encReference runs gen_bert.py reference on ids (unpadded rows).
+func encReference(tb testing.TB, dir string, ids [][]int32) [][]float64 {
 	tb.Helper()
 	mask := make([][]int32, len(ids))
 	for i, r := range ids {
@@ -117,7 +117,7 @@ func reference(tb testing.TB, dir string, ids [][]int32) [][]float64 {
 		}
 	}
 	req, _ := json.Marshal(map[string]any{"input_ids": ids, "attention_mask": mask})
-	cmd := exec.Command(testPython, testGenScript, "reference", "--model", dir)
+	cmd := exec.Command(encTestPython, encTestGenScript, "reference", "--model", dir)
 	cmd.Stdin = bytes.NewReader(req)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -134,9 +134,9 @@ func reference(tb testing.TB, dir string, ids [][]int32) [][]float64 {
 	return resp.Embeddings
 }
 
-// parityTexts are hand-written texts of mixed lengths (so sub-batches pad),
+// encParityTexts are hand-written texts of mixed lengths (so sub-batches pad),
 // completed with real corpus passages, one of them long enough to truncate.
-func parityTexts(tb testing.TB) []string {
+func encParityTexts(tb testing.TB) []string {
 	texts := []string{
 		"who wrote the novel dracula?",
 		"a",
@@ -145,13 +145,13 @@ func parityTexts(tb testing.TB) []string {
 		"Ünïcödé façade — naïve café, 東京 and Москва!",
 		"what is the capital of france",
 	}
-	ps := readPassages(tb, 13)
+	ps := encPassages(tb, 13)
 	texts = append(texts, ps...)
 	texts = append(texts, strings.Repeat(ps[0]+" ", 4)) // > 256 tokens: truncated
 	return texts
 }
 
-func maxAbsDiff(a []float32, b []float64) float64 {
+func encMaxAbsDiff(a []float32, b []float64) float64 {
 	var m float64
 	for i := range a {
 		m = max(m, math.Abs(float64(a[i])-b[i]))
@@ -160,9 +160,9 @@ func maxAbsDiff(a []float32, b []float64) float64 {
 }
 
 func TestEncoderParity(t *testing.T) {
-	dir := genModel(t, "tiny")
-	e := openTest(t, Config{Dir: dir, Sessions: 2, BatchSize: 8})
-	texts := parityTexts(t)
+	dir := encGenModel(t, "tiny")
+	e := encOpen(t, Config{Dir: dir, Sessions: 2, BatchSize: 8})
+	texts := encParityTexts(t)
 	prefix := e.ModelConfig().PassagePrefix
 	ids := make([][]int32, len(texts))
 	lens := map[int]bool{}
@@ -176,7 +176,7 @@ func TestEncoderParity(t *testing.T) {
 	if got := len(ids[len(ids)-1]); got != e.MaxLength() {
 		t.Fatalf("long text has %d tokens, want truncation to MaxLength %d", got, e.MaxLength())
 	}
-	want := reference(t, dir, ids)
+	want := encReference(t, dir, ids)
 	dim := e.Dim()
 	ctx := context.Background()
 	fromIDs, err := e.EmbedIDs(ctx, ids)
@@ -194,7 +194,7 @@ func TestEncoderParity(t *testing.T) {
 			t.Fatalf("%s: len %d, want %d", name, len(got), len(texts)*dim)
 		}
 		for i := range texts {
-			d := maxAbsDiff(got[i*dim:(i+1)*dim], want[i])
+			d := encMaxAbsDiff(got[i*dim:(i+1)*dim], want[i])
 			worst = max(worst, d)
 			if d > tol {
 				t.Errorf("%s: text %d (%d tokens): max abs diff to numpy reference %.3g > %g", name, i, len(ids[i]), d, tol)
@@ -220,8 +220,8 @@ func TestEncoderParity(t *testing.T) {
 }
 
 func TestEncoderEmptyTexts(t *testing.T) {
-	dir := genModel(t, "tiny")
-	e := openTest(t, Config{Dir: dir, Sessions: 1})
+	dir := encGenModel(t, "tiny")
+	e := encOpen(t, Config{Dir: dir, Sessions: 1})
 	dim := e.Dim()
 	texts := []string{"", " ", "\t\n", "\u00a0\u3000", "real text", ""}
 	for _, enc := range []struct {
@@ -259,11 +259,11 @@ func TestEncoderEmptyTexts(t *testing.T) {
 }
 
 func TestEncoderBatchInvariance(t *testing.T) {
-	dir := genModel(t, "tiny")
-	e := openTest(t, Config{Dir: dir, Sessions: 1, BatchSize: 32})
+	dir := encGenModel(t, "tiny")
+	e := encOpen(t, Config{Dir: dir, Sessions: 1, BatchSize: 32})
 	ctx := context.Background()
 	dim := e.Dim()
-	long := readPassages(t, 6)
+	long := encPassages(t, 6)
 	for _, q := range []string{"who wrote dracula", "a", "Where was the director of film The Fascist born?"} {
 		alone, err := e.EncodeQueries(ctx, []string{q})
 		if err != nil {
@@ -287,10 +287,10 @@ func TestEncoderBatchInvariance(t *testing.T) {
 }
 
 func TestEncoderConcurrent(t *testing.T) {
-	dir := genModel(t, "tiny")
-	e := openTest(t, Config{Dir: dir, Sessions: 3, BatchSize: 4})
+	dir := encGenModel(t, "tiny")
+	e := encOpen(t, Config{Dir: dir, Sessions: 3, BatchSize: 4})
 	ctx := context.Background()
-	texts := readPassages(t, 48)
+	texts := encPassages(t, 48)
 	const goroutines = 64
 	batchOf := func(g int) []string {
 		// Each goroutine has its own mix: different sizes and offsets.
@@ -330,8 +330,8 @@ func TestEncoderConcurrent(t *testing.T) {
 }
 
 func TestEncoderCancelAndClose(t *testing.T) {
-	dir := genModel(t, "tiny")
-	e := openTest(t, Config{Dir: dir, Sessions: 1, BatchSize: 1})
+	dir := encGenModel(t, "tiny")
+	e := encOpen(t, Config{Dir: dir, Sessions: 1, BatchSize: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := e.EncodeQueries(ctx, []string{"a", "b"}); !errors.Is(err, context.Canceled) {
@@ -352,8 +352,8 @@ func TestEncoderCancelAndClose(t *testing.T) {
 }
 
 func TestEncoderBadModelDir(t *testing.T) {
-	lib := ortLibForTest(t)
-	good := genModel(t, "tiny")
+	lib := encTestORTLibPath(t)
+	good := encGenModel(t, "tiny")
 	// variant copies the good model directory and applies edit to it.
 	variant := func(edit func(dir string)) string {
 		dir := t.TempDir()
@@ -432,7 +432,7 @@ func TestEncoderBadORTLib(t *testing.T) {
 		fmt.Printf("OPEN-ERROR: %v\n", err)
 		return
 	}
-	dir := genModel(t, "tiny")
+	dir := encGenModel(t, "tiny")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestEncoderBadORTLib$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "EMBED_TEST_BAD_ORT_DIR="+dir)
 	out, err := cmd.CombinedOutput()
@@ -483,11 +483,11 @@ func TestEncoderConfigValidate(t *testing.T) {
 // (Contents, E5 "passage: " prefix, MaxLength 256) in calls of 256 passages
 // cut into sub-batches of 32.
 func BenchmarkEncode(b *testing.B) {
-	passages := readPassages(b, 256)
+	passages := encPassages(b, 256)
 	for _, preset := range []string{"tiny", "minilm"} {
 		b.Run("preset="+preset+"/batch=32", func(b *testing.B) {
-			dir := genModel(b, preset)
-			e := openTest(b, Config{Dir: dir, BatchSize: 32})
+			dir := encGenModel(b, preset)
+			e := encOpen(b, Config{Dir: dir, BatchSize: 32})
 			ctx := context.Background()
 			if _, err := e.EncodePassages(ctx, passages[:32]); err != nil { // warm up
 				b.Fatal(err)

@@ -167,6 +167,9 @@ func (ix *Index) Retrievers() map[string]rlsearch.Retriever {
 	return m
 }
 
+// Encoder returns the encoder given to Open, or nil.
+func (ix *Index) Encoder() rlsearch.Encoder { return ix.enc }
+
 // Doc returns the passage at row (see docstore.Store.Doc).
 func (ix *Index) Doc(row int32) (rlsearch.Document, error) { return ix.Docs.Doc(row) }
 

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/rlsearch/rlsearch/bench"
+)
+
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	var (
+		idx       indexFlags
+		questions string
+		retriever string
+		ks        string
+		batch     int
+	)
+	idx.bind(fs)
+	fs.StringVar(&questions, "questions", defaultQuestions(), "question set JSONL with gold_passage_ids")
+	fs.StringVar(&retriever, "retriever", "all", `"bm25", "e5" or "all" (every retriever the index serves)`)
+	fs.StringVar(&ks, "k", "1,5,10,20", "cut-offs for recall@k")
+	fs.IntVar(&batch, "batch", 64, "questions per retrieval call")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	kl, err := intList(ks)
+	if err != nil {
+		return err
+	}
+	qs, err := bench.LoadQuestions(questions)
+	if err != nil {
+		return err
+	}
+	ix, closeIx, err := idx.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeIx()
+	rs := ix.Retrievers()
+	var use []string
+	if retriever == "all" {
+		use = names(rs)
+	} else if _, ok := rs[retriever]; ok {
+		use = []string{retriever}
+	} else {
+		return usageErr("retriever %q is not available (have %v; e5 needs --model)", retriever, names(rs))
+	}
+	id := func(row int32) (string, error) {
+		d, err := ix.Doc(row)
+		return d.ID, err
+	}
+	fmt.Fprintf(stdout, "recall of gold passages: %s (%d questions), index %s (%d passages)\n", questions, len(qs), ix.Dir, ix.Len())
+	for _, name := range use {
+		reps, err := bench.EvalRecall(ctx, rs[name], id, qs, kl, batch)
+		if err != nil {
+			return err
+		}
+		if err := bench.WriteRecallTable(stdout, name, kl, reps); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rlsearch/rlsearch/embed"
+	"github.com/rlsearch/rlsearch/index"
+)
+
+var errUsage = errors.New("usage")
+
+func usageErr(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
+}
+
+// modelFlags are shared by every command that may embed text, so that the
+// CLI, the server and the bench configure the encoder the same way.
+type modelFlags struct {
+	dir       string
+	ortLib    string
+	sessions  int
+	maxLength int
+	batch     int
+}
+
+func (m *modelFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&m.dir, "model", os.Getenv("MODEL"), "E5 model directory (model.onnx, tokenizer.json, rlsearch.json); default $MODEL; empty = BM25 only")
+	fs.StringVar(&m.ortLib, "ort-lib", "", "ONNX Runtime shared library (default $ONNXRUNTIME_LIB, else libonnxruntime.so.1 on the loader path)")
+	fs.IntVar(&m.sessions, "sessions", 0, "ONNX Runtime sessions in the encoder pool (0 = GOMAXPROCS/2, 1..4)")
+	fs.IntVar(&m.maxLength, "max-length", 0, "token budget per text incl. prefix and specials (0 = model config, default 256)")
+	fs.IntVar(&m.batch, "encode-batch", 0, "texts per ONNX Runtime run (0 = 32)")
+}
+
+// open loads the encoder, or returns nil when no model was given.
+func (m *modelFlags) open() (*embed.Encoder, uint64, error) {
+	if m.dir == "" {
+		return nil, 0, nil
+	}
+	enc, err := embed.Open(embed.Config{Dir: m.dir, ORTLib: m.ortLib, Sessions: m.sessions, MaxLength: m.maxLength, BatchSize: m.batch})
+	if err != nil {
+		return nil, 0, err
+	}
+	raw, err := os.ReadFile(filepath.Join(m.dir, embed.ConfigFile))
+	if err != nil {
+		enc.Close()
+		return nil, 0, err
+	}
+	h := fnv.New64a()
+	h.Write(raw)
+	return enc, h.Sum64(), nil
+}
+
+// indexFlags locate an index and the model to serve its dense shard.
+type indexFlags struct {
+	dir   string
+	model modelFlags
+}
+
+func (f *indexFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&f.dir, "index", "", "index directory built by 'rlsearch index' (required)")
+	f.model.bind(fs)
+}
+
+// open opens the index (and the encoder when --model is set). The returned
+// closer releases both.
+func (f *indexFlags) open(ctx context.Context) (*index.Index, func(), error) {
+	if f.dir == "" {
+		return nil, nil, usageErr("--index is required")
+	}
+	enc, _, err := f.model.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := index.OpenConfig{}
+	if enc != nil {
+		cfg.Encoder = enc
+	}
+	ix, err := index.Open(ctx, f.dir, cfg)
+	if err != nil {
+		if enc != nil {
+			enc.Close()
+		}
+		return nil, nil, err
+	}
+	return ix, func() {
+		ix.Close()
+		if enc != nil {
+			enc.Close()
+		}
+	}, nil
+}
+
+// parseFlags parses args, allowing flags after positional arguments
+// ("search 'question' -k 5"); the positional arguments are left in
+// fs.Args(). "--" ends flag parsing. Usage goes to stderr on error.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(stderr)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return usageErr("%v", err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		// flag.Parse stops at the first positional argument, or after "--".
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+// intList parses "1,5,10,20".
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n <= 0 {
+			return nil, usageErr("bad k %q in %q: want positive integers separated by commas", part, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// defaultQuestions is the shared wiki_multihop question set beside the repo.
+func defaultQuestions() string {
+	if d := os.Getenv("RLSEARCH_DATA"); d != "" {
+		return filepath.Join(d, "wiki_multihop", "questions.jsonl")
+	}
+	return filepath.Join("..", "shared", "data", "wiki_multihop", "questions.jsonl")
+}

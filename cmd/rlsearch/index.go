@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/rlsearch/rlsearch/ann"
+	"github.com/rlsearch/rlsearch/bm25"
+	"github.com/rlsearch/rlsearch/index"
+)
+
+func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("index", flag.ContinueOnError)
+	var (
+		cfg       index.BuildConfig
+		model     modelFlags
+		dtype     string
+		k1, b     float64
+		noProgess bool
+	)
+	fs.StringVar(&cfg.Corpus, "corpus", "", "corpus JSONL: {id, contents} or {id, title, text}; plain, .gz or .zst (required)")
+	fs.StringVar(&cfg.Dir, "out", "", "index directory to create (required)")
+	fs.BoolVar(&cfg.Force, "force", false, "replace an existing index directory")
+	fs.Float64Var(&k1, "k1", bm25.DefaultK1, "BM25 k1 (Pyserini default 0.9)")
+	fs.Float64Var(&b, "b", bm25.DefaultB, "BM25 b (Pyserini default 0.4)")
+	fs.StringVar(&dtype, "dtype", "fp16", "dense shard storage: fp16 or fp32")
+	fs.IntVar(&cfg.EncodeBatch, "batch", index.DefaultEncodeBatch, "passages per encoder call")
+	fs.BoolVar(&noProgess, "quiet", false, "no progress bar")
+	model.bind(fs)
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if cfg.Corpus == "" || cfg.Dir == "" {
+		return usageErr("--corpus and --out are required")
+	}
+	dt, err := ann.ParseDType(dtype)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	cfg.DType = dt
+	cfg.BM25 = bm25.Config{K1: &k1, B: &b}
+	if !noProgess {
+		cfg.Progress = stderr
+	}
+	enc, hash, err := model.open()
+	if err != nil {
+		return err
+	}
+	if enc != nil {
+		defer enc.Close()
+		cfg.Encoder, cfg.ConfigHash = enc, hash
+	}
+	meta, err := index.Build(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "indexed %d passages (%d empty skipped) into %s in %.1fs (%.0f passages/s); BM25 %d terms",
+		meta.NumDocs, meta.Skipped, cfg.Dir, meta.BuildSeconds, float64(meta.NumDocs)/meta.BuildSeconds, meta.BM25.NumTerms)
+	if meta.Dense != nil {
+		fmt.Fprintf(stdout, "; dense %s %d-d %s", meta.Dense.Model, meta.Dense.Dim, meta.Dense.DType)
+	}
+	fmt.Fprintln(stdout)
+	return nil
+}

@@ -1,0 +1,87 @@
+// Command rlsearch builds and serves retrieval indexes for search-agent RL:
+// BM25 and E5 dense retrieval over a Search-R1 / FlashRAG corpus, behind
+// Search-R1's /retrieve API.
+//
+//	rlsearch index  --corpus corpus.jsonl --out DIR [--model E5DIR]
+//	rlsearch serve  --index DIR [--model E5DIR] [--addr :8000]
+//	rlsearch search --index DIR [--model E5DIR] "question" ...
+//	rlsearch search --server http://127.0.0.1:8000 "question" ...
+//	rlsearch eval   --index DIR --questions questions.jsonl
+//	rlsearch bench  --index DIR [--model E5DIR]
+//
+// main only turns flags into configurations and calls the packages.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"index", "build an index directory from a corpus JSONL", runIndex},
+		{"serve", "serve Search-R1's POST /retrieve, GET /healthz, GET /metrics", runServe},
+		{"search", "print ranked titles and scores for questions", runSearch},
+		{"eval", "print recall@k of gold passages for a question set", runEval},
+		{"bench", "measure query throughput, HTTP requests/s and peak memory", runBench},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: rlsearch <command> [flags]\n\ncommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nrun 'rlsearch <command> -h' for the flags of a command\n")
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command and returns the process exit code: 0 success,
+// 1 failure, 2 bad usage.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], stdout, stderr)
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(stderr, "rlsearch %s: %v\n", c.name, err)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "rlsearch %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "rlsearch: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/server"
+)
+
+// serveFlags configure the HTTP server; bench uses the same ones.
+type serveFlags struct {
+	idx        indexFlags
+	addr       string
+	retriever  string
+	maxTopK    int
+	maxQueries int
+	maxBody    int64
+	batchMax   int
+	batchWait  time.Duration
+}
+
+func (s *serveFlags) bind(fs *flag.FlagSet) {
+	s.idx.bind(fs)
+	fs.StringVar(&s.addr, "addr", "127.0.0.1:8000", "listen address (Search-R1's retrieval server uses port 8000)")
+	fs.StringVar(&s.retriever, "retriever", "", `default retriever when a request names none: "bm25" or "e5" (default e5 when --model is set, else bm25)`)
+	fs.IntVar(&s.maxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")
+	fs.IntVar(&s.maxQueries, "max-queries", server.DefaultMaxQueries, "most queries per request")
+	fs.Int64Var(&s.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
+	fs.IntVar(&s.batchMax, "batch-max", 64, "most queries the e5 batching queue merges into one encoder call")
+	fs.DurationVar(&s.batchWait, "batch-wait", 2*time.Millisecond, "how long the e5 batching queue waits to fill a batch")
+}
+
+// newServer opens the index and builds the server. The closer stops the
+// batcher and releases the index and encoder.
+func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*server.Server, *index.Index, func(), error) {
+	ix, closeIx, err := s.idx.open(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rs := ix.Retrievers()
+	var batcher io.Closer
+	if e5, ok := rs["e5"]; ok {
+		b := server.NewBatcher(e5, s.batchMax, s.batchWait)
+		rs["e5"] = b
+		batcher = b.(io.Closer)
+	}
+	def := s.retriever
+	if def == "" {
+		def = "bm25"
+		if _, ok := rs["e5"]; ok {
+			def = "e5"
+		}
+	}
+	if _, ok := rs[def]; !ok {
+		closeIx()
+		return nil, nil, nil, usageErr("--retriever %q is not served by this index (have %v; e5 needs --model)", def, names(rs))
+	}
+	srv, err := server.New(server.Config{
+		Retrievers:   rs,
+		Default:      def,
+		Docs:         ix,
+		MaxTopK:      s.maxTopK,
+		MaxQueries:   s.maxQueries,
+		MaxBodyBytes: s.maxBody,
+		Health:       func() map[string]any { return health(ix) },
+		Logger:       logger,
+	})
+	if err != nil {
+		closeIx()
+		return nil, nil, nil, err
+	}
+	return srv, ix, func() {
+		if batcher != nil {
+			batcher.Close()
+		}
+		closeIx()
+	}, nil
+}
+
+func names(rs map[string]rlsearch.Retriever) []string {
+	var out []string
+	for n := range rs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func health(ix *index.Index) map[string]any {
+	h := map[string]any{
+		"backend":  "cpu",
+		"index":    ix.Dir,
+		"bm25":     map[string]any{"num_docs": ix.BM25.NumDocs(), "num_terms": ix.BM25.NumTerms(), "k1": ix.Meta.BM25.K1, "b": ix.Meta.BM25.B},
+		"cpus":     runtime.GOMAXPROCS(0),
+		"dense":    nil,
+		"model":    nil,
+		"built_at": ix.Meta.Created,
+	}
+	if ix.Dense != nil {
+		hd := ix.Dense.Header()
+		h["dense"] = map[string]any{"num_vectors": hd.Count, "dim": hd.Dim, "dtype": hd.DType.String(), "encoder": hd.EncoderID, "search": "exact flat inner product (CPU)"}
+		if _, ok := ix.Retrievers()["e5"]; ok {
+			h["model"] = hd.EncoderID
+		}
+	}
+	return h
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var s serveFlags
+	s.bind(fs)
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	srv, ix, closeAll, err := s.newServer(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", names(ix.Retrievers()), "backend", "cpu")
+	return srv.ListenAndServe(ctx, s.addr, func(a net.Addr) {
+		logger.Info("listening", "addr", a.String())
+		fmt.Fprintf(stdout, "listening on http://%s\n", a)
+	})
+}

@@ -57,7 +57,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	defer tw.Flush()
 	fmt.Fprintf(tw, "measurement\tvalue\tunit\tnotes\n")
-	row := func(name string, v float64, unit, note string) { fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\n", name, v, unit, note) }
+	row := func(name string, v float64, unit, note string) {
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\n", name, v, unit, note)
+	}
 	row("index build", float64(ix.Meta.NumDocs)/ix.Meta.BuildSeconds, "passages/s", fmt.Sprintf("%d passages in %.1fs (meta.json)", ix.Meta.NumDocs, ix.Meta.BuildSeconds))
 
 	// BM25, one query per call and whole batches.

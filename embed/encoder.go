@@ -259,12 +259,14 @@ var _ rlsearch.Encoder = (*Encoder)(nil)
 
 // Open loads the model directory cfg.Dir: rlsearch.json, tokenizer.json
 // (LoadWordPiece) and model.onnx, initialises ONNX Runtime once per process
-// (see Config.ORTLib) and creates cfg.Sessions sessions. It runs one
-// two-token probe through the model and returns an error wrapping
-// ErrDimMismatch when the output width is not rlsearch.json "dim"; an error
-// naming the library and $ONNXRUNTIME_LIB when ONNX Runtime cannot be loaded;
-// an error wrapping ErrModelConfig or an fs error for a bad directory.
-// The caller must Close the Encoder.
+// (see Config.ORTLib) and creates cfg.Sessions sessions. It then runs one
+// MaxLength-token probe through the model. Errors: one wrapping
+// ErrDimMismatch when the output width is not rlsearch.json "dim"; one naming
+// the model when the probe fails (wrong input or output names, MaxLength
+// beyond the model's position table); one naming the library and
+// $ONNXRUNTIME_LIB when ONNX Runtime cannot be loaded; one wrapping
+// ErrModelConfig or an fs error for a bad directory. Open takes about as long
+// as loading the model Sessions times. The caller must Close the Encoder.
 func Open(cfg Config) (*Encoder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -315,10 +317,12 @@ func Open(cfg Config) (*Encoder, error) {
 	return e, nil
 }
 
-// probe runs [CLS] a [SEP] through the model with an ORT-allocated output and
-// checks its shape against the configured dim.
+// probe runs one text of exactly MaxLength tokens ([CLS] a a ... [SEP])
+// through the model with an ORT-allocated output and checks its shape against
+// the configured dim. A MaxLength beyond the model's position table fails
+// here, at Open, instead of on the first long text.
 func (e *Encoder) probe() error {
-	ids := e.tok.Encode("a", 3)
+	ids := e.tok.Encode(strings.Repeat("a ", e.cfg.MaxLength), e.cfg.MaxLength)
 	if len(ids) == 0 {
 		return fmt.Errorf("embed: tokenizer %s encodes %q to nothing", filepath.Join(e.cfg.Dir, TokenizerFile), "a")
 	}
@@ -330,8 +334,8 @@ func (e *Encoder) probe() error {
 	}
 	outputs := []ort.Value{nil}
 	if err := e.all[0].Run(inputs, outputs); err != nil {
-		return fmt.Errorf("embed: probe run of %s (inputs %v, output %q): %w",
-			filepath.Join(e.cfg.Dir, ModelFile), e.model.Inputs, e.model.Output, err)
+		return fmt.Errorf("embed: probe run of %s on one %d-token text (inputs %v, output %q; is MaxLength within the model's positions?): %w",
+			filepath.Join(e.cfg.Dir, ModelFile), len(ids), e.model.Inputs, e.model.Output, err)
 	}
 	defer outputs[0].Destroy()
 	shape := outputs[0].GetShape()

@@ -402,6 +402,7 @@ func TestEncoderBadModelDir(t *testing.T) {
 		{"unknown input", variant(setConfig("inputs", []string{"input_ids", "pixel_values"})), ErrModelConfig, "pixel_values"},
 		{"bad pooling", variant(setConfig("pooling", "max")), ErrModelConfig, "pooling"},
 		{"wrong output name", variant(setConfig("output", "pooler_output")), nil, "pooler_output"},
+		{"max_length beyond positions", variant(setConfig("max_length", 600)), nil, "600-token"},
 		{"missing model input", variant(setConfig("inputs", []string{"input_ids", "attention_mask"})), nil, "probe"},
 		{"no model.onnx", variant(remove(ModelFile)), os.ErrNotExist, ModelFile},
 		{"garbage model.onnx", variant(write(ModelFile, "not an onnx model")), nil, ModelFile},

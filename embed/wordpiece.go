@@ -382,6 +382,7 @@ func (w *WordPiece) Encode(text string, maxLen int) []int32 {
 	st.limit = 0
 	if maxLen > 0 {
 		st.limit = max(maxLen, 2) - 1 // room for [SEP]
+		st.done = len(st.ids) >= st.limit
 	}
 
 	// Split on the added tokens, leftmost-longest, on the raw text.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -545,6 +546,270 @@ func TestWordPieceOptionsParityWithHF(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d of %d strings match", tc.name, len(texts)-bad, len(texts))
+		})
+	}
+}
+
+// TestWordPieceEncodeTable pins known tokenizations of bert-base-uncased
+// (the model card's examples and each pipeline step), decoded to tokens so
+// that a failure says which step went wrong.
+func TestWordPieceEncodeTable(t *testing.T) {
+	w := loadTestWordPiece(t)
+	for _, tc := range []struct {
+		name   string
+		text   string
+		maxLen int
+		want   string // space-separated tokens
+	}{
+		{"empty", "", 0, "[CLS] [SEP]"},
+		{"lowercase and punctuation", "Hello, World!", 0, "[CLS] hello , world ! [SEP]"},
+		{"wordpiece continuation", "unaffable", 0, "[CLS] una ##ffa ##ble [SEP]"},
+		{"ascii symbols isolated", "$5+3=8", 0, "[CLS] $ 5 + 3 = 8 [SEP]"},
+		{"accents stripped NFC", "Café naïve", 0, "[CLS] cafe naive [SEP]"},
+		{"accents stripped NFD", "Cafe\u0301", 0, "[CLS] cafe [SEP]"},
+		{"cjk padded", "中文abc", 0, "[CLS] 中 文 abc [SEP]"},
+		{"turkish dotted I", "İstanbul", 0, "[CLS] istanbul [SEP]"},
+		{"final sigma lowercases to sigma", "ΟΔΟΣ", 0, "[CLS] ο ##δ ##ο ##σ [SEP]"},
+		{"unicode punctuation isolated", "«quote»", 0, "[CLS] « quote » [SEP]"},
+		{"controls and invalid utf8 dropped", "a\x00b\x01c\xffd\ufffde", 0, "[CLS] abc ##de [SEP]"},
+		{"unicode spaces split", "a\u00a0b\u3000c\u2028d", 0, "[CLS] a b c d [SEP]"},
+		{"zero-width dropped", "a\u200bb\ufeffc", 0, "[CLS] abc [SEP]"},
+		{"added token in text", "a [MASK] b[SEP]", 0, "[CLS] a [MASK] b [SEP] [SEP]"},
+		{"added tokens are case-sensitive", "[mask]", 0, "[CLS] [ mask ] [SEP]"},
+		{"unknown piece makes the word unk", "ab☃cd ok", 0, "[CLS] [UNK] ok [SEP]"},
+		{"101 chars is unk", strings.Repeat("a", 101), 0, "[CLS] [UNK] [SEP]"},
+		{"truncate keeps sep", "one two three four", 4, "[CLS] one two [SEP]"},
+		{"truncate exact", "one two", 4, "[CLS] one two [SEP]"},
+		{"truncate inside a word", "unaffable", 3, "[CLS] una [SEP]"},
+		{"maxLen 2", "one two", 2, "[CLS] [SEP]"},
+		{"maxLen 1 clamps to 2", "one two", 1, "[CLS] [SEP]"},
+		{"maxLen negative means none", "one two", -1, "[CLS] one two [SEP]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := strings.Join(decodeIDs(w, w.Encode(tc.text, tc.maxLen)), " ")
+			if got != tc.want {
+				t.Errorf("Encode(%q, %d) = %s, want %s", tc.text, tc.maxLen, got, tc.want)
+			}
+		})
+	}
+	// max_input_chars_per_word is 100: a 100-character word is split into
+	// pieces, not replaced by [UNK].
+	if ids := w.Encode(strings.Repeat("a", 100), 0); slices.Contains(ids, w.unk) || len(ids) < 4 {
+		t.Errorf("100-character word: %q, want pieces without [UNK]", decodeIDs(w, ids))
+	}
+}
+
+func TestWordPieceAccessors(t *testing.T) {
+	w := loadTestWordPiece(t)
+	if got, want := w.VocabSize(), 30522; got != want {
+		t.Errorf("VocabSize() = %d, want %d (bert-base-uncased vocab.txt)", got, want)
+	}
+	if got, want := w.PadID(), int32(0); got != want {
+		t.Errorf("PadID() = %d, want %d ([PAD] is id 0 in bert-base-uncased)", got, want)
+	}
+}
+
+// minimalTokenizer is a valid tokenizer.json with a tiny vocabulary.
+const minimalTokenizer = `{
+  "added_tokens": [{"id": 0, "content": "[PAD]", "special": true}, {"id": 1, "content": "[UNK]", "special": true},
+    {"id": 2, "content": "[CLS]", "special": true}, {"id": 3, "content": "[SEP]", "special": true}],
+  "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+  "pre_tokenizer": {"type": "BertPreTokenizer"},
+  "post_processor": {"type": "TemplateProcessing",
+    "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+    "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]}, "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
+  "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 5,
+    "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "a": 4, "##b": 5, "ab": 6, "##c": 7, "!": 8}}
+}`
+
+// TestLoadWordPieceErrors checks that each unsupported or malformed
+// tokenizer.json is refused with the right sentinel.
+func TestLoadWordPieceErrors(t *testing.T) {
+	edit := func(f func(m map[string]any)) string {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(minimalTokenizer), &m); err != nil {
+			t.Fatal(err)
+		}
+		f(m)
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	sub := func(m map[string]any, key string) map[string]any { return m[key].(map[string]any) }
+	for _, tc := range []struct {
+		name string
+		json string
+		want error
+	}{
+		{"valid", minimalTokenizer, nil},
+		{"not json", "{", ErrBadTokenizer},
+		{"bpe model", edit(func(m map[string]any) { sub(m, "model")["type"] = "BPE" }), ErrUnsupportedTokenizer},
+		{"no model", edit(func(m map[string]any) { delete(m, "model") }), ErrBadTokenizer},
+		{"empty vocab", edit(func(m map[string]any) { sub(m, "model")["vocab"] = map[string]any{} }), ErrBadTokenizer},
+		{"unk not in vocab", edit(func(m map[string]any) { sub(m, "model")["unk_token"] = "<unk>" }), ErrBadTokenizer},
+		{"sequence normalizer", edit(func(m map[string]any) { sub(m, "normalizer")["type"] = "Sequence" }), ErrUnsupportedTokenizer},
+		{"null normalizer", edit(func(m map[string]any) { m["normalizer"] = nil }), ErrUnsupportedTokenizer},
+		{"whitespace pre-tokenizer", edit(func(m map[string]any) { sub(m, "pre_tokenizer")["type"] = "Whitespace" }), ErrUnsupportedTokenizer},
+		{"null post-processor", edit(func(m map[string]any) { m["post_processor"] = nil }), ErrUnsupportedTokenizer},
+		{"roberta post-processor", edit(func(m map[string]any) { sub(m, "post_processor")["type"] = "RobertaProcessing" }), ErrUnsupportedTokenizer},
+		{"template without sequence", edit(func(m map[string]any) {
+			pp := sub(m, "post_processor")
+			pp["single"] = pp["single"].([]any)[:1]
+		}), ErrUnsupportedTokenizer},
+		{"missing special token ids", edit(func(m map[string]any) { sub(m, "post_processor")["special_tokens"] = map[string]any{} }), ErrBadTokenizer},
+		{"normalized added token", edit(func(m map[string]any) {
+			m["added_tokens"].([]any)[0].(map[string]any)["normalized"] = true
+		}), ErrUnsupportedTokenizer},
+		{"no pad token", edit(func(m map[string]any) {
+			m["added_tokens"] = m["added_tokens"].([]any)[1:]
+			delete(sub(m, "model")["vocab"].(map[string]any), "[PAD]")
+		}), ErrBadTokenizer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tokenizer.json")
+			if err := os.WriteFile(path, []byte(tc.json), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w, err := LoadWordPiece(path)
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("LoadWordPiece: error %v, want %v", err, tc.want)
+			}
+			if err == nil && w == nil {
+				t.Fatal("nil WordPiece without error")
+			}
+		})
+	}
+	if _, err := LoadWordPiece(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: error %v, want os.ErrNotExist", err)
+	}
+}
+
+// TestWordPieceMinimal runs the algorithm on a tiny vocabulary without any
+// downloaded file: greedy longest match, the per-word [UNK], the
+// max_input_chars_per_word limit, and VocabSize/PadID.
+func TestWordPieceMinimal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(path, []byte(minimalTokenizer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := LoadWordPiece(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.VocabSize() != 9 || w.PadID() != 0 {
+		t.Fatalf("VocabSize() = %d, PadID() = %d, want 9, 0", w.VocabSize(), w.PadID())
+	}
+	for _, tc := range []struct {
+		text string
+		want []int32
+	}{
+		{"", []int32{2, 3}},
+		{"ab", []int32{2, 6, 3}},         // longest match "ab", not "a" "##b"
+		{"abc", []int32{2, 6, 7, 3}},     // ab ##c
+		{"ABC!", []int32{2, 6, 7, 8, 3}}, // lowercase, "!" isolated
+		{"abd", []int32{2, 1, 3}},        // "##d" unknown: the whole word is [UNK]
+		{"ab abbbb", []int32{2, 6, 6, 5, 5, 5, 3}},
+		{"abbbbb", []int32{2, 1, 3}},    // 6 characters > max_input_chars_per_word 5
+		{"[CLS]a", []int32{2, 2, 4, 3}}, // added token in the text
+		{"Äb", []int32{2, 6, 3}},        // accent stripped
+	} {
+		if got := w.Encode(tc.text, 0); !slices.Equal(got, tc.want) {
+			t.Errorf("Encode(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestWordPieceConcurrent encodes from many goroutines (run with -race):
+// the pooled scratch state must not leak between calls.
+func TestWordPieceConcurrent(t *testing.T) {
+	w := loadTestWordPiece(t)
+	texts := []string{"Hello, World!", "中文 İstanbul café", strings.Repeat("unaffable ", 50), "", "[MASK] x"}
+	want := make([][]int32, len(texts))
+	for i, s := range texts {
+		want[i] = w.Encode(s, 0)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for k := range 200 {
+				i := (g + k) % len(texts)
+				if got := w.Encode(texts[i], 0); !slices.Equal(got, want[i]) {
+					t.Errorf("concurrent Encode(%q) = %v, want %v", texts[i], got, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// FuzzWordPieceEncode checks the invariants of Encode on any input: no
+// panic, [CLS] first and [SEP] last, ids in range, maxLen respected (1 and
+// 2 both give at most 2 ids), and truncation is a prefix of the full
+// encoding. Seeds live in testdata/fuzz/FuzzWordPieceEncode.
+func FuzzWordPieceEncode(f *testing.F) {
+	w := loadTestWordPiece(f)
+	for _, s := range []string{"", "Hello, World!", "café\u0301 中文 [MASK]", "\xff\xfe", "İΣ\u200d👨‍👩‍👧"} {
+		f.Add(s, int16(0))
+		f.Add(s, int16(3))
+	}
+	f.Fuzz(func(t *testing.T, s string, maxLen int16) {
+		full := w.Encode(s, 0)
+		got := w.Encode(s, int(maxLen))
+		if len(got) < 2 || got[0] != w.cls || got[len(got)-1] != w.sep {
+			t.Fatalf("Encode(%q, %d) = %v: want [CLS] ... [SEP]", s, maxLen, got)
+		}
+		for _, id := range got {
+			if id < 0 || int(id) >= w.VocabSize() {
+				t.Fatalf("Encode(%q, %d) has id %d outside [0, %d)", s, maxLen, id, w.VocabSize())
+			}
+		}
+		if maxLen > 0 && len(got) > max(int(maxLen), 2) {
+			t.Fatalf("Encode(%q, %d) has %d ids", s, maxLen, len(got))
+		}
+		if maxLen <= 0 && !slices.Equal(got, full) {
+			t.Fatalf("Encode(%q, %d) = %v, differs from maxLen 0: %v", s, maxLen, got, full)
+		}
+		if n := len(got) - 1; !slices.Equal(got[:n], full[:n]) {
+			t.Fatalf("Encode(%q, %d) = %v is not a prefix of %v", s, maxLen, got, full)
+		}
+	})
+}
+
+// BenchmarkWordPieceEncode measures throughput on real passages and
+// questions of the shared data set (MB/s of UTF-8 input).
+func BenchmarkWordPieceEncode(b *testing.B) {
+	w := loadTestWordPiece(b)
+	dir := dataDir(b)
+	if _, err := os.Stat(filepath.Join(dir, "corpus.jsonl")); err != nil {
+		b.Skipf("shared data set not found at %s", dir)
+	}
+	passages := readJSONLField(b, filepath.Join(dir, "corpus.jsonl"), "contents")[:2000]
+	questions := readJSONLField(b, filepath.Join(dir, "questions.jsonl"), "question")
+	for _, bc := range []struct {
+		name   string
+		texts  []string
+		maxLen int
+	}{
+		{"passages/maxLen=0", passages, 0},
+		{"passages/maxLen=512", passages, 512},
+		{"questions/maxLen=0", questions, 0},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var n int64
+			for _, s := range bc.texts {
+				n += int64(len(s))
+			}
+			b.SetBytes(n)
+			tokens := 0
+			for b.Loop() {
+				for _, s := range bc.texts {
+					tokens += len(w.Encode(s, bc.maxLen))
+				}
+			}
+			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
 		})
 	}
 }

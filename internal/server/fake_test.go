@@ -49,7 +49,7 @@ type tokenRetriever struct {
 	calls  atomic.Int64
 	nq     atomic.Int64 // queries seen
 	delay  time.Duration
-	tricks bool   // honour the trigger words below
+	tricks bool // honour the trigger words below
 
 	block chan struct{} // when non-nil, Retrieve waits on it (or ctx)
 	enter chan struct{} // when non-nil, Retrieve signals it on entry

@@ -17,17 +17,17 @@ const (
 
 // Error kinds, the "kind" label of rlsearch_http_errors_total.
 const (
-	kindBadRequest      = "bad_request"       // malformed or invalid request (400)
-	kindTooLarge        = "too_large"         // body or batch over a limit (413)
-	kindMethod          = "method"            // wrong HTTP method (405)
-	kindNotFound        = "not_found"         // unknown path (404)
-	kindRetrieverInput  = "retriever_input"   // retriever returned rlsearch.ErrBadInput (400)
-	kindCanceled        = "canceled"          // client went away (499)
-	kindDeadline        = "deadline"          // context deadline exceeded (503)
-	kindInternal        = "internal"          // retriever, doc source or encoding failure (500)
-	kindPanic           = "panic"             // recovered panic (500)
-	kindWrite           = "write"             // writing the response failed (client gone)
-	statusClientClosed  = 499                 // nginx's "client closed request"
+	kindBadRequest     = "bad_request"     // malformed or invalid request (400)
+	kindTooLarge       = "too_large"       // body or batch over a limit (413)
+	kindMethod         = "method"          // wrong HTTP method (405)
+	kindNotFound       = "not_found"       // unknown path (404)
+	kindRetrieverInput = "retriever_input" // retriever returned rlsearch.ErrBadInput (400)
+	kindCanceled       = "canceled"        // client went away (499)
+	kindDeadline       = "deadline"        // context deadline exceeded (503)
+	kindInternal       = "internal"        // retriever, doc source or encoding failure (500)
+	kindPanic          = "panic"           // recovered panic (500)
+	kindWrite          = "write"           // writing the response failed (client gone)
+	statusClientClosed = 499               // nginx's "client closed request"
 )
 
 type metrics struct {

@@ -1,0 +1,48 @@
+# Two entry points for a fresh Debian 12 machine (see README):
+#   make demo   install what is needed, build the wiki_multihop index, serve it, query it
+#   make test   install what is needed, vet, and run every test (race detector on)
+# Everything downloaded lands in .cache/ (git-ignored); re-running is cheap.
+
+SHELL := /bin/bash
+GO ?= go
+ROOT := $(CURDIR)
+export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
+DATA ?= $(ROOT)/../shared/data
+BIN := bin/rlsearch
+
+.PHONY: all setup build demo test test-short bench testmodel fmt vet clean
+
+all: build
+
+setup:
+	bash scripts/setup.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/rlsearch
+
+# The main job. MODEL=dir adds the dense E5 shard (a real E5 export, or `make testmodel`).
+demo: setup build
+	DATA=$(DATA) MODEL=$(MODEL) bash scripts/demo.sh
+
+# A seeded random BERT of the real architecture (not a trained model): .cache/models/tiny
+testmodel: setup
+	@[ -f .cache/models/tiny/model.onnx ] || /usr/bin/python3 scripts/gen_bert.py gen --preset tiny --seed 1 \
+		--tokenizer .cache/tokenizers/bert-uncased.json --out .cache/models/tiny
+	@echo "MODEL=$(ROOT)/.cache/models/tiny"
+
+vet:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# The test command CI runs. Native parts must be present: a missing one fails instead of skipping.
+test: setup vet
+	RLSEARCH_REQUIRE_NATIVE=1 RLSEARCH_DATA=$(DATA) $(GO) test -race -count=1 -timeout 30m ./...
+
+test-short:
+	$(GO) test -short ./...
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./ann/ ./bm25/ ./docstore/ ./internal/server/
+
+clean:
+	rm -rf bin out

@@ -209,13 +209,6 @@ func parseTopK(raw json.RawMessage, max int) (int, *badRequest) {
 	return int(n), nil
 }
 
-// scoredDoc is one resolved hit.
-type scoredDoc struct {
-	doc   rlsearch.Document
-	score float32
-	row   int32
-}
-
 // handleRetrieve answers POST /retrieve.
 func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
 	if !s.allowMethod(w, r, http.MethodPost) {
@@ -234,12 +227,12 @@ func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
 		s.retrieveFailed(w, r, req.name, err)
 		return
 	}
-	docs, ends, err := s.resolve(req, lists)
+	hits, ends, err := s.check(req, lists)
 	if err != nil {
 		s.retrieveFailed(w, r, req.name, err)
 		return
 	}
-	s.writeResult(w, req.returnScores, docs, ends)
+	s.writeResult(w, r, req, hits, ends)
 }
 
 // retrieve runs the request's retriever on its non-blank queries and
@@ -282,31 +275,32 @@ func (s *Server) retrieve(ctx context.Context, req *retrieveRequest) ([][]rlsear
 // errBadScore marks a NaN or infinite score, which JSON cannot carry.
 var errBadScore = errors.New("server: retriever returned a NaN or infinite score")
 
-// resolve maps hits to documents: it drops padding rows (< 0) and repeated
-// rows, cuts each list to topk, and fails on rows outside the corpus and on
-// scores JSON cannot represent. The result is flat: list i is
-// docs[ends[i-1]:ends[i]].
-func (s *Server) resolve(req *retrieveRequest, lists [][]rlsearch.Hit) ([]scoredDoc, []int, error) {
+// check validates and cleans the hit lists before anything is written: it
+// drops padding rows (< 0) and repeated rows, cuts each list to topk, and
+// fails on rows outside the corpus and on scores JSON cannot represent.
+// The result is flat: list i is hits[ends[i-1]:ends[i]].
+func (s *Server) check(req *retrieveRequest, lists [][]rlsearch.Hit) ([]rlsearch.Hit, []int, error) {
 	total := 0
 	for _, l := range lists {
 		total += min(len(l), req.topK)
 	}
-	docs := make([]scoredDoc, 0, total)
+	hits := make([]rlsearch.Hit, 0, total)
 	ends := make([]int, len(lists))
 	n := s.cfg.Docs.Len()
 	var seen map[int32]struct{}
 	for i, l := range lists {
-		start := len(docs)
-		if len(l) > 64 {
+		start := len(hits)
+		big := len(l) > 64 // quadratic duplicate check below that
+		if big {
 			if seen == nil {
 				seen = make(map[int32]struct{}, len(l))
 			} else {
 				clear(seen)
 			}
 		}
-	hits:
+	next:
 		for _, h := range l {
-			if len(docs)-start >= req.topK {
+			if len(hits)-start >= req.topK {
 				break
 			}
 			if h.Row < 0 {
@@ -315,30 +309,26 @@ func (s *Server) resolve(req *retrieveRequest, lists [][]rlsearch.Hit) ([]scored
 			if int(h.Row) >= n {
 				return nil, nil, fmt.Errorf("retriever %s returned row %d outside the corpus of %d documents", req.name, h.Row, n)
 			}
-			if len(l) > 64 {
+			if big {
 				if _, dup := seen[h.Row]; dup {
 					continue
 				}
 				seen[h.Row] = struct{}{}
 			} else {
-				for _, d := range docs[start:] {
-					if d.row == h.Row {
-						continue hits
+				for _, g := range hits[start:] {
+					if g.Row == h.Row {
+						continue next
 					}
 				}
 			}
 			if math.IsNaN(float64(h.Score)) || math.IsInf(float64(h.Score), 0) {
 				return nil, nil, fmt.Errorf("retriever %s, row %d: %w", req.name, h.Row, errBadScore)
 			}
-			d, err := s.cfg.Docs.Doc(h.Row)
-			if err != nil {
-				return nil, nil, fmt.Errorf("document of row %d: %w", h.Row, err)
-			}
-			docs = append(docs, scoredDoc{doc: d, score: h.Score, row: h.Row})
+			hits = append(hits, h)
 		}
-		ends[i] = len(docs)
+		ends[i] = len(hits)
 	}
-	return docs, ends, nil
+	return hits, ends, nil
 }
 
 // retrieveFailed answers a failed retrieval: 400 for rlsearch.ErrBadInput,
@@ -363,15 +353,24 @@ const flushBytes = 64 << 10
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, flushBytes+4096); return &b }}
 
-// writeResult streams {"result": [...]} in Search-R1's shape. Every
-// document is resolved beforehand, so nothing can fail after the status
-// line except the connection.
-func (s *Server) writeResult(w *respWriter, returnScores bool, docs []scoredDoc, ends []int) {
+// writeResult streams {"result": [...]} in Search-R1's shape, fetching
+// each document as it goes, so that memory grows with the number of hits
+// and not with their text. A document that cannot be fetched before the
+// first flush (64 KiB of output) gives a proper 500; after it, the status
+// line is out and the connection is aborted, so the client sees a broken
+// response rather than a truncated success.
+func (s *Server) writeResult(w *respWriter, r *http.Request, req *retrieveRequest, hits []rlsearch.Hit, ends []int) {
+	bp := bufPool.Get().(*[]byte)
+	b := (*bp)[:0]
+	defer func() {
+		if cap(b) <= 4*flushBytes {
+			*bp = b[:0]
+			bufPool.Put(bp)
+		}
+	}()
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
-	bp := bufPool.Get().(*[]byte)
-	b := (*bp)[:0]
 	var werr error
 	flush := func() {
 		if werr == nil && len(b) > 0 {
@@ -386,21 +385,33 @@ func (s *Server) writeResult(w *respWriter, returnScores bool, docs []scoredDoc,
 			b = append(b, ',')
 		}
 		b = append(b, '[')
-		for j, d := range docs[start:end] {
+		for j, hit := range hits[start:end] {
+			d, err := s.cfg.Docs.Doc(hit.Row)
+			if err != nil {
+				err = fmt.Errorf("document of row %d: %w", hit.Row, err)
+				if w.status == 0 {
+					s.retrieveFailed(w, r, req.name, err)
+					return
+				}
+				s.log.Error("server: document lookup failed mid-response; aborting the connection", "retriever", req.name, "err", err)
+				w.errKind = kindInternal
+				s.metrics.errors.WithLabelValues(kindInternal).Inc()
+				panic(http.ErrAbortHandler)
+			}
 			if j > 0 {
 				b = append(b, ',')
 			}
-			if returnScores {
+			if req.returnScores {
 				b = append(b, `{"document":`...)
 			}
 			b = append(b, `{"id":`...)
-			b = appendString(b, d.doc.ID)
+			b = appendString(b, d.ID)
 			b = append(b, `,"contents":`...)
-			b = appendString(b, d.doc.Contents)
+			b = appendString(b, d.Contents)
 			b = append(b, '}')
-			if returnScores {
+			if req.returnScores {
 				b = append(b, `,"score":`...)
-				b, _ = appendScore(b, d.score) // finite: checked in resolve
+				b, _ = appendScore(b, hit.Score) // finite: checked in check
 				b = append(b, '}')
 			}
 			if len(b) >= flushBytes {
@@ -420,9 +431,5 @@ func (s *Server) writeResult(w *respWriter, returnScores bool, docs []scoredDoc,
 		w.errKind = kindWrite
 		s.metrics.errors.WithLabelValues(kindWrite).Inc()
 		s.log.Debug("server: write response", "err", werr)
-	}
-	if cap(b) <= 4*flushBytes {
-		*bp = b[:0]
-		bufPool.Put(bp)
 	}
 }

@@ -645,3 +645,62 @@ func TestLargeResponseStreams(t *testing.T) {
 		t.Fatalf("got %d lists, want 2 of 1000", len(got.Result))
 	}
 }
+
+// failDocs fails on one row.
+type failDocs struct {
+	fakeDocs
+	bad int32
+}
+
+func (f failDocs) Doc(row int32) (rlsearch.Document, error) {
+	if row == f.bad {
+		return rlsearch.Document{}, errors.New("fake: block checksum mismatch")
+	}
+	return f.fakeDocs.Doc(row)
+}
+
+func TestDocLookupFailure(t *testing.T) {
+	var docs fakeDocs
+	for i := range 2000 {
+		docs = append(docs, rlsearch.Document{ID: itoa(i), Contents: rlsearch.MakeContents("T", strings.Repeat("word ", 40))})
+	}
+	all := make([]rlsearch.Hit, len(docs))
+	for i := range all {
+		all[i] = rlsearch.Hit{Row: int32(i), Score: 1}
+	}
+	s, err := New(Config{
+		Retrievers: map[string]rlsearch.Retriever{"x": fixedRetriever{"all": all}},
+		Docs:       failDocs{docs, 1500},
+		Logger:     quietLogger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Early failure: nothing written yet, so a JSON 500.
+	code, _, body := do(t, s.Handler(), http.MethodPost, "/retrieve", `{"queries":["all"],"topk":1000}`)
+	if code != 200 {
+		t.Fatalf("rows 0..999 are fine, got %d %s", code, body)
+	}
+	s.cfg.Docs = failDocs{docs, 3}
+	code, _, body = do(t, s.Handler(), http.MethodPost, "/retrieve", `{"queries":["all"],"topk":10}`)
+	if code != 500 || !strings.Contains(body, "checksum") {
+		t.Fatalf("early failure: %d %s, want a JSON 500", code, body)
+	}
+	// Late failure: the 200 is already out (> 64 KiB streamed), so the
+	// connection is aborted and the client cannot mistake it for success.
+	s.cfg.Docs = failDocs{docs, 900}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/retrieve", "application/json", strings.NewReader(`{"queries":["all"],"topk":1000,"return_scores":true}`))
+	if err != nil {
+		return // aborted before the headers arrived: also not a success
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Fatalf("late document failure gave a complete response: %d, %d bytes", resp.StatusCode, len(b))
+	}
+	if len(b) < flushBytes {
+		t.Errorf("only %d bytes before the abort; the test should fail after the first flush", len(b))
+	}
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const corpusText = `{"id": "p1", "contents": "\"Paris\"\nParis is the capital and largest city of France."}
+{"id": "p2", "title": "Berlin", "text": "Berlin is the capital of Germany and its largest city."}
+{"id": "p3", "title": "Mount Everest", "text": "Mount Everest is Earth's highest mountain above sea level."}
+`
+
+const questionsText = `{"id": "q1", "question": "What is the capital of Germany?", "dataset": "toy", "gold_passage_ids": ["p2"]}
+{"id": "q2", "question": "highest mountain on Earth", "dataset": "toy", "gold_passage_ids": ["p3"]}
+`
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func buildIndex(t *testing.T) (dir, questions string) {
+	t.Helper()
+	tmp := t.TempDir()
+	corpus := filepath.Join(tmp, "corpus.jsonl")
+	questions = filepath.Join(tmp, "q.jsonl")
+	os.WriteFile(corpus, []byte(corpusText), 0o644)
+	os.WriteFile(questions, []byte(questionsText), 0o644)
+	dir = filepath.Join(tmp, "idx")
+	if code, out, errs := runCmd(t, "index", "--corpus", corpus, "--out", dir, "--quiet"); code != 0 || !strings.Contains(out, "indexed 3 passages") {
+		t.Fatalf("index: code %d\n%s\n%s", code, out, errs)
+	}
+	return dir, questions
+}
+
+func TestIndexSearchEval(t *testing.T) {
+	dir, questions := buildIndex(t)
+	code, out, errs := runCmd(t, "search", "--index", dir, "capital of Germany", "-k", "2")
+	if code != 0 || !strings.Contains(out, "Q: capital of Germany") || !strings.Contains(out, " 1.") || !strings.Contains(out, "Berlin  [p2]") {
+		t.Fatalf("search: code %d\n%s\n%s", code, out, errs)
+	}
+	if strings.Index(out, "Berlin") > strings.Index(out, "Paris") {
+		t.Errorf("Berlin should rank above Paris:\n%s", out)
+	}
+	code, out, errs = runCmd(t, "search", "--index", dir, "--questions", questions, "-k", "1")
+	if code != 0 || !strings.Contains(out, "* 1.") {
+		t.Fatalf("search --questions should mark the gold passage: code %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runCmd(t, "eval", "--index", dir, "--questions", questions, "--k", "1,2")
+	if code != 0 || !strings.Contains(out, "any@1") || !strings.Contains(out, "toy") {
+		t.Fatalf("eval: code %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir, _ := buildIndex(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "usage: rlsearch"},
+		{[]string{"nope"}, 2, `unknown command "nope"`},
+		{[]string{"index", "--out", "x"}, 2, "--corpus and --out are required"},
+		{[]string{"index", "--corpus", "/nonexistent.jsonl", "--out", filepath.Join(t.TempDir(), "i")}, 1, "/nonexistent.jsonl"},
+		{[]string{"index", "--corpus", "c", "--out", "o", "--dtype", "int4"}, 2, `unknown dtype "int4"`},
+		{[]string{"search", "--index", dir}, 2, "no question given"},
+		{[]string{"search", "--index", dir, "-k", "0", "q"}, 2, "-k must be positive"},
+		{[]string{"search", "--index", dir, "--retriever", "e5", "q"}, 2, `retriever "e5" is not available`},
+		{[]string{"search", "q"}, 2, "--index is required"},
+		{[]string{"search", "--index", t.TempDir(), "q"}, 1, "not an index directory"},
+		{[]string{"eval", "--index", dir, "--k", "1,x"}, 2, `bad k "x"`},
+		{[]string{"serve", "--index", dir, "--retriever", "e5"}, 2, `--retriever "e5" is not served`},
+		{[]string{"serve", "--bogus"}, 2, "flag provided but not defined"},
+	} {
+		code, _, errs := runCmd(t, tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: code %d, stderr %q; want code %d containing %q", tc.args, code, errs, tc.code, tc.want)
+		}
+	}
+}
+
+// TestServe starts `serve` on a free port, sends Search-R1 requests, and
+// checks that cancelling the context shuts it down cleanly.
+func TestServe(t *testing.T) {
+	dir, _ := buildIndex(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"serve", "--index", dir, "--addr", "127.0.0.1:0"}, pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	base := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+
+	resp, err := http.Post(base+"/retrieve", "application/json", strings.NewReader(`{"queries": ["capital of Germany", "  "], "topk": 10, "return_scores": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Result [][]struct {
+			Document struct{ ID, Contents string }
+			Score    float64
+		}
+	}
+	json.NewDecoder(resp.Body).Decode(&got)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(got.Result) != 2 || len(got.Result[0]) == 0 || got.Result[0][0].Document.ID != "p2" || len(got.Result[1]) != 0 {
+		t.Fatalf("status %d, result %+v", resp.StatusCode, got)
+	}
+	if len(got.Result[0]) > 3 {
+		t.Errorf("topk 10 on 3 passages returned %d hits", len(got.Result[0]))
+	}
+	resp, err = http.Post(base+"/retrieve", "application/json", strings.NewReader(`{"queries": "not a list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(body), `"field":"queries"`) {
+		t.Errorf("bad queries: %d %s", resp.StatusCode, body)
+	}
+	resp, err = http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"num_docs":3`) || !strings.Contains(string(body), `"backend":"cpu"`) {
+		t.Errorf("healthz: %s", body)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited with %d after cancel", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+}

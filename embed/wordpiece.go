@@ -523,7 +523,7 @@ func invalidLen(s string) int {
 // (non-Mn with a non-zero combining class), which wait in st.pending until
 // the next starter.
 func (w *WordPiece) stripped(st *wpState, r rune) {
-	if !w.strip || r < 0xC0 { // nothing below U+00C0 decomposes
+	if !w.strip || r < 0xC0 { // U+00C0 is the first character with a canonical decomposition
 		if len(st.pending) > 0 {
 			w.flushPending(st)
 		}
@@ -539,7 +539,10 @@ func (w *WordPiece) stripped(st *wpState, r rune) {
 		}
 		return
 	}
-	if 0xAC00 <= r && r < 0xAC00+11172 { // Hangul syllable: L V (T), all starters
+	// Hangul syllables decompose algorithmically into L V (T) jamo, all
+	// starters (Unicode 15 section 3.12: SBase 0xAC00, LBase 0x1100,
+	// VBase 0x1161, TBase 0x11A7, VCount 21, TCount 28, SCount 11172).
+	if 0xAC00 <= r && r < 0xAC00+11172 {
 		if len(st.pending) > 0 {
 			w.flushPending(st)
 		}

@@ -796,6 +796,7 @@ func BenchmarkWordPieceEncode(b *testing.B) {
 		{"passages/maxLen=0", passages, 0},
 		{"passages/maxLen=512", passages, 512},
 		{"questions/maxLen=0", questions, 0},
+		{"unicode-fragments/maxLen=0", parityFragments, 0},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var n int64
@@ -812,4 +813,29 @@ func BenchmarkWordPieceEncode(b *testing.B) {
 			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
 		})
 	}
+}
+
+// ExampleWordPiece_Encode tokenizes with a tiny tokenizer.json (real models
+// load theirs the same way, e.g. .cache/tokenizers/bert-uncased.json).
+func ExampleWordPiece_Encode() {
+	dir, err := os.MkdirTemp("", "wordpiece")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "tokenizer.json")
+	if err := os.WriteFile(path, []byte(minimalTokenizer), 0o644); err != nil {
+		panic(err)
+	}
+	tok, err := LoadWordPiece(path)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(tok.Encode("ABC! Äb", 0))     // [CLS] ab ##c ! ab [SEP]
+	fmt.Println(tok.Encode("ABC! Äb", 4))     // truncated, [SEP] kept last
+	fmt.Println(tok.PadID(), tok.VocabSize()) // for padding batches and checking ids
+	// Output:
+	// [2 6 7 8 6 3]
+	// [2 6 7 3]
+	// 0 9
 }

@@ -17,7 +17,19 @@
 //
 // Bad input is always a 4xx with a JSON body {"error": "...", "field": "..."}
 // naming the offending field ("" for the body as a whole), never a 5xx:
-// verl's search tool retries every 5xx ten times.
+// verl's search tool retries every 5xx ten times. Statuses: 400 for a
+// malformed body or field and for retriever errors wrapping
+// rlsearch.ErrBadInput, 404 for an unknown path, 405 (with Allow) for a
+// wrong method, 413 for a body over Config.MaxBodyBytes or more than
+// Config.MaxQueries queries, 499 when the client went away, 503 on a
+// context deadline, and 500 only for real faults (a retriever or document
+// store error, a recovered panic), always with the same JSON body.
+//
+// Blank (empty or whitespace-only) queries get an empty list without
+// reaching the retriever, and hits with padding rows (< 0) or repeated rows
+// are dropped, so "topk" beyond the corpus returns each match once.
+// Scores are float32 widened to float64, written as encoding/json writes a
+// float64. Unlike Search-R1, topk 0 is an error rather than the default.
 //
 // NewBatcher wraps an expensive retriever (the E5 encoder on a GPU) in a
 // queue that merges concurrent calls into one underlying batch.

@@ -65,7 +65,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"kind"}),
 		retrieval: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "rlsearch_retrieval_duration_seconds",
-			Help:    "Latency of one Retrieve call (a whole request's batch) by retriever.",
+			Help:    "Latency of one Retrieve call (a whole request's non-blank queries; with a Batcher, queue wait included) by retriever.",
 			Buckets: latencyBuckets,
 		}, []string{"retriever"}),
 		queriesTot: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -493,6 +493,10 @@ func BenchmarkEncode(b *testing.B) {
 			if _, err := e.EncodePassages(ctx, passages[:32]); err != nil { // warm up
 				b.Fatal(err)
 			}
+			tokens := 0
+			for _, p := range passages {
+				tokens += len(e.Tokenize(e.ModelConfig().PassagePrefix, p))
+			}
 			n := 0
 			start := time.Now()
 			for b.Loop() {
@@ -501,7 +505,9 @@ func BenchmarkEncode(b *testing.B) {
 				}
 				n += len(passages)
 			}
-			b.ReportMetric(float64(n)/time.Since(start).Seconds(), "passages/s")
+			secs := time.Since(start).Seconds()
+			b.ReportMetric(float64(n)/secs, "passages/s")
+			b.ReportMetric(float64(n/len(passages)*tokens)/secs, "tokens/s")
 		})
 	}
 }

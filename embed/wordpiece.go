@@ -72,6 +72,8 @@ type WordPiece struct {
 	specials     []addedToken
 	specialFirst [256]bool
 
+	props *[0x10000]uint8 // character properties of the BMP, see prop
+
 	pool sync.Pool // *wpState
 }
 
@@ -182,7 +184,7 @@ func parseWordPiece(data []byte) (*WordPiece, error) {
 		return fmt.Errorf("%w: "+format, append([]any{ErrBadTokenizer}, args...)...)
 	}
 
-	w := &WordPiece{}
+	w := &WordPiece{props: bmpProps()}
 
 	// Normalizer. Defaults are those of tokenizers' BertNormalizer.
 	n := tj.Normalizer
@@ -462,21 +464,23 @@ func (w *WordPiece) segment(st *wpState, s string) {
 			size = invalidLen(s[i:])
 		}
 		i += size
+		p := w.prop(r)
 		if w.cleanText {
-			if r == 0xFFFD || isOther(r) {
+			if p&pDrop != 0 {
 				continue
 			}
-			if isCleanSpace(r) {
-				r = ' '
+			if p&pCleanSpace != 0 {
+				r, p = ' ', w.props[' ']
 			}
 		}
-		if w.chinese && isCJK(r) {
-			w.stripped(st, ' ')
-			w.stripped(st, r)
-			w.stripped(st, ' ')
+		if w.chinese && p&pCJK != 0 {
+			sp := w.props[' ']
+			w.stripped(st, ' ', sp)
+			w.stripped(st, r, p)
+			w.stripped(st, ' ', sp)
 			continue
 		}
-		w.stripped(st, r)
+		w.stripped(st, r, p)
 	}
 	w.flushPending(st)
 	w.endWord(st)
@@ -522,12 +526,12 @@ func invalidLen(s string) int {
 // on. Canonical reordering matters only among the characters that survive
 // (non-Mn with a non-zero combining class), which wait in st.pending until
 // the next starter.
-func (w *WordPiece) stripped(st *wpState, r rune) {
-	if !w.strip || r < 0xC0 { // U+00C0 is the first character with a canonical decomposition
+func (w *WordPiece) stripped(st *wpState, r rune, p uint8) {
+	if !w.strip || p&pStripSame != 0 {
 		if len(st.pending) > 0 {
 			w.flushPending(st)
 		}
-		w.lowered(st, r)
+		w.lowered(st, r, p)
 		return
 	}
 	if out, ok := stripExceptions[r]; ok {
@@ -535,7 +539,7 @@ func (w *WordPiece) stripped(st *wpState, r rune) {
 			w.flushPending(st)
 		}
 		for _, o := range out {
-			w.lowered(st, o)
+			w.lowered(st, o, w.prop(o))
 		}
 		return
 	}
@@ -547,17 +551,17 @@ func (w *WordPiece) stripped(st *wpState, r rune) {
 			w.flushPending(st)
 		}
 		s := r - 0xAC00
-		w.lowered(st, 0x1100+s/(21*28))
-		w.lowered(st, 0x1161+(s%(21*28))/28)
+		l, v := 0x1100+s/(21*28), 0x1161+(s%(21*28))/28
+		w.lowered(st, l, w.props[l])
+		w.lowered(st, v, w.props[v])
 		if t := s % 28; t != 0 {
-			w.lowered(st, 0x11A7+t)
+			w.lowered(st, 0x11A7+t, w.props[0x11A7+t])
 		}
 		return
 	}
 	var buf [4]byte
 	n := utf8.EncodeRune(buf[:], r)
-	p := norm.NFD.Properties(buf[:n])
-	d := p.Decomposition()
+	d := norm.NFD.Properties(buf[:n]).Decomposition()
 	if d == nil {
 		w.decomposed(st, r, cccOf(r))
 		return
@@ -575,7 +579,7 @@ func (w *WordPiece) decomposed(st *wpState, r rune, ccc uint8) {
 			w.flushPending(st)
 		}
 		if !isMn(r) {
-			w.lowered(st, r)
+			w.lowered(st, r, w.prop(r))
 		}
 		return
 	}
@@ -594,39 +598,36 @@ func (w *WordPiece) flushPending(st *wpState) {
 		slices.SortStableFunc(st.pending, func(a, b rune) int { return int(cccOf(a)) - int(cccOf(b)) })
 	}
 	for _, r := range st.pending {
-		w.lowered(st, r)
+		w.lowered(st, r, w.prop(r))
 	}
 	st.pending = st.pending[:0]
 }
 
 // lowered applies lowercase (Rust char::to_lowercase) and passes the
 // characters on to the pre-tokenizer.
-func (w *WordPiece) lowered(st *wpState, r rune) {
-	if w.lower {
-		if r < utf8.RuneSelf {
-			if 'A' <= r && r <= 'Z' {
-				r += 'a' - 'A'
-			}
-		} else if r == 0x130 { // İ: "i\u0307", the only multi-character lowercase
-			w.pretok(st, 'i')
+func (w *WordPiece) lowered(st *wpState, r rune, p uint8) {
+	if w.lower && p&pLowerSame == 0 {
+		if r == 0x130 { // İ: "i\u0307", the only multi-character lowercase
+			w.pretok(st, 'i', w.props['i'])
 			r = 0x307
 		} else {
 			r = toLowerHF(r)
 		}
+		p = w.prop(r)
 	}
-	w.pretok(st, r)
+	w.pretok(st, r, p)
 }
 
 // pretok is BertPreTokenizer: split on whitespace, isolate punctuation.
-func (w *WordPiece) pretok(st *wpState, r rune) {
+func (w *WordPiece) pretok(st *wpState, r rune, p uint8) {
 	if st.collect != nil { // tests: observe the normalizer alone
 		*st.collect = append(*st.collect, r)
 		return
 	}
 	switch {
-	case isSplitSpace(r):
+	case p&pSplit != 0:
 		w.endWord(st)
-	case isPunct(r):
+	case p&pPunct != 0:
 		w.endWord(st)
 		st.word = utf8.AppendRune(st.word, r)
 		st.nchars = 1
@@ -697,6 +698,67 @@ func (w *WordPiece) endWord(st *wpState) {
 		st.ids = st.ids[:st.limit]
 		st.done = true
 	}
+}
+
+// Character property bits, as returned by prop.
+const (
+	pDrop       = 1 << iota // clean_text drops it: U+FFFD or isOther
+	pCleanSpace             // clean_text maps it to ' ': isCleanSpace
+	pCJK                    // handle_chinese_chars pads it: isCJK
+	pSplit                  // the pre-tokenizer splits on it: isSplitSpace
+	pPunct                  // the pre-tokenizer isolates it: isPunct
+	pStripSame              // strip_accents keeps it as is, and it is a starter
+	pLowerSame              // lowercase keeps it as is
+)
+
+// computeProps derives the property bits of r from the class functions.
+func computeProps(r rune) uint8 {
+	var p uint8
+	if r == 0xFFFD || isOther(r) {
+		p |= pDrop
+	}
+	if isCleanSpace(r) {
+		p |= pCleanSpace
+	}
+	if isCJK(r) {
+		p |= pCJK
+	}
+	if isSplitSpace(r) {
+		p |= pSplit
+	}
+	if isPunct(r) {
+		p |= pPunct
+	}
+	if r < 0xC0 { // U+00C0 is the first character with a canonical decomposition
+		p |= pStripSame
+	} else if _, ok := stripExceptions[r]; !ok && !(0xAC00 <= r && r < 0xAC00+11172) && !isMn(r) && cccOf(r) == 0 &&
+		norm.NFD.PropertiesString(string(r)).Decomposition() == nil {
+		p |= pStripSame
+	}
+	if r != 0x130 && toLowerHF(r) == r {
+		p |= pLowerSame
+	}
+	return p
+}
+
+// bmpProps is the table of computeProps over the BMP (64 KiB), built once
+// on the first LoadWordPiece and read-only afterwards.
+var bmpProps = sync.OnceValue(func() *[0x10000]uint8 {
+	t := new([0x10000]uint8)
+	for r := range rune(0x10000) {
+		if r < 0xD800 || r > 0xDFFF {
+			t[r] = computeProps(r)
+		}
+	}
+	return t
+})
+
+// prop returns the property bits of r: a table lookup in the BMP.
+func (w *WordPiece) prop(r rune) uint8 {
+	if r < 0x10000 {
+		return w.props[r]
+	}
+	return computeProps(r)
 }
 
 // ASCII character classes after clean_text, as tokenizers sees them.

@@ -144,10 +144,10 @@ func normalizeOnly(w *WordPiece, r rune) []rune {
 	var got []rune
 	st := &wpState{collect: &got}
 	if w.strip {
-		w.stripped(st, r)
+		w.stripped(st, r, w.prop(r))
 		w.flushPending(st)
 	} else {
-		w.lowered(st, r)
+		w.lowered(st, r, w.prop(r))
 	}
 	return got
 }
@@ -193,8 +193,9 @@ func TestWordPieceUnicodeTablesMatchHF(t *testing.T) {
 		return res
 	}
 	strip, lower := toMap(probe.Strip), toMap(probe.Lower)
-	stripW := &WordPiece{strip: true}
-	lowerW := &WordPiece{lower: true}
+	stripW := &WordPiece{strip: true, props: bmpProps()}
+	lowerW := &WordPiece{lower: true, props: bmpProps()}
+	prop := stripW.prop // the table Encode uses in the BMP
 
 	type class struct {
 		name string
@@ -202,11 +203,11 @@ func TestWordPieceUnicodeTablesMatchHF(t *testing.T) {
 		got  func(rune) bool
 	}
 	classes := []class{
-		{"clean_text drops", probe.Other, func(r rune) bool { return r == 0xFFFD || isOther(r) }},
-		{"clean_text maps to space", probe.Space, func(r rune) bool { return r != ' ' && !isOther(r) && isCleanSpace(r) }},
-		{"is_chinese_char", probe.CJK, isCJK},
-		{"is_bert_punc", probe.Punct, isPunct},
-		{"char::is_whitespace", probe.SplitWS, isSplitSpace},
+		{"clean_text drops", probe.Other, func(r rune) bool { return prop(r)&pDrop != 0 }},
+		{"clean_text maps to space", probe.Space, func(r rune) bool { return r != ' ' && prop(r)&(pDrop|pCleanSpace) == pCleanSpace }},
+		{"is_chinese_char", probe.CJK, func(r rune) bool { return prop(r)&pCJK != 0 }},
+		{"is_bert_punc", probe.Punct, func(r rune) bool { return prop(r)&pPunct != 0 }},
+		{"char::is_whitespace", probe.SplitWS, func(r rune) bool { return prop(r)&pSplit != 0 }},
 		{"NFD combining class > 0", probe.NonStarter, func(r rune) bool {
 			if d := norm.NFD.PropertiesString(string(r)).Decomposition(); d != nil {
 				r, _ = utf8.DecodeRune(d)

@@ -109,18 +109,7 @@ func (s *Server) finish(endpoint string, w *respWriter, r *http.Request, start t
 func (s *Server) fail(w *respWriter, status int, kind, msg, field string) {
 	w.errKind = kind
 	s.metrics.errors.WithLabelValues(kind).Inc()
-	b := make([]byte, 0, len(msg)+len(field)+32)
-	b = append(b, `{"error":`...)
-	b = appendString(b, msg)
-	b = append(b, `,"field":`...)
-	b = appendString(b, field)
-	b = append(b, "}\n"...)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	w.Write(b)
+	WriteError(w, status, msg, field)
 }
 
 // allowMethod answers 405 with an Allow header and a JSON error unless
@@ -135,4 +124,23 @@ func (s *Server) allowMethod(w *respWriter, r *http.Request, methods ...string) 
 	w.Header().Set("Allow", allow)
 	s.fail(w, http.StatusMethodNotAllowed, kindMethod, "method "+r.Method+" not allowed; use "+allow, "")
 	return false
+}
+
+// WriteError answers status with the JSON body {"error": msg, "field":
+// field} that every endpoint of this server uses; field names the request
+// field at fault ("" for the body as a whole). For handlers mounted through
+// Config.Extra.
+func WriteError(w http.ResponseWriter, status int, msg, field string) {
+	b := make([]byte, 0, len(msg)+len(field)+32)
+	b = append(b, `{"error":`...)
+	b = appendString(b, msg)
+	b = append(b, `,"field":`...)
+	b = appendString(b, field)
+	b = append(b, "}\n"...)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(b)
 }

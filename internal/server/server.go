@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -75,6 +76,13 @@ type Config struct {
 	// ShutdownTimeout bounds the graceful shutdown in ListenAndServe; 0
 	// means DefaultShutdownTimeout (30 s).
 	ShutdownTimeout time.Duration
+	// Extra mounts further endpoints by exact path (for example
+	// "/v1/programs/execute"), each instrumented like the built-in ones
+	// (access log, request counter and latency under its path as the
+	// endpoint label, panic recovery). Handlers answer errors with
+	// WriteError so that every endpoint speaks the same JSON. Paths must
+	// start with "/" and must not be a built-in path.
+	Extra map[string]http.Handler
 }
 
 // Validate reports the first invalid field of c, naming it. It does not
@@ -110,6 +118,16 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		return fmt.Errorf("server: Config.MaxBodyBytes %d is negative", c.MaxBodyBytes)
+	}
+	for path := range c.Extra {
+		switch {
+		case !strings.HasPrefix(path, "/"):
+			return fmt.Errorf("server: Config.Extra path %q must start with /", path)
+		case path == "/" || path == endpointRetrieve || path == endpointHealthz || path == endpointMetrics:
+			return fmt.Errorf("server: Config.Extra path %q is a built-in endpoint", path)
+		case c.Extra[path] == nil:
+			return fmt.Errorf("server: Config.Extra[%q] is nil", path)
+		}
 	}
 	if c.ShutdownTimeout < 0 {
 		return fmt.Errorf("server: Config.ShutdownTimeout %v is negative", c.ShutdownTimeout)
@@ -195,6 +213,9 @@ func New(cfg Config) (*Server, error) {
 		}
 		metricsHandler.ServeHTTP(w, r)
 	}))
+	for path, h := range cfg.Extra {
+		mux.Handle(path, s.instrument(path, func(w *respWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	}
 	mux.Handle("/", s.instrument(endpointOther, func(w *respWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, kindNotFound, "no such endpoint: "+r.URL.Path+" (have /retrieve, /healthz, /metrics)", "")
 	}))

@@ -90,3 +90,21 @@ type Retriever interface {
 // ErrBadInput marks errors caused by the caller's input (as opposed to the
 // index or the machine). Servers map it to a 4xx status.
 var ErrBadInput = errors.New("rlsearch: bad input")
+
+// Reranker scores (query, document) pairs with a cross-attention model
+// (Qwen3-Reranker, BERT cross-encoders). Higher is better.
+//
+// Implementations are safe for concurrent use. Rerank returns one score per
+// document, in the order of docs; it never reorders, drops or invents
+// documents. Errors wrapping ErrBadInput mean the caller's input was at fault.
+type Reranker interface {
+	Rerank(ctx context.Context, query string, docs []Document) ([]float32, error)
+	// Name identifies the model for logs and /healthz.
+	Name() string
+}
+
+// TokenCounter counts the tokens of a text as the policy model's tokenizer
+// sees them (for observation budgets). Safe for concurrent use.
+type TokenCounter interface {
+	CountTokens(text string) int
+}

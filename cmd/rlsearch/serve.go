@@ -64,7 +64,13 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		closeIx()
 		return nil, nil, nil, usageErr("--retriever %q is not served by this index (have %v; e5 needs --model)", def, names(rs))
 	}
+	extra, err := extraEndpoints(ix)
+	if err != nil {
+		closeIx()
+		return nil, nil, nil, err
+	}
 	srv, err := server.New(server.Config{
+		Extra:        extra,
 		Retrievers:   rs,
 		Default:      def,
 		Docs:         ix,

@@ -1,0 +1,16 @@
+package main
+
+import (
+	"net/http"
+
+	"github.com/rlsearch/rlsearch/index"
+)
+
+// extraEndpoints returns the endpoints served beside /retrieve, /healthz and
+// /metrics (program execution, rewards, ...), by path. Each feature adds
+// its line here.
+func extraEndpoints(ix *index.Index) (map[string]http.Handler, error) {
+	m := map[string]http.Handler{}
+	_ = ix
+	return m, nil
+}

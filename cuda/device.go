@@ -563,4 +563,3 @@ func (c *Ctx) GemmF16(s *Stream, transA, transB bool, m, n, k int, alpha float32
 		uintptr(unsafe.Pointer(&ab[0])), uintptr(a), cudaR16F, uintptr(lda), uintptr(b), cudaR16F, uintptr(ldb),
 		uintptr(unsafe.Pointer(&ab[1])), uintptr(cm), cudaR32F, uintptr(ldc), cublasCompute32F, uintptr(uint32(algo))))
 }
-

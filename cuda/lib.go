@@ -77,14 +77,14 @@ var cublasSonames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so
 // driver holds the resolved symbols of libcuda.so.1.
 type driver struct {
 	init, deviceGetCount, deviceGet, deviceGetName, deviceTotalMem, deviceGetAttribute uintptr
-	primaryCtxRetain, primaryCtxRelease, ctxSetCurrent, ctxSynchronize              uintptr
-	streamCreate, streamDestroy, streamSynchronize                                   uintptr
-	memAlloc, memFree, memAllocHost, memFreeHost, memGetInfo                         uintptr
-	memcpyHtoD, memcpyDtoH, memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync        uintptr
-	memsetD32Async                                                                   uintptr
-	moduleLoadData, moduleGetFunction, moduleUnload, launchKernel                    uintptr
-	getErrorName                                                                     uintptr
-	driverGetVersion                                                                 uintptr
+	primaryCtxRetain, primaryCtxRelease, ctxSetCurrent, ctxSynchronize                 uintptr
+	streamCreate, streamDestroy, streamSynchronize                                     uintptr
+	memAlloc, memFree, memAllocHost, memFreeHost, memGetInfo                           uintptr
+	memcpyHtoD, memcpyDtoH, memcpyHtoDAsync, memcpyDtoHAsync, memcpyDtoDAsync          uintptr
+	memsetD32Async                                                                     uintptr
+	moduleLoadData, moduleGetFunction, moduleUnload, launchKernel                      uintptr
+	getErrorName                                                                       uintptr
+	driverGetVersion                                                                   uintptr
 }
 
 type blasLib struct {

@@ -1,0 +1,247 @@
+package sdk
+
+import (
+	"errors"
+	"fmt"
+		"time"
+	"unicode"
+
+	"github.com/rlsearch/rlsearch"
+)
+
+// Default budgets and limits. The paper's values (RPL, Section 3 and
+// Appendix B: at most 20 printed documents, a 2,048-token observation, the
+// width ladder topping at 50, RRF k = 60 after Cormack et al. 2009) are
+// marked; the others are this package's choices, sized so that a typical
+// program (a few calls, a fuse, a rerank, a print) uses well under 1% of
+// them.
+const (
+	DefaultMaxSteps             = 1_000_000        // Starlark execution steps (≈ 20–50 ms of pure computation)
+	DefaultTimeout              = 10 * time.Second // wall clock per program, retrieval included
+	DefaultMaxCalls             = 16               // retrieval calls per program (the typed maximum is 4 queries × 2 routes = 8)
+	DefaultMaxCandidates        = 1000             // documents returned by all retrieval calls of a program
+	DefaultMaxWidth             = 50               // k of one retrieval call (RPL width ladder maximum)
+	DefaultMaxRerankDocs        = 400              // documents given to one rerank call (8 calls × 50)
+	DefaultMaxPrintedDocs       = 20               // documents printed per program (RPL)
+	DefaultMaxObservationTokens = 2048             // observation cap in policy tokens (RPL)
+	DefaultMaxObservationBytes  = 256 << 10        // observation cap in bytes, checked before counting tokens
+	DefaultMaxSourceBytes       = 64 << 10         // program source size
+	DefaultMaxQueryBytes        = 2048             // one query string
+	DefaultRRFK                 = 60               // reciprocal rank fusion constant (Cormack et al. 2009; RPL)
+	DefaultMaxHeapBytes         = 4 << 30          // process heap above which running programs are stopped
+	DefaultDocFormat            = "Doc {index}(Title: {title}) {text}\n"
+	DefaultErrorFormat          = "Error ({code}): {message}\n"
+)
+
+// Budgets bound one program. Zero fields mean the defaults above. A request
+// may lower the runtime's budgets but never raise them (see Budgets.Within).
+type Budgets struct {
+	MaxSteps             uint64        `json:"max_steps,omitempty"`
+	Timeout              time.Duration `json:"-"`
+	TimeoutMS            int64         `json:"timeout_ms,omitempty"` // JSON form of Timeout
+	MaxCalls             int           `json:"max_calls,omitempty"`
+	MaxCandidates        int           `json:"max_candidates,omitempty"`
+	MaxWidth             int           `json:"max_width,omitempty"`
+	MaxRerankDocs        int           `json:"max_rerank_docs,omitempty"`
+	MaxPrintedDocs       int           `json:"max_printed_docs,omitempty"`
+	MaxObservationTokens int           `json:"max_observation_tokens,omitempty"`
+	MaxSourceBytes       int           `json:"max_source_bytes,omitempty"`
+}
+
+// Validate reports the first negative field.
+func (b Budgets) Validate() error {
+	switch {
+	case b.Timeout < 0:
+		return fmt.Errorf("sdk: Budgets.Timeout %v is negative", b.Timeout)
+	case b.TimeoutMS < 0:
+		return fmt.Errorf("sdk: Budgets.TimeoutMS %d is negative", b.TimeoutMS)
+	case b.MaxCalls < 0:
+		return fmt.Errorf("sdk: Budgets.MaxCalls %d is negative", b.MaxCalls)
+	case b.MaxCandidates < 0:
+		return fmt.Errorf("sdk: Budgets.MaxCandidates %d is negative", b.MaxCandidates)
+	case b.MaxWidth < 0:
+		return fmt.Errorf("sdk: Budgets.MaxWidth %d is negative", b.MaxWidth)
+	case b.MaxRerankDocs < 0:
+		return fmt.Errorf("sdk: Budgets.MaxRerankDocs %d is negative", b.MaxRerankDocs)
+	case b.MaxPrintedDocs < 0:
+		return fmt.Errorf("sdk: Budgets.MaxPrintedDocs %d is negative", b.MaxPrintedDocs)
+	case b.MaxObservationTokens < 0:
+		return fmt.Errorf("sdk: Budgets.MaxObservationTokens %d is negative", b.MaxObservationTokens)
+	case b.MaxSourceBytes < 0:
+		return fmt.Errorf("sdk: Budgets.MaxSourceBytes %d is negative", b.MaxSourceBytes)
+	}
+	return nil
+}
+
+// withDefaults fills zero fields with the package defaults.
+func (b Budgets) withDefaults() Budgets {
+	if b.Timeout == 0 && b.TimeoutMS > 0 {
+		b.Timeout = time.Duration(b.TimeoutMS) * time.Millisecond
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if b.MaxSteps == 0 {
+		b.MaxSteps = DefaultMaxSteps
+	}
+	if b.Timeout == 0 {
+		b.Timeout = DefaultTimeout
+	}
+	b.TimeoutMS = b.Timeout.Milliseconds()
+	def(&b.MaxCalls, DefaultMaxCalls)
+	def(&b.MaxCandidates, DefaultMaxCandidates)
+	def(&b.MaxWidth, DefaultMaxWidth)
+	def(&b.MaxRerankDocs, DefaultMaxRerankDocs)
+	def(&b.MaxPrintedDocs, DefaultMaxPrintedDocs)
+	def(&b.MaxObservationTokens, DefaultMaxObservationTokens)
+	def(&b.MaxSourceBytes, DefaultMaxSourceBytes)
+	return b
+}
+
+// Within returns the budgets of a request r under the runtime's budgets b
+// (both with defaults applied): each field is r's value when set and
+// smaller, else b's.
+func (b Budgets) Within(r Budgets) Budgets {
+	if r.Timeout == 0 && r.TimeoutMS > 0 {
+		r.Timeout = time.Duration(r.TimeoutMS) * time.Millisecond
+	}
+	lower := func(v *int, req int) {
+		if req > 0 && req < *v {
+			*v = req
+		}
+	}
+	if r.MaxSteps > 0 && r.MaxSteps < b.MaxSteps {
+		b.MaxSteps = r.MaxSteps
+	}
+	if r.Timeout > 0 && r.Timeout < b.Timeout {
+		b.Timeout = r.Timeout
+		b.TimeoutMS = b.Timeout.Milliseconds()
+	}
+	lower(&b.MaxCalls, r.MaxCalls)
+	lower(&b.MaxCandidates, r.MaxCandidates)
+	lower(&b.MaxWidth, r.MaxWidth)
+	lower(&b.MaxRerankDocs, r.MaxRerankDocs)
+	lower(&b.MaxPrintedDocs, r.MaxPrintedDocs)
+	lower(&b.MaxObservationTokens, r.MaxObservationTokens)
+	lower(&b.MaxSourceBytes, r.MaxSourceBytes)
+	return b
+}
+
+// Corpus resolves index rows to documents; *index.Index implements it.
+type Corpus interface {
+	Doc(row int32) (rlsearch.Document, error)
+}
+
+// Config configures a Runtime. Zero fields mean the documented defaults.
+type Config struct {
+	// Retrievers by name, as (*index.Index).Retrievers() returns them.
+	// dense() uses DenseRoute, sparse() uses SparseRoute; a program calling a
+	// route that is missing gets an "unavailable" error observation.
+	Retrievers map[string]rlsearch.Retriever
+	// DenseRoute and SparseRoute name the retrievers behind dense() and
+	// sparse(); defaults "e5" and "bm25".
+	DenseRoute, SparseRoute string
+	// Docs resolves hit rows to documents (required).
+	Docs Corpus
+	// Reranker serves rerank(); nil means rerank() fails with an
+	// "unavailable" error observation (never a fake score).
+	Reranker rlsearch.Reranker
+	// Tokens counts observation tokens; nil means whitespace-separated
+	// words (WhitespaceTokens), until the policy tokenizer is configured.
+	Tokens rlsearch.TokenCounter
+	// Budgets per program; zero fields mean the defaults.
+	Budgets Budgets
+	// RRFK is the reciprocal rank fusion constant; 0 means 60 (Cormack et
+	// al. 2009, RPL). fuse(..., k=) overrides it per call.
+	RRFK float64
+	// DocFormat renders one printed document; placeholders {index}
+	// (1-based over the observation), {id}, {title}, {text}, {score}
+	// (%.4f), {routes} (comma-separated). Default DefaultDocFormat, the
+	// Search-R1 observation format.
+	DocFormat string
+	// ErrorFormat renders the error line appended to the observation;
+	// placeholders {code} and {message}. Default DefaultErrorFormat.
+	ErrorFormat string
+	// MaxHeapBytes: when the process's Go heap exceeds it, a running
+	// program checking its budgets stops with budget_exceeded (memory). The
+	// check is process-wide, not per program. 0 means 4 GiB; negative
+	// disables it.
+	MaxHeapBytes int64
+	// MaxBatch is the most queries coalesced into one retriever call; 0
+	// means 512. CoalesceWait is the longest a queued retrieval call waits
+	// for other programs of its batch; 0 means 2 ms.
+	MaxBatch     int
+	CoalesceWait time.Duration
+}
+
+// Validate reports the first bad field.
+func (c Config) Validate() error {
+	switch {
+	case c.Docs == nil:
+		return errors.New("sdk: Config.Docs is required")
+	case c.RRFK < 0:
+		return fmt.Errorf("sdk: Config.RRFK %v is negative", c.RRFK)
+	case c.MaxBatch < 0:
+		return fmt.Errorf("sdk: Config.MaxBatch %d is negative", c.MaxBatch)
+	case c.CoalesceWait < 0:
+		return fmt.Errorf("sdk: Config.CoalesceWait %v is negative", c.CoalesceWait)
+	}
+	for name, r := range c.Retrievers {
+		if r == nil {
+			return fmt.Errorf("sdk: Config.Retrievers[%q] is nil", name)
+		}
+	}
+	return c.Budgets.Validate()
+}
+
+func (c Config) withDefaults() Config {
+	if c.DenseRoute == "" {
+		c.DenseRoute = "e5"
+	}
+	if c.SparseRoute == "" {
+		c.SparseRoute = "bm25"
+	}
+	if c.Tokens == nil {
+		c.Tokens = WhitespaceTokens{}
+	}
+	c.Budgets = c.Budgets.withDefaults()
+	if c.RRFK == 0 {
+		c.RRFK = DefaultRRFK
+	}
+	if c.DocFormat == "" {
+		c.DocFormat = DefaultDocFormat
+	}
+	if c.ErrorFormat == "" {
+		c.ErrorFormat = DefaultErrorFormat
+	}
+	if c.MaxHeapBytes == 0 {
+		c.MaxHeapBytes = DefaultMaxHeapBytes
+	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = 512
+	}
+	if c.CoalesceWait == 0 {
+		c.CoalesceWait = 2 * time.Millisecond
+	}
+	return c
+}
+
+// WhitespaceTokens counts whitespace-separated words: the stand-in policy
+// tokenizer until the Qwen3 tokenizer is configured. Safe for concurrent use.
+type WhitespaceTokens struct{}
+
+// CountTokens returns len(strings.Fields(text)) without allocating.
+func (WhitespaceTokens) CountTokens(text string) int {
+	n, in := 0, false
+	for _, r := range text {
+		if unicode.IsSpace(r) {
+			in = false
+		} else if !in {
+			in = true
+			n++
+		}
+	}
+	return n
+}

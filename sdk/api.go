@@ -12,7 +12,7 @@ import (
 
 // Limits of the JSON batch API.
 const (
-	DefaultMaxBatchPrograms = 4096    // programs per request
+	DefaultMaxBatchPrograms = 4096     // programs per request
 	DefaultMaxBodyBytes     = 64 << 20 // request body
 )
 

@@ -3,7 +3,7 @@ package sdk
 import (
 	"errors"
 	"fmt"
-		"time"
+	"time"
 	"unicode"
 
 	"github.com/rlsearch/rlsearch"

@@ -3,6 +3,7 @@ package ann
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -23,40 +24,99 @@ var f16table = func() []float32 {
 	return t
 }()
 
-// tileRows is the number of shard rows a worker scores at once: 256 rows of
-// a 768-d shard widened to float32 are 768 KiB, about one L2 cache.
-const tileRows = 256
+// tileBytes is the size of one widened float32 tile of shard rows that a
+// worker scores against every query block: 192 KiB stays in a 512 KiB L2
+// cache (AMD EPYC, Intel Xeon since Skylake-SP have ≥ 512 KiB per core)
+// next to the queries and scores.
+const tileBytes = 192 << 10
 
-// Flat is an exact inner-product index over a shard held in memory.
-// It is immutable and safe for concurrent use.
+// Flat is an exact inner-product index over vectors held in memory
+// (fp32, fp16 or int8 with per-dimension scale/offset). It is immutable
+// and safe for concurrent use.
 type Flat struct {
-	h   Header
-	f32 []float32 // row-major [Count, Dim] when DType is FP32
-	f16 []uint16  // row-major [Count, Dim] when DType is FP16
+	h      Header
+	f32    []float32 // row-major [Count, Dim] when DType is FP32
+	f16    []uint16  // row-major [Count, Dim] when DType is FP16
+	i8     []int8    // row-major [Count, Dim] when DType is INT8
+	ids    []int64   // optional external ids, [Count]; nil when absent
+	kernel *tileKernel
 }
 
 // NewFlat builds an in-memory index from row-major [n, dim] float32 vectors,
-// stored as dt (values are rounded to binary16 for FP16). It copies vecs.
+// stored as dt: FP32 copies, FP16 rounds to binary16, INT8 quantises per
+// dimension with FitInt8 over all of vecs. It does not keep vecs.
 func NewFlat(vecs []float32, dim int, dt DType) (*Flat, error) {
 	if dim <= 0 || len(vecs)%dim != 0 {
 		return nil, fmt.Errorf("%w: %d values, dim %d", ErrDim, len(vecs), dim)
 	}
-	f := &Flat{h: Header{DType: dt, Count: len(vecs) / dim, Dim: dim}}
+	h := Header{DType: dt, Count: len(vecs) / dim, Dim: dim}
+	if dt == INT8 {
+		h.Scale, h.Offset = FitInt8(vecs, dim)
+	}
+	f := &Flat{h: h, kernel: defaultKernel}
 	switch dt {
 	case FP32:
 		f.f32 = slices.Clone(vecs)
 	case FP16:
 		f.f16 = make([]uint16, len(vecs))
-		for i, v := range vecs {
-			f.f16[i] = float16.Fromfloat32(v).Bits()
-		}
+		encodeF16(f.f16, vecs)
+	case INT8:
+		f.i8 = make([]int8, len(vecs))
+		encodeI8(f.i8, vecs, h.Scale, h.Offset)
 	default:
 		return nil, fmt.Errorf("ann: unsupported dtype %v", dt)
 	}
 	return f, nil
 }
 
-// Header returns the shard header (Count, Dim, DType, encoder id).
+func encodeF16(dst []uint16, src []float32) {
+	for i, v := range src {
+		dst[i] = float16.Fromfloat32(v).Bits()
+	}
+}
+
+// FitInt8 returns per-dimension scale and offset for int8 scalar
+// quantisation of row-major [n, dim] vecs: dimension j spans [min_j, max_j]
+// over the rows, scale_j = (max_j-min_j)/255 and offset_j = min_j +
+// 128·scale_j, so that code c ∈ [-128, 127] decodes to offset_j + scale_j·c
+// and the rounding error is at most scale_j/2.
+func FitInt8(vecs []float32, dim int) (scale, offset []float32) {
+	lo := make([]float32, dim)
+	hi := make([]float32, dim)
+	for j := range lo {
+		lo[j], hi[j] = float32(math.Inf(1)), float32(math.Inf(-1))
+	}
+	for i, v := range vecs {
+		j := i % dim
+		lo[j] = min(lo[j], v)
+		hi[j] = max(hi[j], v)
+	}
+	scale = make([]float32, dim)
+	offset = make([]float32, dim)
+	for j := range scale {
+		if lo[j] > hi[j] { // no rows
+			lo[j], hi[j] = 0, 0
+		}
+		scale[j] = (hi[j] - lo[j]) / 255
+		offset[j] = lo[j] + 128*scale[j]
+	}
+	return scale, offset
+}
+
+func encodeI8(dst []int8, src []float32, scale, offset []float32) {
+	d := len(scale)
+	for i, v := range src {
+		j := i % d
+		var c float64
+		if scale[j] > 0 {
+			c = math.Round(float64((v - offset[j]) / scale[j]))
+		}
+		dst[i] = int8(max(-128, min(127, c)))
+	}
+}
+
+// Header returns the shard header (Count, Dim, DType, encoder id, int8
+// scale/offset). The slices in it are shared: do not modify them.
 func (f *Flat) Header() Header { return f.h }
 
 // Len is the number of vectors.
@@ -65,6 +125,10 @@ func (f *Flat) Len() int { return f.h.Count }
 // Dim is the vector dimension.
 func (f *Flat) Dim() int { return f.h.Dim }
 
+// IDs returns the shard's id table ([Len()], row i has external id IDs()[i])
+// or nil when the shard has none. Shared: do not modify.
+func (f *Flat) IDs() []int64 { return f.ids }
+
 // Vector returns row's vector widened to float32 (a new slice).
 func (f *Flat) Vector(row int) []float32 {
 	out := make([]float32, f.h.Dim)
@@ -72,16 +136,36 @@ func (f *Flat) Vector(row int) []float32 {
 	return out
 }
 
-// widen writes rows [lo, hi) as float32 into dst.
+// Vectors returns rows [lo, hi) widened to float32 as a new row-major slice.
+func (f *Flat) Vectors(lo, hi int) []float32 {
+	out := make([]float32, (hi-lo)*f.h.Dim)
+	copy(out, f.widen(out, lo, hi))
+	return out
+}
+
+// widen returns rows [lo, hi) as float32: a view of the fp32 storage, or
+// dst filled with the widened fp16/int8 values.
 func (f *Flat) widen(dst []float32, lo, hi int) []float32 {
 	d := f.h.Dim
-	if f.f32 != nil {
+	switch {
+	case f.f32 != nil:
 		return f.f32[lo*d : hi*d]
+	case f.f16 != nil:
+		src := f.f16[lo*d : hi*d]
+		dst = dst[:len(src)]
+		for i, b := range src {
+			dst[i] = f16table[b]
+		}
+		return dst
 	}
-	src := f.f16[lo*d : hi*d]
+	src := f.i8[lo*d : hi*d]
 	dst = dst[:len(src)]
-	for i, b := range src {
-		dst[i] = f16table[b]
+	sc, off := f.h.Scale, f.h.Offset
+	for r := 0; r < hi-lo; r++ {
+		row, out := src[r*d:(r+1)*d], dst[r*d:(r+1)*d]
+		for j, c := range row {
+			out[j] = off[j] + sc[j]*float32(c)
+		}
 	}
 	return dst
 }
@@ -91,9 +175,13 @@ func (f *Flat) widen(dst []float32, lo, hi int) []float32 {
 //
 // q is row-major [nq, Dim()] float32 (normalise it yourself if the shard is
 // normalised and cosine is wanted). k is capped at Len(); k == 0 gives empty
-// lists. The work is spread over GOMAXPROCS goroutines by row tiles; ctx is
-// checked between tiles. Errors: ErrDim when len(q) is not a multiple of
-// Dim(), an error wrapping rlsearch.ErrBadInput for k < 0, ctx.Err().
+// lists. Shard rows are scored in tiles (tileBytes of widened float32)
+// against blocks of 4 queries by the fastest tile kernel for this CPU
+// (KernelName); tiles are spread over GOMAXPROCS goroutines, each keeping a
+// bounded top-k heap per query, merged at the end. ctx is checked between
+// tiles. The returned slices are new and owned by the caller. Errors:
+// ErrDim when len(q) is not a multiple of Dim(), an error wrapping
+// rlsearch.ErrBadInput for k < 0, ctx.Err().
 func (f *Flat) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit, error) {
 	d := f.h.Dim
 	if len(q)%d != 0 {
@@ -101,6 +189,9 @@ func (f *Flat) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit
 	}
 	if k < 0 {
 		return nil, fmt.Errorf("%w: ann: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	nq := len(q) / d
 	k = min(k, f.h.Count)
@@ -111,6 +202,18 @@ func (f *Flat) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit
 		}
 		return out, nil
 	}
+	kern := f.kernel
+	if kern == nil {
+		kern = defaultKernel
+	}
+	// Queries padded with zero rows to a multiple of 4.
+	nq4 := (nq + 3) / 4 * 4
+	qp := q
+	if nq4 != nq {
+		qp = make([]float32, nq4*d)
+		copy(qp, q)
+	}
+	tileRows := max(kern.rows, tileBytes/(4*d)/kern.rows*kern.rows)
 	tiles := (f.h.Count + tileRows - 1) / tileRows
 	workers := min(runtime.GOMAXPROCS(0), tiles)
 	var next atomic.Int64
@@ -138,8 +241,27 @@ func (f *Flat) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit
 				}
 				lo := t * tileRows
 				hi := min(lo+tileRows, f.h.Count)
+				n := hi - lo
+				padded := (n + kern.rows - 1) / kern.rows * kern.rows
 				tile := f.widen(scratch, lo, hi)
-				scoreTile(q, nq, tile, hi-lo, d, lo, heaps, scores)
+				if padded != n {
+					copy(scratch, tile)
+					clear(scratch[n*d : padded*d])
+					tile = scratch[:padded*d]
+				}
+				for qb := 0; qb < nq4; qb += 4 {
+					kern.score(qp[qb*d:(qb+4)*d], tile, padded, d, scores)
+					for j := 0; j < 4 && qb+j < nq; j++ {
+						h := &heaps[qb+j]
+						for r := 0; r < n; r++ {
+							s := scores[4*r+j]
+							if len(h.h) == h.k && s < h.h[0].Score {
+								continue
+							}
+							h.push(int32(lo+r), s)
+						}
+					}
+				}
 			}
 			results[w] = heaps
 		}(w)
@@ -149,7 +271,7 @@ func (f *Flat) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit
 		return nil, err
 	}
 	for qi := range out {
-		var all []rlsearch.Hit
+		all := make([]rlsearch.Hit, 0, workers*k)
 		for w := range results {
 			all = append(all, results[w][qi].h...)
 		}
@@ -167,32 +289,6 @@ func cmpHit(a, b rlsearch.Hit) int {
 		return 1
 	}
 	return 0
-}
-
-// scoreTile scores nq queries against n tile rows starting at row base,
-// four queries at a time so that each row value loaded feeds four products.
-func scoreTile(q []float32, nq int, tile []float32, n, d, base int, heaps []topK, scores []float32) {
-	qi := 0
-	for ; qi+4 <= nq; qi += 4 {
-		q0, q1, q2, q3 := q[qi*d:(qi+1)*d], q[(qi+1)*d:(qi+2)*d], q[(qi+2)*d:(qi+3)*d], q[(qi+3)*d:(qi+4)*d]
-		for r := 0; r < n; r++ {
-			s0, s1, s2, s3 := dot4(q0, q1, q2, q3, tile[r*d:(r+1)*d])
-			scores[r], scores[tileRows+r], scores[2*tileRows+r], scores[3*tileRows+r] = s0, s1, s2, s3
-		}
-		for j := 0; j < 4; j++ {
-			h := &heaps[qi+j]
-			for r, s := range scores[j*tileRows : j*tileRows+n] {
-				h.push(int32(base+r), s)
-			}
-		}
-	}
-	for ; qi < nq; qi++ {
-		qv := q[qi*d : (qi+1)*d]
-		h := &heaps[qi]
-		for r := 0; r < n; r++ {
-			h.push(int32(base+r), dot(qv, tile[r*d:(r+1)*d]))
-		}
-	}
 }
 
 func dot(a, b []float32) float32 {

@@ -5,14 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"hash/crc32"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 
-	"github.com/x448/float16"
+	"github.com/klauspost/compress/zstd"
 )
 
 // DType is the storage type of shard vectors.
@@ -23,6 +21,9 @@ const (
 	FP32 DType = 1
 	// FP16 stores IEEE 754 binary16 values (2 bytes each); the default.
 	FP16 DType = 2
+	// INT8 stores one signed byte per value, decoded as offset_j + scale_j·c
+	// with per-dimension float32 scale and offset (FitInt8).
+	INT8 DType = 3
 )
 
 func (d DType) String() string {
@@ -31,43 +32,70 @@ func (d DType) String() string {
 		return "fp32"
 	case FP16:
 		return "fp16"
+	case INT8:
+		return "int8"
 	}
 	return fmt.Sprintf("dtype(%d)", uint32(d))
 }
 
-// ParseDType parses "fp16" or "fp32".
+// ParseDType parses "fp16" (also ""), "fp32" or "int8".
 func ParseDType(s string) (DType, error) {
 	switch s {
 	case "fp16", "":
 		return FP16, nil
 	case "fp32":
 		return FP32, nil
+	case "int8":
+		return INT8, nil
 	}
-	return 0, fmt.Errorf("ann: unknown dtype %q (want fp16 or fp32)", s)
+	return 0, fmt.Errorf("ann: unknown dtype %q (want fp16, fp32 or int8)", s)
 }
 
 func (d DType) size() int {
-	if d == FP16 {
+	switch d {
+	case FP16:
 		return 2
+	case INT8:
+		return 1
 	}
 	return 4
 }
 
+func (d DType) valid() bool { return d == FP32 || d == FP16 || d == INT8 }
+
 const (
-	shardMagic   = "RLSVEC01"
-	shardVersion = 1
+	shardMagic   = "RLSVEC02"
+	shardVersion = 2
 	metricIP     = 1
-	flagNormed   = 1
+
+	flagNormed  = 1 << 0
+	flagZstd    = 1 << 1
+	flagShuffle = 1 << 2
+	flagIDs     = 1 << 3
+
+	// DefaultBlockRows is the rows per block when Header.BlockRows is 0:
+	// 4096 rows of 768-d fp16 are 6 MiB, large enough for zstd to find
+	// the repeated exponent bytes, small enough to stream.
+	DefaultBlockRows = 4096
+
+	maxDim       = 1 << 16 // largest accepted dimension
+	maxEncoderID = 4096    // longest accepted encoder id, bytes
+	blockHdrLen  = 16
 )
 
-// ErrCorrupt is returned (wrapped, naming the offset) for a shard file that
-// fails a structural or checksum check.
-var ErrCorrupt = errors.New("ann: corrupt shard")
+var (
+	// ErrCorrupt is returned (wrapped, naming the block and byte offset) for
+	// a shard file that fails a structural or checksum check, or ends early.
+	ErrCorrupt = errors.New("ann: corrupt shard")
+	// ErrDim is returned when vector lengths do not match the dimension.
+	ErrDim = errors.New("ann: dimension mismatch")
+)
 
-// ErrDim is returned when vector lengths do not match the shard dimension.
-var ErrDim = errors.New("ann: dimension mismatch")
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Header describes a shard.
+// Header describes a shard (FORMAT.md). For writing, Count is ignored (it
+// is the number of rows appended) and the zero values mean: BlockRows
+// DefaultBlockRows, no compression, no shuffle.
 type Header struct {
 	DType      DType
 	Count      int // number of vectors
@@ -75,100 +103,293 @@ type Header struct {
 	Normalized bool   // vectors are L2-normalised
 	EncoderID  string // model name
 	ConfigHash uint64 // FNV-1a 64 of the encoder's rlsearch.json, 0 = unknown
+
+	BlockRows int  // rows per block (the last block may be shorter)
+	Zstd      bool // each block is a zstd frame (klauspost/compress, default level)
+	Shuffle   bool // values are byte-shuffled within a block before compression
+	HasIDs    bool // an id table (int64 per row) follows the vector blocks
+
+	// Scale and Offset ([Dim] each) decode INT8 codes: v_j = Offset_j +
+	// Scale_j·c. Required for INT8 (see FitInt8), ignored otherwise.
+	Scale, Offset []float32
 }
 
-// ShardWriter streams vectors into a shard file. Not safe for concurrent use.
-type ShardWriter struct {
-	path string
-	f    *os.File
-	bw   *bufio.Writer
-	crc  hash.Hash32
-	h    Header
-	buf  []byte
-	done bool
+// Validate reports the first bad field of a header meant for writing.
+func (h Header) Validate() error {
+	switch {
+	case !h.DType.valid():
+		return fmt.Errorf("ann: Header.DType: unsupported dtype %v", h.DType)
+	case h.Dim <= 0 || h.Dim > maxDim:
+		return fmt.Errorf("ann: Header.Dim: %d must be in 1..%d", h.Dim, maxDim)
+	case h.BlockRows < 0 || h.BlockRows > 1<<24:
+		return fmt.Errorf("ann: Header.BlockRows: %d must be in 0..%d", h.BlockRows, 1<<24)
+	case len(h.EncoderID) > maxEncoderID:
+		return fmt.Errorf("ann: Header.EncoderID: %d bytes, at most %d", len(h.EncoderID), maxEncoderID)
+	case h.DType == INT8 && (len(h.Scale) != h.Dim || len(h.Offset) != h.Dim):
+		return fmt.Errorf("ann: Header.Scale/Offset: int8 needs %d of each (see FitInt8), have %d and %d", h.Dim, len(h.Scale), len(h.Offset))
+	}
+	return nil
 }
 
-// CreateShard starts writing a shard at path (atomically: a temporary file
-// renamed by Close). h.Count is ignored; it is the number of rows appended.
-func CreateShard(path string, h Header) (*ShardWriter, error) {
-	if h.DType != FP16 && h.DType != FP32 {
-		return nil, fmt.Errorf("ann: unsupported dtype %v", h.DType)
-	}
-	if h.Dim <= 0 {
-		return nil, fmt.Errorf("ann: dim %d must be positive", h.Dim)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("ann: create %s: %w", path, err)
-	}
-	w := &ShardWriter{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), crc: crc32.NewIEEE(), h: h}
-	w.h.Count = 0
-	if _, err := w.bw.Write(encodeHeader(w.h)); err != nil {
-		w.Abort()
-		return nil, err
-	}
-	return w, nil
-}
-
-func encodeHeader(h Header) []byte {
-	b := []byte(shardMagic)
-	b = binary.LittleEndian.AppendUint32(b, shardVersion)
-	b = binary.LittleEndian.AppendUint32(b, uint32(h.DType))
-	b = binary.LittleEndian.AppendUint64(b, uint64(h.Count))
-	b = binary.LittleEndian.AppendUint32(b, uint32(h.Dim))
-	b = binary.LittleEndian.AppendUint32(b, metricIP)
-	var flags uint32
+func (h Header) flags() uint32 {
+	var f uint32
 	if h.Normalized {
-		flags |= flagNormed
+		f |= flagNormed
 	}
-	b = binary.LittleEndian.AppendUint32(b, flags)
-	b = binary.LittleEndian.AppendUint64(b, h.ConfigHash)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(h.EncoderID)))
+	if h.Zstd {
+		f |= flagZstd
+	}
+	if h.Shuffle {
+		f |= flagShuffle
+	}
+	if h.HasIDs {
+		f |= flagIDs
+	}
+	return f
+}
+
+// encodeHeader lays out the header, its CRC and, for INT8, the quantisation
+// section (FORMAT.md).
+func encodeHeader(h Header) []byte {
+	le := binary.LittleEndian
+	b := []byte(shardMagic)
+	b = le.AppendUint32(b, shardVersion)
+	b = le.AppendUint32(b, uint32(h.DType))
+	b = le.AppendUint64(b, uint64(h.Count))
+	b = le.AppendUint32(b, uint32(h.Dim))
+	b = le.AppendUint32(b, metricIP)
+	b = le.AppendUint32(b, h.flags())
+	b = le.AppendUint64(b, h.ConfigHash)
+	b = le.AppendUint32(b, uint32(h.BlockRows))
+	b = le.AppendUint32(b, uint32(len(h.EncoderID)))
 	b = append(b, h.EncoderID...)
-	for len(b)%8 != 0 {
+	for len(b)%4 != 0 {
 		b = append(b, 0)
+	}
+	b = le.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	if h.DType == INT8 {
+		q := len(b)
+		for _, v := range h.Scale {
+			b = le.AppendUint32(b, math.Float32bits(v))
+		}
+		for _, v := range h.Offset {
+			b = le.AppendUint32(b, math.Float32bits(v))
+		}
+		b = le.AppendUint32(b, crc32.Checksum(b[q:], castagnoli))
 	}
 	return b
 }
 
-// Append adds rows: vecs is row-major [n, Dim] float32.
-func (w *ShardWriter) Append(vecs []float32) error {
-	if len(vecs)%w.h.Dim != 0 {
-		return fmt.Errorf("%w: %d values is not a multiple of dim %d", ErrDim, len(vecs), w.h.Dim)
-	}
-	w.buf = w.buf[:0]
-	for _, v := range vecs {
-		if w.h.DType == FP16 {
-			w.buf = binary.LittleEndian.AppendUint16(w.buf, float16.Fromfloat32(v).Bits())
-		} else {
-			w.buf = binary.LittleEndian.AppendUint32(w.buf, math.Float32bits(v))
+// Block tags (FORMAT.md).
+const (
+	tagVectors = "VBLK"
+	tagIDs     = "IBLK"
+	tagEnd     = "VEND"
+)
+
+// shuffle transposes n values of size s: out[b*n+i] = in[i*s+b].
+func shuffle(dst, src []byte, s int) {
+	n := len(src) / s
+	for i := 0; i < n; i++ {
+		for b := 0; b < s; b++ {
+			dst[b*n+i] = src[i*s+b]
 		}
 	}
-	w.crc.Write(w.buf)
-	if _, err := w.bw.Write(w.buf); err != nil {
-		return fmt.Errorf("ann: write %s: %w", w.path, err)
+}
+
+func unshuffle(dst, src []byte, s int) {
+	n := len(src) / s
+	for i := 0; i < n; i++ {
+		for b := 0; b < s; b++ {
+			dst[i*s+b] = src[b*n+i]
+		}
 	}
-	w.h.Count += len(vecs) / w.h.Dim
+}
+
+// ShardWriter streams vectors into a shard file, block by block. It is not
+// safe for concurrent use.
+type ShardWriter struct {
+	path    string
+	f       *os.File
+	bw      *bufio.Writer
+	h       Header
+	enc     *zstd.Encoder
+	pending []byte // raw values of the block being filled
+	ids     []int64
+	scratch []byte
+	blocks  int
+	off     int64
+	done    bool
+	err     error
+}
+
+// CreateShard starts writing a shard at path atomically: rows go to a
+// temporary file in the same directory, synced and renamed over path by
+// Close. h.Count is ignored. Errors: h.Validate(), file creation errors.
+func CreateShard(path string, h Header) (*ShardWriter, error) {
+	if err := h.Validate(); err != nil {
+		return nil, err
+	}
+	if h.BlockRows == 0 {
+		h.BlockRows = DefaultBlockRows
+	}
+	h.Count = 0
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("ann: create %s: %w", path, err)
+	}
+	w := &ShardWriter{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), h: h}
+	if h.Zstd {
+		if w.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1)); err != nil {
+			w.Abort()
+			return nil, fmt.Errorf("ann: zstd: %w", err)
+		}
+	}
+	hb := encodeHeader(w.h)
+	if _, err := w.bw.Write(hb); err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("ann: write %s: %w", path, err)
+	}
+	w.off = int64(len(hb))
+	return w, nil
+}
+
+// Append adds rows: vecs is row-major [n, Dim] float32, converted to the
+// shard dtype (INT8 codes are clamped to [-128, 127]).
+func (w *ShardWriter) Append(vecs []float32) error {
+	return w.AppendWithIDs(vecs, nil)
+}
+
+// AppendWithIDs adds rows with their external ids (ids is [n]). A shard
+// has ids for all rows or for none: the first Append decides.
+func (w *ShardWriter) AppendWithIDs(vecs []float32, ids []int64) error {
+	if w.done || w.err != nil {
+		return errors.New("ann: append to a closed or failed shard writer")
+	}
+	d := w.h.Dim
+	if len(vecs)%d != 0 {
+		return fmt.Errorf("%w: %d values is not a multiple of dim %d", ErrDim, len(vecs), d)
+	}
+	n := len(vecs) / d
+	if n == 0 {
+		return nil
+	}
+	if w.h.Count == 0 && ids != nil {
+		w.h.HasIDs = true
+	}
+	if w.h.HasIDs != (ids != nil) || (ids != nil && len(ids) != n) {
+		return fmt.Errorf("%w: ann: ids for all rows or none: %d ids for %d rows (shard has ids: %v)", ErrDim, len(ids), n, w.h.HasIDs)
+	}
+	w.ids = append(w.ids, ids...)
+	rowBytes := d * w.h.DType.size()
+	for r := 0; r < n; r++ {
+		row := vecs[r*d : (r+1)*d]
+		switch w.h.DType {
+		case FP32:
+			for _, v := range row {
+				w.pending = binary.LittleEndian.AppendUint32(w.pending, math.Float32bits(v))
+			}
+		case FP16:
+			var tmp [1]uint16
+			for _, v := range row {
+				encodeF16(tmp[:], []float32{v})
+				w.pending = binary.LittleEndian.AppendUint16(w.pending, tmp[0])
+			}
+		case INT8:
+			codes := make([]int8, d)
+			encodeI8(codes, row, w.h.Scale, w.h.Offset)
+			for _, c := range codes {
+				w.pending = append(w.pending, byte(c))
+			}
+		}
+		w.h.Count++
+		if len(w.pending) == w.h.BlockRows*rowBytes {
+			if err := w.flushBlock(tagVectors, w.pending, w.h.BlockRows, w.h.DType.size()); err != nil {
+				return err
+			}
+			w.pending = w.pending[:0]
+		}
+	}
 	return nil
 }
 
-// Close finishes the file and renames it into place.
+// flushBlock writes one framed block of raw values of elemSize bytes.
+func (w *ShardWriter) flushBlock(tag string, raw []byte, rows, elemSize int) error {
+	stored := raw
+	if w.h.Shuffle && elemSize > 1 {
+		w.scratch = grow(w.scratch, len(raw))
+		shuffle(w.scratch, raw, elemSize)
+		stored = w.scratch
+	}
+	if w.h.Zstd {
+		stored = w.enc.EncodeAll(stored, nil)
+	}
+	hdr := make([]byte, 0, blockHdrLen)
+	hdr = append(hdr, tag...)
+	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(rows))
+	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(len(stored)))
+	c := crc32.Update(crc32.Checksum(hdr, castagnoli), castagnoli, stored)
+	hdr = binary.LittleEndian.AppendUint32(hdr, c)
+	if _, err := w.bw.Write(hdr); err != nil {
+		w.err = err
+		return fmt.Errorf("ann: write %s: %w", w.path, err)
+	}
+	if _, err := w.bw.Write(stored); err != nil {
+		w.err = err
+		return fmt.Errorf("ann: write %s: %w", w.path, err)
+	}
+	w.off += int64(len(hdr) + len(stored))
+	w.blocks++
+	return nil
+}
+
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// Close writes the last block, the id table and the end record, rewrites
+// the header with the final count, syncs and renames the file into place.
+// On error the temporary file is removed.
 func (w *ShardWriter) Close() error {
 	if w.done {
 		return errors.New("ann: shard writer already closed")
 	}
-	trailer := binary.LittleEndian.AppendUint32(nil, w.crc.Sum32())
-	trailer = append(trailer, shardMagic...)
-	var count [8]byte
-	binary.LittleEndian.PutUint64(count[:], uint64(w.h.Count))
+	if w.err != nil {
+		w.Abort()
+		return fmt.Errorf("ann: write %s: %w", w.path, w.err)
+	}
 	err := func() error {
-		if _, err := w.bw.Write(trailer); err != nil {
+		size := w.h.DType.size()
+		if len(w.pending) > 0 {
+			if err := w.flushBlock(tagVectors, w.pending, len(w.pending)/(w.h.Dim*size), size); err != nil {
+				return err
+			}
+		}
+		if w.h.HasIDs {
+			for lo := 0; lo < len(w.ids); lo += w.h.BlockRows {
+				hi := min(lo+w.h.BlockRows, len(w.ids))
+				raw := make([]byte, 0, 8*(hi-lo))
+				for _, id := range w.ids[lo:hi] {
+					raw = binary.LittleEndian.AppendUint64(raw, uint64(id))
+				}
+				if err := w.flushBlock(tagIDs, raw, hi-lo, 8); err != nil {
+					return err
+				}
+			}
+		}
+		end := []byte(tagEnd)
+		end = binary.LittleEndian.AppendUint64(end, uint64(w.h.Count))
+		end = binary.LittleEndian.AppendUint32(end, crc32.Checksum(end, castagnoli))
+		if _, err := w.bw.Write(end); err != nil {
 			return err
 		}
 		if err := w.bw.Flush(); err != nil {
 			return err
 		}
-		if _, err := w.f.WriteAt(count[:], 16); err != nil {
+		if _, err := w.f.WriteAt(encodeHeader(w.h), 0); err != nil {
 			return err
 		}
 		return w.f.Sync()
@@ -178,9 +399,12 @@ func (w *ShardWriter) Close() error {
 		return fmt.Errorf("ann: write %s: %w", w.path, err)
 	}
 	w.done = true
+	if w.enc != nil {
+		w.enc.Close()
+	}
 	if err := w.f.Close(); err != nil {
 		os.Remove(w.f.Name())
-		return err
+		return fmt.Errorf("ann: close %s: %w", w.path, err)
 	}
 	if err := os.Rename(w.f.Name(), w.path); err != nil {
 		os.Remove(w.f.Name())
@@ -189,104 +413,69 @@ func (w *ShardWriter) Close() error {
 	return nil
 }
 
-// Abort removes the temporary file.
+// Abort removes the temporary file; the destination is left untouched.
 func (w *ShardWriter) Abort() {
 	if w.done {
 		return
 	}
 	w.done = true
+	if w.enc != nil {
+		w.enc.Close()
+	}
 	w.f.Close()
 	os.Remove(w.f.Name())
 }
 
-// ReadShard loads a whole shard into memory (fp16 stays fp16: 2 bytes per
-// value) and returns it as a Flat index.
-func ReadShard(path string) (*Flat, error) {
-	f, err := os.Open(path)
+// WriteShard writes f (with its id table, if any) to path atomically with
+// the given block layout options (h's DType, Dim and Scale/Offset are
+// taken from f; its Zstd, Shuffle and BlockRows are used).
+func WriteShard(path string, f *Flat, opts Header) error {
+	h := f.h
+	h.Zstd, h.Shuffle, h.BlockRows = opts.Zstd, opts.Shuffle, opts.BlockRows
+	h.HasIDs = false
+	w, err := CreateShard(path, h)
 	if err != nil {
-		return nil, fmt.Errorf("ann: %w", err)
+		return err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
+	step := max(1, (1<<20)/(4*f.h.Dim))
+	for lo := 0; lo < f.h.Count; lo += step {
+		hi := min(lo+step, f.h.Count)
+		var ids []int64
+		if f.ids != nil {
+			ids = f.ids[lo:hi]
+		}
+		if err := w.appendRaw(f, lo, hi, ids); err != nil {
+			w.Abort()
+			return err
+		}
 	}
-	fl, err := readShard(bufio.NewReaderSize(f, 1<<20), st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("ann: read %s: %w", path, err)
-	}
-	return fl, nil
+	return w.Close()
 }
 
-func readShard(r io.Reader, size int64) (*Flat, error) {
-	var fixed [48]byte
-	if _, err := io.ReadFull(r, fixed[:]); err != nil {
-		return nil, fmt.Errorf("%w: header shorter than 48 bytes", ErrCorrupt)
+// appendRaw appends rows [lo, hi) of f without re-quantising them.
+func (w *ShardWriter) appendRaw(f *Flat, lo, hi int, ids []int64) error {
+	if f.i8 == nil {
+		return w.AppendWithIDs(f.Vectors(lo, hi), ids)
 	}
-	le := binary.LittleEndian
-	if string(fixed[:8]) != shardMagic {
-		return nil, fmt.Errorf("%w: bad magic at offset 0", ErrCorrupt)
-	}
-	if v := le.Uint32(fixed[8:]); v != shardVersion {
-		return nil, fmt.Errorf("%w: version %d at offset 8, want %d", ErrCorrupt, v, shardVersion)
-	}
-	h := Header{DType: DType(le.Uint32(fixed[12:])), Count: int(le.Uint64(fixed[16:])), Dim: int(le.Uint32(fixed[24:]))}
-	if h.DType != FP16 && h.DType != FP32 {
-		return nil, fmt.Errorf("%w: unknown dtype %d at offset 12", ErrCorrupt, h.DType)
-	}
-	if m := le.Uint32(fixed[28:]); m != metricIP {
-		return nil, fmt.Errorf("%w: unknown metric %d at offset 28", ErrCorrupt, m)
-	}
-	h.Normalized = le.Uint32(fixed[32:])&flagNormed != 0
-	h.ConfigHash = le.Uint64(fixed[36:])
-	idLen := int64(le.Uint32(fixed[44:]))
-	if idLen > 4096 {
-		return nil, fmt.Errorf("%w: encoder id length %d at offset 44", ErrCorrupt, idLen)
-	}
-	payloadOff := (48 + idLen + 7) / 8 * 8
-	if h.Dim <= 0 || h.Count < 0 {
-		return nil, fmt.Errorf("%w: count %d dim %d at offset 16", ErrCorrupt, h.Count, h.Dim)
-	}
-	payload := int64(h.Count) * int64(h.Dim) * int64(h.DType.size())
-	if want := payloadOff + payload + 12; size != want || payload/int64(h.Dim) != int64(h.Count)*int64(h.DType.size()) {
-		return nil, fmt.Errorf("%w: file is %d bytes, header (count %d, dim %d, %v) implies %d (truncated?)", ErrCorrupt, size, h.Count, h.Dim, h.DType, want)
-	}
-	rest := make([]byte, payloadOff-48)
-	if _, err := io.ReadFull(r, rest); err != nil {
-		return nil, fmt.Errorf("%w: encoder id: %v", ErrCorrupt, err)
-	}
-	h.EncoderID = string(rest[:idLen])
-	fl := &Flat{h: h}
-	crc := crc32.NewIEEE()
-	buf := make([]byte, 1<<20)
-	n := h.Count * h.Dim
-	if h.DType == FP16 {
-		fl.f16 = make([]uint16, n)
-	} else {
-		fl.f32 = make([]float32, n)
-	}
-	step := len(buf) / h.DType.size()
-	for i := 0; i < n; i += step {
-		m := min(step, n-i)
-		chunk := buf[:m*h.DType.size()]
-		if _, err := io.ReadFull(r, chunk); err != nil {
-			return nil, fmt.Errorf("%w: payload at offset %d: %v", ErrCorrupt, payloadOff+int64(i*h.DType.size()), err)
+	// INT8: copy codes one row at a time so that a round trip is bit-exact.
+	d := f.h.Dim
+	for r := lo; r < hi; r++ {
+		if w.h.Count == 0 && ids != nil {
+			w.h.HasIDs = true
 		}
-		crc.Write(chunk)
-		for j := 0; j < m; j++ {
-			if h.DType == FP16 {
-				fl.f16[i+j] = le.Uint16(chunk[2*j:])
-			} else {
-				fl.f32[i+j] = math.Float32frombits(le.Uint32(chunk[4*j:]))
+		if ids != nil {
+			w.ids = append(w.ids, ids[r-lo])
+		}
+		for _, c := range f.i8[r*d : (r+1)*d] {
+			w.pending = append(w.pending, byte(c))
+		}
+		w.h.Count++
+		if len(w.pending) == w.h.BlockRows*d {
+			if err := w.flushBlock(tagVectors, w.pending, w.h.BlockRows, 1); err != nil {
+				return err
 			}
+			w.pending = w.pending[:0]
 		}
 	}
-	var tr [12]byte
-	if _, err := io.ReadFull(r, tr[:]); err != nil || string(tr[4:]) != shardMagic {
-		return nil, fmt.Errorf("%w: bad trailer at offset %d", ErrCorrupt, payloadOff+payload)
-	}
-	if got := le.Uint32(tr[:]); got != crc.Sum32() {
-		return nil, fmt.Errorf("%w: payload checksum mismatch (offset %d..%d)", ErrCorrupt, payloadOff, payloadOff+payload)
-	}
-	return fl, nil
+	return nil
 }

@@ -1,0 +1,36 @@
+//go:build amd64 && !purego
+
+package ann
+
+import (
+	"golang.org/x/sys/cpu"
+)
+
+//go:noescape
+func dotTileAVX2(q *float32, qs uintptr, x *float32, xs uintptr, dbytes uintptr, triples uintptr, out *float32)
+
+//go:noescape
+func dotTileAVX512(q *float32, qs uintptr, x *float32, xs uintptr, dbytes uintptr, sextets uintptr, out *float32)
+
+func init() {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		avx2 := &tileKernel{name: "avx2", rows: 3, width: 8, asm: dotTileAVX2}
+		kernels = append(kernels, avx2)
+		defaultKernel = avx2
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
+		avx512 := &tileKernel{name: "avx512", rows: 6, width: 16, asm: dotTileAVX512}
+		kernels = append(kernels, avx512)
+		defaultKernel = avx512
+	}
+}
+
+// callAsm runs an assembly tile kernel. q is [4, d], tile is [rows, d] with
+// rows a multiple of k.rows; dv (a positive multiple of k.width) is how many
+// leading values of each row are scored; out is [rows, 4].
+func (k *tileKernel) callAsm(q []float32, tile []float32, rows, d, dv int, out []float32) {
+	_ = q[4*d-1]
+	_ = tile[rows*d-1]
+	_ = out[4*rows-1]
+	k.asm(&q[0], uintptr(d*4), &tile[0], uintptr(d*4), uintptr(dv*4), uintptr(rows/k.rows), &out[0])
+}

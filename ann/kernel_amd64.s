@@ -1,0 +1,210 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func dotTileAVX2(q *float32, qs uintptr, x *float32, xs uintptr, dbytes uintptr, triples uintptr, out *float32)
+//
+// Scores 4 query rows (q, q+qs, q+2qs, q+3qs; strides in bytes) against
+// 3*triples shard rows (x, x+xs, ...). dbytes is the number of bytes of each
+// row to use (a multiple of 32, > 0). out receives, for each row r,
+// 4 float32 scores (queries 0..3) at out[4r..4r+3].
+// Accumulators: Y0..Y3 row 0 (queries 0..3), Y4..Y7 row 1, Y8..Y11 row 2;
+// Y12..Y14 the three rows, Y15 the query.
+TEXT ·dotTileAVX2(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ qs+8(FP), R8
+	MOVQ x+16(FP), DI
+	MOVQ xs+24(FP), R9
+	MOVQ dbytes+32(FP), CX
+	MOVQ triples+40(FP), BX
+	MOVQ out+48(FP), DX
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*2), R11
+	LEAQ (R10)(R8*2), R12
+
+rowloop:
+	TESTQ BX, BX
+	JZ    done
+	LEAQ  (DI)(R9*1), R13
+	LEAQ  (DI)(R9*2), R14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	XORQ  AX, AX
+
+dloop:
+	VMOVUPS (DI)(AX*1), Y12
+	VMOVUPS (R13)(AX*1), Y13
+	VMOVUPS (R14)(AX*1), Y14
+	VMOVUPS (SI)(AX*1), Y15
+	VFMADD231PS Y15, Y12, Y0
+	VFMADD231PS Y15, Y13, Y4
+	VFMADD231PS Y15, Y14, Y8
+	VMOVUPS (R10)(AX*1), Y15
+	VFMADD231PS Y15, Y12, Y1
+	VFMADD231PS Y15, Y13, Y5
+	VFMADD231PS Y15, Y14, Y9
+	VMOVUPS (R11)(AX*1), Y15
+	VFMADD231PS Y15, Y12, Y2
+	VFMADD231PS Y15, Y13, Y6
+	VFMADD231PS Y15, Y14, Y10
+	VMOVUPS (R12)(AX*1), Y15
+	VFMADD231PS Y15, Y12, Y3
+	VFMADD231PS Y15, Y13, Y7
+	VFMADD231PS Y15, Y14, Y11
+	ADDQ  $32, AX
+	CMPQ  AX, CX
+	JB    dloop
+
+	// Row 0: hadd(Y0,Y1), hadd(Y2,Y3), hadd of those, fold the 128-bit halves.
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVUPS X0, (DX)
+	VHADDPS Y5, Y4, Y4
+	VHADDPS Y7, Y6, Y6
+	VHADDPS Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4
+	VMOVUPS X4, 16(DX)
+	VHADDPS Y9, Y8, Y8
+	VHADDPS Y11, Y10, Y10
+	VHADDPS Y10, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VMOVUPS X8, 32(DX)
+
+	ADDQ $48, DX
+	LEAQ (R14)(R9*1), DI
+	DECQ BX
+	JMP  rowloop
+
+done:
+	VZEROUPPER
+	RET
+
+// func dotTileAVX512(q *float32, qs uintptr, x *float32, xs uintptr, dbytes uintptr, sextets uintptr, out *float32)
+//
+// As dotTileAVX2 with 6 rows per step (dbytes a multiple of 64): Z0..Z23
+// accumulators (row r, query j in Z(4r+j)), Z24..Z29 the rows, Z30 the query.
+TEXT ·dotTileAVX512(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ qs+8(FP), R8
+	MOVQ x+16(FP), DI
+	MOVQ xs+24(FP), R9
+	MOVQ dbytes+32(FP), CX
+	MOVQ out+48(FP), DX
+	LEAQ (SI)(R8*1), R10
+	LEAQ (SI)(R8*2), R11
+	LEAQ (R10)(R8*2), R12
+
+zrowloop:
+	CMPQ  sextets+40(FP), $0
+	JEQ   zdone
+	LEAQ  (DI)(R9*1), R15 // row 1
+	LEAQ  (DI)(R9*2), R13 // row 2
+	LEAQ  (R13)(R9*1), R8 // row 3
+	LEAQ  (R13)(R9*2), R14 // row 4
+	LEAQ  (R14)(R9*1), BX // row 5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	XORQ  AX, AX
+
+zdloop:
+	VMOVUPS (DI)(AX*1), Z24
+	VMOVUPS (R15)(AX*1), Z25
+	VMOVUPS (R13)(AX*1), Z26
+	VMOVUPS (R8)(AX*1), Z27
+	VMOVUPS (R14)(AX*1), Z28
+	VMOVUPS (BX)(AX*1), Z29
+	VMOVUPS (SI)(AX*1), Z30
+	VFMADD231PS Z30, Z24, Z0
+	VFMADD231PS Z30, Z25, Z4
+	VFMADD231PS Z30, Z26, Z8
+	VFMADD231PS Z30, Z27, Z12
+	VFMADD231PS Z30, Z28, Z16
+	VFMADD231PS Z30, Z29, Z20
+	VMOVUPS (R10)(AX*1), Z30
+	VFMADD231PS Z30, Z24, Z1
+	VFMADD231PS Z30, Z25, Z5
+	VFMADD231PS Z30, Z26, Z9
+	VFMADD231PS Z30, Z27, Z13
+	VFMADD231PS Z30, Z28, Z17
+	VFMADD231PS Z30, Z29, Z21
+	VMOVUPS (R11)(AX*1), Z30
+	VFMADD231PS Z30, Z24, Z2
+	VFMADD231PS Z30, Z25, Z6
+	VFMADD231PS Z30, Z26, Z10
+	VFMADD231PS Z30, Z27, Z14
+	VFMADD231PS Z30, Z28, Z18
+	VFMADD231PS Z30, Z29, Z22
+	VMOVUPS (R12)(AX*1), Z30
+	VFMADD231PS Z30, Z24, Z3
+	VFMADD231PS Z30, Z25, Z7
+	VFMADD231PS Z30, Z26, Z11
+	VFMADD231PS Z30, Z27, Z15
+	VFMADD231PS Z30, Z28, Z19
+	VFMADD231PS Z30, Z29, Z23
+	ADDQ  $64, AX
+	CMPQ  AX, CX
+	JB    zdloop
+
+	// Fold each 512-bit accumulator to 256 bits, then reduce four at a time.
+#define FOLD(z, y) VEXTRACTF64X4 $1, z, Y31; VADDPS Y31, y, y
+#define FOLDTO(z, y, dst) VEXTRACTF64X4 $1, z, Y31; VADDPS Y31, y, dst
+#define RED4(a, b, c, d, xa, xb, off) VHADDPS b, a, a; VHADDPS d, c, c; VHADDPS c, a, a; VEXTRACTF128 $1, a, xb; VADDPS xb, xa, xa; VMOVUPS xa, off(DX)
+	FOLD(Z0, Y0); FOLD(Z1, Y1); FOLD(Z2, Y2); FOLD(Z3, Y3)
+	RED4(Y0, Y1, Y2, Y3, X0, X1, 0)
+	FOLD(Z4, Y4); FOLD(Z5, Y5); FOLD(Z6, Y6); FOLD(Z7, Y7)
+	RED4(Y4, Y5, Y6, Y7, X4, X5, 16)
+	FOLD(Z8, Y8); FOLD(Z9, Y9); FOLD(Z10, Y10); FOLD(Z11, Y11)
+	RED4(Y8, Y9, Y10, Y11, X8, X9, 32)
+	FOLD(Z12, Y12); FOLD(Z13, Y13); FOLD(Z14, Y14); FOLD(Z15, Y15)
+	RED4(Y12, Y13, Y14, Y15, X12, X13, 48)
+	// VHADDPS has no EVEX form: rows 4 and 5 fold into Y0..Y3 first.
+	FOLDTO(Z16, Y16, Y0); FOLDTO(Z17, Y17, Y1); FOLDTO(Z18, Y18, Y2); FOLDTO(Z19, Y19, Y3)
+	RED4(Y0, Y1, Y2, Y3, X0, X1, 64)
+	FOLDTO(Z20, Y20, Y4); FOLDTO(Z21, Y21, Y5); FOLDTO(Z22, Y22, Y6); FOLDTO(Z23, Y23, Y7)
+	RED4(Y4, Y5, Y6, Y7, X4, X5, 80)
+
+	ADDQ $96, DX
+	LEAQ (R14)(R9*2), DI
+	DECQ sextets+40(FP)
+	JMP  zrowloop
+
+zdone:
+	VZEROUPPER
+	RET

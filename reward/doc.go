@@ -1,0 +1,72 @@
+// Package reward scores search-agent rollouts for RL trainers: QA metrics,
+// RPL retrieval verification, the Search-P1 path-centric reward and the
+// ProRetrieval hierarchical reward. Every component of a reward is
+// returned, not only its total. Pure Go, no build tags, CPU only.
+//
+// # QA metrics
+//
+// Normalize is SQuAD's normalize_answer; ExactMatch, F1 and Contains (the
+// "answer contained" accuracy of Search-R1 and Search-P1) take the best
+// over a list of gold answers. ExtractAnswer reads the last
+// <answer>…</answer> block.
+//
+// # RPL (papers 000, 002)
+//
+// ScoreRPL gives V_ret (1 when the printed evidence covers every gold
+// support document; per turn and over the rollout), gold coverage, answer
+// metrics, and the counts a trainer logs: turns, retrieval calls,
+// candidates, printed documents and tokens. Evidence is matched by
+// document id; a turn that reports only its observation text is matched by
+// gold title (weaker, reported as matched_by "titles").
+//
+// # Search-P1 (paper 001, §3.2 and App. B)
+//
+//	R_total   = λ_p·R_path + λ_a·R_outcome + λ_f·R_format      λ_f=0.1 λ_p=0.3 λ_a=0.6 (App. B.2)
+//	S_self    = r_planner × n_exec/n_plan × min(1, n_exec/n_actions)
+//	S_ref     = covered reference steps / reference steps (order-agnostic)
+//	R_path    = max(S_self, S_ref)  (PathCombine; S_self alone without a reference)
+//	R_outcome = 1 if correct, else decay·(α·r_acc + (1−α)·r_reason)   α=0.5 (chosen), decay=0.5 (App. B.2)
+//	R_format  = 0.4·answer + 0.2·reasoning + 0.2·tool calls + 0.2·structure (soft; weights chosen)
+//
+// "Correct" is answer-contained accuracy (§4.1), r_acc the answer's token
+// F1. Plan, step-coverage and reasoning judgements go through a Judge:
+// LexicalJudge (deterministic, documented rules) by default, or
+// OpenAIJudge, an OpenAI-compatible chat-completions client with timeouts,
+// retries with back-off, wrapped in a CachedJudge whose JudgeCache is keyed
+// by content hash and saved atomically, so reruns make no request.
+// Reference plans P_ref come from an offline JSONL cache keyed by question
+// id (ReadReferences, WriteReferences); VotePlan elects one from the
+// correct trajectories of a question.
+//
+// Constants the papers leave open are chosen here, documented where they
+// are defined, and exposed in the configurations: α, the dual-track
+// combination, the format weights, the lexical judge's thresholds, and all
+// of ProRetrieval's weights and length budget.
+//
+// # ProRetrieval (paper 003, §3.3)
+//
+// Four gated layers: format (a parsable <answer>{"sql", "retrieval_list"}</answer>
+// whose placeholders match its entries), execution (the program ran),
+// result (MRR by default, or Hit@1, Hit@3, NDCG@3 of the executed ranking
+// against the ground-truth set) and length (decay past a token budget):
+//
+//	Total = 0.1·F + F·(0.2·E + E·(0.6·Q + [Q>0]·0.1·L))
+//
+// A rollout carries its execution outcome, or a HybridExecutor runs it.
+//
+// # Serving
+//
+// Scorer.ScoreBatch scores a batch of JSON rollouts of one Kind;
+// Endpoints serves POST /v1/rewards/{qa,rpl,search-p1,proretrieval}; the
+// CLI is "rlsearch reward --kind K < rollouts.jsonl > rewards.jsonl".
+//
+// Example:
+//
+//	s, _ := reward.New(reward.Config{})
+//	res, err := s.ScoreBatch(ctx, reward.KindQA, []json.RawMessage{
+//		json.RawMessage(`{"id": "q1", "golden_answers": ["2009"], "response": "<answer>In 2009.</answer>"}`)})
+//	// res[0].(reward.QAResult): em 0, contains 1, f1 0.67
+//
+// Concurrency: every exported function is safe for concurrent use; types
+// say so in their docs.
+package reward

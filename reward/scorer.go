@@ -1,0 +1,263 @@
+package reward
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/rlsearch/rlsearch"
+)
+
+// Kind names a reward.
+type Kind string
+
+// The rewards of this package.
+const (
+	KindQA           Kind = "qa"           // QAScores
+	KindRPL          Kind = "rpl"          // RPLResult
+	KindSearchP1     Kind = "search-p1"    // SearchP1Result
+	KindProRetrieval Kind = "proretrieval" // ProRetrievalResult
+)
+
+// Kinds lists every Kind in a fixed order.
+var Kinds = []Kind{KindQA, KindRPL, KindSearchP1, KindProRetrieval}
+
+// ParseKind returns the Kind named s or an error listing the kinds.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("reward: unknown kind %q (want qa, rpl, search-p1 or proretrieval)", s)
+}
+
+// QARollout is one rollout for the QA metrics: Answer when given, else the
+// last <answer> block of Response.
+type QARollout struct {
+	ID            string   `json:"id"`
+	GoldenAnswers []string `json:"golden_answers"`
+	Response      string   `json:"response,omitempty"`
+	Answer        *string  `json:"answer,omitempty"`
+}
+
+// QAResult is QAScores with the rollout id.
+type QAResult struct {
+	ID string `json:"id"`
+	QAScores
+}
+
+// DefaultWorkers is the default number of rollouts scored at once.
+const DefaultWorkers = 8
+
+// Config configures a Scorer. The zero value scores every kind with the
+// defaults (lexical judge, no references, no executor).
+type Config struct {
+	RPL          RPLConfig
+	SearchP1     SearchP1Config
+	ProRetrieval ProRetrievalConfig
+	// Workers scores up to this many rollouts of a batch at once (judge
+	// calls overlap); 0 = DefaultWorkers.
+	Workers int
+}
+
+// Validate reports the first invalid field, naming it.
+func (c *Config) Validate() error {
+	if c.Workers < 0 {
+		return fmt.Errorf("reward: Config.Workers %d is negative", c.Workers)
+	}
+	if err := c.SearchP1.Validate(); err != nil {
+		return err
+	}
+	return c.ProRetrieval.Validate()
+}
+
+// Scorer scores batches of rollouts of any Kind from JSON. Safe for
+// concurrent use when the configured judge, executor and token counters
+// are.
+type Scorer struct {
+	cfg Config
+	p1  *SearchP1
+	pr  *ProRetrieval
+}
+
+// New validates cfg and builds a Scorer.
+func New(cfg Config) (*Scorer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	p1, err := NewSearchP1(cfg.SearchP1)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := NewProRetrieval(cfg.ProRetrieval)
+	if err != nil {
+		return nil, err
+	}
+	return &Scorer{cfg: cfg, p1: p1, pr: pr}, nil
+}
+
+// JudgeName is the name of the Search-P1 judge in use.
+func (s *Scorer) JudgeName() string { return s.p1.cfg.Judge.Name() }
+
+// InputError is a bad rollout in a batch: Index is its position, Field
+// the JSON path of the bad field inside it ("" for the rollout as a
+// whole). It wraps rlsearch.ErrBadInput.
+type InputError struct {
+	Index int
+	Field string
+	Err   error
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("reward: %s: %v", e.Path(), e.Err)
+}
+
+// Path is "rollouts[i]" or "rollouts[i].field".
+func (e *InputError) Path() string {
+	p := fmt.Sprintf("rollouts[%d]", e.Index)
+	if e.Field != "" {
+		p += "." + e.Field
+	}
+	return p
+}
+
+// Unwrap returns rlsearch.ErrBadInput and the cause.
+func (e *InputError) Unwrap() []error { return []error{rlsearch.ErrBadInput, e.Err} }
+
+// decodeRollout decodes raw into v, naming the bad field on error.
+func decodeRollout(i int, raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return &InputError{Index: i, Field: te.Field, Err: fmt.Errorf("want %s, got JSON %s", te.Type, te.Value)}
+		}
+		return &InputError{Index: i, Err: err}
+	}
+	return nil
+}
+
+func hasText(ss []string) bool {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// prepare decodes and checks rollout i, returning a function that scores
+// it.
+func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Context) (any, error), error) {
+	switch kind {
+	case KindQA:
+		var r QARollout
+		if err := decodeRollout(i, raw, &r); err != nil {
+			return nil, err
+		}
+		if !hasText(r.GoldenAnswers) {
+			return nil, &InputError{Index: i, Field: "golden_answers", Err: errors.New("no gold answer")}
+		}
+		return func(context.Context) (any, error) {
+			if r.Answer != nil {
+				return QAResult{ID: r.ID, QAScores: ScoreQA(*r.Answer, true, r.GoldenAnswers)}, nil
+			}
+			a, ok := ExtractAnswer(r.Response)
+			return QAResult{ID: r.ID, QAScores: ScoreQA(a, ok, r.GoldenAnswers)}, nil
+		}, nil
+	case KindRPL:
+		var r RPLRollout
+		if err := decodeRollout(i, raw, &r); err != nil {
+			return nil, err
+		}
+		if !hasText(r.GoldenAnswers) && !hasText(r.GoldIDs) && !hasText(r.GoldPassageIDs) && !hasText(r.GoldTitles) {
+			return nil, &InputError{Index: i, Field: "golden_answers", Err: errors.New("no gold answer and no gold support (gold_ids, gold_passage_ids, gold_titles)")}
+		}
+		return func(context.Context) (any, error) { return ScoreRPL(s.cfg.RPL, r), nil }, nil
+	case KindSearchP1:
+		var r SearchP1Rollout
+		if err := decodeRollout(i, raw, &r); err != nil {
+			return nil, err
+		}
+		if !hasText(r.GoldenAnswers) {
+			return nil, &InputError{Index: i, Field: "golden_answers", Err: errors.New("no gold answer")}
+		}
+		return func(ctx context.Context) (any, error) { return s.p1.Score(ctx, r) }, nil
+	case KindProRetrieval:
+		var r ProRetrievalRollout
+		if err := decodeRollout(i, raw, &r); err != nil {
+			return nil, err
+		}
+		if !hasText(r.GroundTruth) {
+			return nil, &InputError{Index: i, Field: "ground_truth", Err: errors.New("empty ground-truth set")}
+		}
+		if !r.preExecuted() && s.pr.cfg.Executor == nil {
+			return nil, &InputError{Index: i, Field: "executed", Err: ErrNoExecution}
+		}
+		return func(ctx context.Context) (any, error) { return s.pr.Score(ctx, r) }, nil
+	}
+	return nil, fmt.Errorf("%w: reward: unknown kind %q", rlsearch.ErrBadInput, kind)
+}
+
+// ScoreBatch decodes and scores rollouts (JSON objects of the Kind's
+// rollout type: QARollout, RPLRollout, SearchP1Rollout,
+// ProRetrievalRollout) and returns one result per rollout, in order
+// (QAResult, RPLResult, SearchP1Result, ProRetrievalResult). Every rollout
+// is checked before any is scored: a bad one returns an *InputError (which
+// wraps rlsearch.ErrBadInput) and no results. A judge failure is reported
+// in that rollout's result, not as an error; ctx ending returns ctx.Err().
+// The returned slice is owned by the caller.
+func (s *Scorer) ScoreBatch(ctx context.Context, kind Kind, rollouts []json.RawMessage) ([]any, error) {
+	fns := make([]func(context.Context) (any, error), len(rollouts))
+	for i, raw := range rollouts {
+		fn, err := s.prepare(kind, i, raw)
+		if err != nil {
+			return nil, err
+		}
+		fns[i] = fn
+	}
+	out := make([]any, len(rollouts))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var firstErr error
+	for w := 0; w < min(s.cfg.Workers, len(fns)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r, err := fns[i](ctx)
+				if err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+					continue
+				}
+				out[i] = r
+			}
+		}()
+	}
+feed:
+	for i := range fns {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-short bench testmodel fmt vet clean
+.PHONY: all setup build demo test test-short bench testmodel fmt vet clean kernels
 
 all: build
 
@@ -43,6 +43,12 @@ test-short:
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./ann/ ./bm25/ ./docstore/ ./internal/server/
+
+# Regenerate the committed GPU kernel images (kernels/*.ptx, *.cubin) from kernels/topk.cu. Needs nvcc
+# (Debian 12: nvidia-cuda-toolkit from `contrib non-free`, ~1.6 GB), so it is not part of setup or test;
+# `go test ./kernels` checks the committed images are up to date whenever nvcc 11.8 is on PATH.
+kernels:
+	bash kernels/build.sh
 
 clean:
 	rm -rf bin out

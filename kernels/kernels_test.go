@@ -1,0 +1,317 @@
+package kernels
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/x448/float16"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/cuda"
+	"github.com/rlsearch/rlsearch/cuda/cudatest"
+)
+
+// naiveTopK is the oracle: all valid (score, row) pairs of one list sorted
+// by rlsearch.Less, first k. NaN scores and negative rows are dropped.
+func naiveTopK(scores []float32, rows []int32, rowBase, k int) []rlsearch.Hit {
+	var all []rlsearch.Hit
+	for i, s := range scores {
+		row := int32(rowBase + i)
+		if rows != nil {
+			row = rows[i]
+		}
+		if s != s || row < 0 {
+			continue
+		}
+		if s == 0 {
+			s = 0 // -0 ties +0
+		}
+		all = append(all, rlsearch.Hit{Row: row, Score: s})
+	}
+	slices.SortFunc(all, func(a, b rlsearch.Hit) int {
+		if rlsearch.Less(a, b) {
+			return -1
+		}
+		if rlsearch.Less(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return all[:min(k, len(all))]
+}
+
+// genScores makes n scores of a kind: "rand" (continuous), "ties" (few
+// distinct values), "special" (NaN, ±Inf, ±0, subnormals among ties).
+func genScores(r *rand.Rand, n int, kind string) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		switch kind {
+		case "rand":
+			s[i] = float32(r.NormFloat64())
+		case "ties":
+			s[i] = float32(r.IntN(7)-3) / 4
+		case "special":
+			vals := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)),
+				math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, 1, -1, 0.5}
+			s[i] = vals[r.IntN(len(vals))]
+		}
+	}
+	return s
+}
+
+func TestKeyOrder(t *testing.T) {
+	vals := []float32{float32(math.Inf(-1)), -math.MaxFloat32, -1, -math.SmallestNonzeroFloat32, 0, math.SmallestNonzeroFloat32, 1, math.MaxFloat32, float32(math.Inf(1))}
+	for i := 1; i < len(vals); i++ {
+		if Key(vals[i-1]) >= Key(vals[i]) {
+			t.Errorf("Key(%v)=%#x not below Key(%v)=%#x", vals[i-1], Key(vals[i-1]), vals[i], Key(vals[i]))
+		}
+	}
+	for _, v := range vals {
+		if Key(v) == 0 || Unkey(Key(v)) != v {
+			t.Errorf("Unkey(Key(%v)) = %v", v, Unkey(Key(v)))
+		}
+	}
+	if Key(float32(math.NaN())) != 0 || Key(float32(math.Copysign(0, -1))) != Key(0) {
+		t.Error("NaN must key to 0 and -0 to +0's key")
+	}
+}
+
+// TestTopKRefOracle: the reference, segment by segment and then merged
+// (the two-level scheme ann uses), equals the naive oracle.
+func TestTopKRefOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, kind := range []string{"rand", "ties", "special"} {
+		for _, n := range []int{1, 2, 31, 1023, 1024, 1025, 5000} {
+			for _, k := range []int{1, 10, 100, 1024, 2048} {
+				for _, segLen := range []int{1, 7, 1024, 4096} {
+					if (n+segLen-1)/segLen*k > 1<<17 {
+						continue // the candidate list alone would dominate the run time
+					}
+					name := fmt.Sprintf("%s/n=%d/k=%d/seg=%d", kind, n, k, segLen)
+					t.Run(name, func(t *testing.T) {
+						const nq, rowBase = 3, 17
+						ld := n + 5
+						scores := make([]float32, nq*ld)
+						for q := 0; q < nq; q++ {
+							copy(scores[q*ld:], genScores(r, n, kind))
+						}
+						nSeg := (n + segLen - 1) / segLen
+						candLd := nSeg * k
+						cs := make([]float32, nq*candLd)
+						cr := make([]int32, nq*candLd)
+						if err := TopKRef(TopKRefArgs{Scores: scores, LdS: ld, Len: n, SegLen: segLen, RowBase: rowBase, K: k, NQ: nq, OutS: cs, OutR: cr, LdOut: candLd}); err != nil {
+							t.Fatal(err)
+						}
+						// merge in place: one segment over all candidates, output slot 0
+						if err := TopKRef(TopKRefArgs{Scores: cs, Rows: cr, LdS: candLd, Len: candLd, SegLen: candLd, K: k, NQ: nq, OutS: cs, OutR: cr, LdOut: candLd}); err != nil {
+							t.Fatal(err)
+						}
+						for q := 0; q < nq; q++ {
+							want := naiveTopK(scores[q*ld:q*ld+n], nil, rowBase, k)
+							for i := 0; i < k; i++ {
+								gs, gr := cs[q*candLd+i], cr[q*candLd+i]
+								if i >= len(want) {
+									if gr != -1 || !math.IsInf(float64(gs), -1) {
+										t.Fatalf("q%d slot %d: got (%d, %v), want padding (-1, -Inf)", q, i, gr, gs)
+									}
+									continue
+								}
+								if gr != want[i].Row || Key(gs) != Key(want[i].Score) {
+									t.Fatalf("q%d rank %d: got (%d, %v), want (%d, %v)", q, i, gr, gs, want[i].Row, want[i].Score)
+								}
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func TestF32ToF16Ref(t *testing.T) {
+	src := []float32{0, 1, -1, 65504, 65520, 1e-8, 0.1, float32(math.Inf(1)), 1 + 1.0/2048, 1 + 3.0/2048}
+	dst := make([]uint16, len(src))
+	F32ToF16Ref(dst, src)
+	want := []uint16{0x0000, 0x3c00, 0xbc00, 0x7bff, 0x7c00, 0x0000, 0x2e66, 0x7c00, 0x3c00, 0x3c02}
+	for i := range src {
+		if dst[i] != want[i] {
+			t.Errorf("fp16(%v) = %#04x, want %#04x", src[i], dst[i], want[i])
+		}
+	}
+}
+
+// TestEmbeddedUpToDate recompiles topk.cu when nvcc 11.8 (the committed
+// images' compiler) is on PATH and compares with the committed images.
+func TestEmbeddedUpToDate(t *testing.T) {
+	nvcc, err := exec.LookPath("nvcc")
+	if err != nil {
+		t.Skip("nvcc not on PATH: cannot check the committed PTX (install nvidia-cuda-toolkit, then make kernels)")
+	}
+	ver, err := exec.Command(nvcc, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ver), "release 11.8") {
+		t.Skipf("nvcc is not 11.8 (the committed images' compiler): %s", ver)
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("bash", "build.sh", dir).CombinedOutput(); err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, out)
+	}
+	for _, f := range []string{"topk_sm80.ptx", "topk_sm90.ptx", "topk_sm90.cubin"} {
+		got, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, committed) {
+			t.Errorf("%s is stale: run `make kernels` and commit", f)
+		}
+	}
+}
+
+// TestKernelsGPU runs both kernels on the GPU against the references.
+func TestKernelsGPU(t *testing.T) {
+	dev := cudatest.Device(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	err := dev.Do(func(c *cuda.Ctx) error {
+		m, err := Load(c)
+		if err != nil {
+			return err
+		}
+		t.Logf("loaded %s on %s", m.Image, dev.Info().Name)
+		s, err := c.NewStream()
+		if err != nil {
+			return err
+		}
+		// conversion
+		src := genScores(r, 10000, "rand")
+		want := make([]uint16, len(src))
+		F32ToF16Ref(want, src)
+		sb, err := c.Alloc(int64(4 * len(src)))
+		if err != nil {
+			return err
+		}
+		hb, err := c.Alloc(int64(2 * len(src)))
+		if err != nil {
+			return err
+		}
+		if err := c.CopyHtoD(sb, 0, f32bytes(src)); err != nil {
+			return err
+		}
+		if err := m.F32ToF16(c, s, sb.Ptr(0), hb.Ptr(0), len(src)); err != nil {
+			return err
+		}
+		if err := c.Sync(s); err != nil {
+			return err
+		}
+		got := make([]byte, 2*len(src))
+		if err := c.CopyDtoH(got, hb, 0); err != nil {
+			return err
+		}
+		for i := range want {
+			if g := binary.LittleEndian.Uint16(got[2*i:]); g != want[i] {
+				t.Errorf("f32_to_f16(%v) = %#04x, want %#04x (%v)", src[i], g, want[i], float16.Frombits(want[i]))
+				break
+			}
+		}
+		// top-k, implicit rows then merge with explicit rows in place
+		for _, kind := range []string{"rand", "ties", "special"} {
+			for _, tc := range []struct{ n, k, seg int }{{1, 1, 1}, {1025, 10, 1024}, {100003, 1024, 16384}, {70000, 2048, 65536}, {5000, 100, 7}} {
+				if err := gpuTopKCase(t, c, m, s, r, kind, tc.n, tc.k, tc.seg); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gpuTopKCase(t *testing.T, c *cuda.Ctx, m *Module, s *cuda.Stream, r *rand.Rand, kind string, n, k, seg int) error {
+	const nq = 3
+	scores := make([]float32, nq*n)
+	for q := 0; q < nq; q++ {
+		copy(scores[q*n:], genScores(r, n, kind))
+	}
+	nSeg := (n + seg - 1) / seg
+	ld := nSeg * k
+	wantS := make([]float32, nq*ld)
+	wantR := make([]int32, nq*ld)
+	ref := TopKRefArgs{Scores: scores, LdS: n, Len: n, SegLen: seg, RowBase: 5, K: k, NQ: nq, OutS: wantS, OutR: wantR, LdOut: ld}
+	if err := TopKRef(ref); err != nil {
+		return err
+	}
+	if err := TopKRef(TopKRefArgs{Scores: wantS, Rows: wantR, LdS: ld, Len: ld, SegLen: ld, K: k, NQ: nq, OutS: wantS, OutR: wantR, LdOut: ld}); err != nil {
+		return err
+	}
+	sb, err := c.Alloc(int64(4 * len(scores)))
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	os_, err := c.Alloc(int64(4 * nq * ld))
+	if err != nil {
+		return err
+	}
+	defer os_.Close()
+	or, err := c.Alloc(int64(4 * nq * ld))
+	if err != nil {
+		return err
+	}
+	defer or.Close()
+	if err := c.CopyHtoD(sb, 0, f32bytes(scores)); err != nil {
+		return err
+	}
+	if err := m.TopK(c, s, TopKArgs{Scores: sb.Ptr(0), LdS: int64(n), Len: n, SegLen: seg, RowBase: 5, K: k, NQ: nq, OutS: os_.Ptr(0), OutR: or.Ptr(0), LdOut: int64(ld)}); err != nil {
+		return err
+	}
+	if err := m.TopK(c, s, TopKArgs{Scores: os_.Ptr(0), Rows: or.Ptr(0), LdS: int64(ld), Len: ld, SegLen: ld, K: k, NQ: nq, OutS: os_.Ptr(0), OutR: or.Ptr(0), LdOut: int64(ld)}); err != nil {
+		return err
+	}
+	if err := c.Sync(s); err != nil {
+		return err
+	}
+	gs := make([]byte, 4*nq*ld)
+	gr := make([]byte, 4*nq*ld)
+	if err := c.CopyDtoH(gs, os_, 0); err != nil {
+		return err
+	}
+	if err := c.CopyDtoH(gr, or, 0); err != nil {
+		return err
+	}
+	for q := 0; q < nq; q++ {
+		for i := 0; i < k; i++ {
+			j := q*ld + i
+			s := math.Float32frombits(binary.LittleEndian.Uint32(gs[4*j:]))
+			row := int32(binary.LittleEndian.Uint32(gr[4*j:]))
+			if row != wantR[j] || Key(s) != Key(wantS[j]) {
+				t.Errorf("%s n=%d k=%d seg=%d q%d rank %d: GPU (%d, %v), reference (%d, %v)", kind, n, k, seg, q, i, row, s, wantR[j], wantS[j])
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+func f32bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}

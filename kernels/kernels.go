@@ -98,17 +98,17 @@ func (m *Module) F32ToF16(c *cuda.Ctx, s *cuda.Stream, src, dst cuda.DevPtr, n i
 // TopKArgs are rls_topk's arguments; see topk.cu and TopKRef. Pointers are
 // device addresses; Rows == 0 means implicit rows RowBase + index.
 type TopKArgs struct {
-	Scores cuda.DevPtr // fp32 [NQ, LdS]
-	Rows   cuda.DevPtr // int32 [NQ, LdS] or 0
-	LdS    int64       // elements between the lists of consecutive queries
-	Len    int         // list length per query
-	SegLen int         // entries per segment (one block each)
-	RowBase int        // row id of index 0 when Rows == 0
-	K      int         // 1..KMax
-	NQ     int         // queries (grid y)
-	OutS   cuda.DevPtr // fp32, [NQ, LdOut]; segment s writes [s·K, s·K+K)
-	OutR   cuda.DevPtr // int32, same layout
-	LdOut  int64
+	Scores  cuda.DevPtr // fp32 [NQ, LdS]
+	Rows    cuda.DevPtr // int32 [NQ, LdS] or 0
+	LdS     int64       // elements between the lists of consecutive queries
+	Len     int         // list length per query
+	SegLen  int         // entries per segment (one block each)
+	RowBase int         // row id of index 0 when Rows == 0
+	K       int         // 1..KMax
+	NQ      int         // queries (grid y)
+	OutS    cuda.DevPtr // fp32, [NQ, LdOut]; segment s writes [s·K, s·K+K)
+	OutR    cuda.DevPtr // int32, same layout
+	LdOut   int64
 }
 
 // Segments is the number of segments (blocks per query) for a.

@@ -1,0 +1,800 @@
+package rerank
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/embed"
+	"github.com/rlsearch/rlsearch/internal/ortenv"
+)
+
+// Model directory layout, read by Open:
+//
+//	model.onnx      the ONNX graph (see Kind* for inputs and outputs)
+//	tokenizer.json  Hugging Face tokenizer file (Qwen3: byte-level BPE;
+//	                cross-encoders: WordPiece)
+//	rlsearch.json   ModelConfig
+const (
+	ModelFile     = "model.onnx"
+	TokenizerFile = "tokenizer.json"
+	ConfigFile    = "rlsearch.json"
+)
+
+// Model kinds (ModelConfig.Kind).
+const (
+	// KindQwen3 is Qwen3-Reranker: a causal LM with int64 inputs
+	// input_ids, attention_mask and optionally position_ids [batch, seq];
+	// float32 output logits [batch, seq, vocab] (full) or [batch, vocab] /
+	// [batch, 1, vocab] (last position only). Batches are left-padded.
+	KindQwen3 = "qwen3-reranker"
+	// KindCrossEncoder is a BERT-family sequence classifier: int64 inputs
+	// input_ids, attention_mask, token_type_ids [batch, seq]; float32 output
+	// logits [batch, labels]. Batches are right-padded.
+	KindCrossEncoder = "cross-encoder"
+)
+
+// Defaults for Config and ModelConfig fields left zero.
+const (
+	// DefaultQwen3MaxLength is the Qwen3-Reranker token budget per pair,
+	// prompt included: 8192, the max_length of the model card's example.
+	DefaultQwen3MaxLength = 8192
+	// DefaultCrossMaxLength is the cross-encoder token budget per pair,
+	// specials included: 512 (BERT's position table; sentence-transformers
+	// CrossEncoder uses the model's max length).
+	DefaultCrossMaxLength = 512
+	// DefaultInstruction is the Qwen3-Reranker model card's default task.
+	DefaultInstruction = "Given a web search query, retrieve relevant passages that answer the query"
+	// DefaultBatchSize is the number of pairs per ORT run.
+	DefaultBatchSize = 16
+	// DefaultBatchWait is how long the batching queue waits for more pairs
+	// after the first one arrives.
+	DefaultBatchWait = 2 * time.Millisecond
+	// MaxLogitsBytes caps the float32 output of one ORT run of a model that
+	// returns logits for every position ([batch, seq, vocab]): batches are
+	// split so that batch*seq*vocab*4 stays below it (one 8,192-token row of
+	// Qwen3's 151,669-entry vocabulary alone is 5 GB; export the
+	// last-position variant for long documents, see the README).
+	MaxLogitsBytes = 1 << 30
+)
+
+// Qwen3-Reranker prompt parts, verbatim from the Qwen/Qwen3-Reranker-0.6B
+// model card (prefix, suffix and format_instruction).
+const (
+	Qwen3Prefix = "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the Instruct provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n<|im_start|>user\n"
+	Qwen3Suffix = "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+)
+
+// Errors.
+var (
+	ErrClosed      = errors.New("rerank: reranker is closed")
+	ErrModelConfig = errors.New("rerank: bad model config")
+	ErrModel       = errors.New("rerank: model output does not match the config")
+)
+
+// Config configures Open. Zero fields take the documented defaults.
+type Config struct {
+	// Dir is the model directory (model.onnx, tokenizer.json, rlsearch.json). Required.
+	Dir string
+	// ORTLib is the ONNX Runtime library (default $ONNXRUNTIME_LIB, else
+	// libonnxruntime.so.1 via the dynamic loader). One per process, shared
+	// with package embed (internal/ortenv).
+	ORTLib string
+	// Sessions is the number of ORT sessions, i.e. batches that run at once.
+	// Default GOMAXPROCS/2 clamped to [1, 4].
+	Sessions int
+	// IntraOpThreads per session. Default GOMAXPROCS/Sessions, at least 1.
+	IntraOpThreads int
+	// MaxLength is the token budget per (query, document) pair, prompt and
+	// specials included; documents are truncated to fit (Qwen3: inside the
+	// template, so the suffix is never cut). Default rlsearch.json
+	// max_length, else 8192 (Qwen3) or 512 (cross-encoder).
+	MaxLength int
+	// BatchSize is the most pairs per ORT run; concurrent Rerank calls share
+	// batches. Default 16.
+	BatchSize int
+	// BatchWait is how long a batch waits to fill after its first pair
+	// arrives. Default 2ms; negative means no waiting (a batch holds what is
+	// already queued).
+	BatchWait time.Duration
+	// Instruction replaces the Qwen3 task instruction (default rlsearch.json
+	// instruction, else DefaultInstruction).
+	Instruction string
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	switch {
+	case c.Dir == "":
+		return errors.New("rerank: Config.Dir is empty")
+	case c.Sessions < 0:
+		return fmt.Errorf("rerank: Config.Sessions %d is negative", c.Sessions)
+	case c.IntraOpThreads < 0:
+		return fmt.Errorf("rerank: Config.IntraOpThreads %d is negative", c.IntraOpThreads)
+	case c.MaxLength < 0 || c.MaxLength > 1<<17:
+		return fmt.Errorf("rerank: Config.MaxLength %d outside [0, %d]", c.MaxLength, 1<<17)
+	case c.BatchSize < 0 || c.BatchSize > 4096:
+		return fmt.Errorf("rerank: Config.BatchSize %d outside [0, 4096]", c.BatchSize)
+	}
+	return nil
+}
+
+// ModelConfig is rlsearch.json of a reranker directory.
+type ModelConfig struct {
+	// Kind is KindQwen3 or KindCrossEncoder. Required.
+	Kind string `json:"kind"`
+	// Name identifies the model in logs and /healthz (default: directory name).
+	Name string `json:"name"`
+	// Inputs are the graph's input names in feed order. Default: Qwen3
+	// input_ids, attention_mask; cross-encoder input_ids, attention_mask,
+	// token_type_ids. Qwen3 also understands position_ids.
+	Inputs []string `json:"inputs"`
+	// Output is the logits output name (default "logits").
+	Output string `json:"output"`
+	// MaxLength is the default Config.MaxLength.
+	MaxLength int `json:"max_length"`
+	// Instruction is the default Qwen3 instruction.
+	Instruction string `json:"instruction"`
+	// YesToken and NoToken are the Qwen3 answer tokens (default "yes", "no",
+	// as in the model card's convert_tokens_to_ids).
+	YesToken string `json:"yes_token"`
+	NoToken  string `json:"no_token"`
+	// Activation maps cross-encoder logits to a score: "none" (the logit of
+	// Label; default), "sigmoid" (of that logit) or "softmax" (probability
+	// of class Label).
+	Activation string `json:"activation"`
+	// Label is the cross-encoder class whose logit is the score (default 0;
+	// use 1 with two-class models).
+	Label int `json:"label"`
+}
+
+// LoadModelConfig reads dir/rlsearch.json and fills defaults; errors wrap
+// ErrModelConfig (or the fs error).
+func LoadModelConfig(dir string) (ModelConfig, error) {
+	var mc ModelConfig
+	path := filepath.Join(dir, ConfigFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return mc, fmt.Errorf("rerank: read model config: %w", err)
+	}
+	if err := json.Unmarshal(data, &mc); err != nil {
+		return mc, fmt.Errorf("%w: %s: %v", ErrModelConfig, path, err)
+	}
+	if mc.Name == "" {
+		mc.Name = filepath.Base(filepath.Clean(dir))
+	}
+	if mc.Output == "" {
+		mc.Output = "logits"
+	}
+	allowed := map[string]bool{"input_ids": true, "attention_mask": true}
+	switch mc.Kind {
+	case KindQwen3:
+		if len(mc.Inputs) == 0 {
+			mc.Inputs = []string{"input_ids", "attention_mask"}
+		}
+		allowed["position_ids"] = true
+		mc.YesToken = cmpOr(mc.YesToken, "yes")
+		mc.NoToken = cmpOr(mc.NoToken, "no")
+	case KindCrossEncoder:
+		if len(mc.Inputs) == 0 {
+			mc.Inputs = []string{"input_ids", "attention_mask", "token_type_ids"}
+		}
+		allowed["token_type_ids"] = true
+		mc.Activation = cmpOr(mc.Activation, "none")
+		if mc.Activation != "none" && mc.Activation != "sigmoid" && mc.Activation != "softmax" {
+			return mc, fmt.Errorf("%w: %s: activation %q (want none, sigmoid or softmax)", ErrModelConfig, path, mc.Activation)
+		}
+		if mc.Label < 0 {
+			return mc, fmt.Errorf("%w: %s: label %d is negative", ErrModelConfig, path, mc.Label)
+		}
+	default:
+		return mc, fmt.Errorf("%w: %s: kind %q (want %q or %q)", ErrModelConfig, path, mc.Kind, KindQwen3, KindCrossEncoder)
+	}
+	seen := map[string]bool{}
+	for _, in := range mc.Inputs {
+		if !allowed[in] || seen[in] {
+			return mc, fmt.Errorf("%w: %s: input %q unknown for kind %s or listed twice", ErrModelConfig, path, in, mc.Kind)
+		}
+		seen[in] = true
+	}
+	if !seen["input_ids"] {
+		return mc, fmt.Errorf("%w: %s: inputs lack input_ids", ErrModelConfig, path)
+	}
+	if mc.MaxLength < 0 {
+		return mc, fmt.Errorf("%w: %s: max_length %d is negative", ErrModelConfig, path, mc.MaxLength)
+	}
+	return mc, nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Reranker scores (query, document) pairs with a Qwen3-Reranker or a
+// cross-encoder ONNX model. It implements rlsearch.Reranker.
+//
+// A Reranker is safe for concurrent use. Pairs of all concurrent Rerank
+// calls go through one queue: an owner goroutine cuts it into batches of at
+// most Config.BatchSize pairs (waiting Config.BatchWait for a batch to
+// fill), and Config.Sessions workers, each owning one ORT session, run them.
+// One batch costs a fixed handful of cgo calls. Close stops it.
+type Reranker struct {
+	cfg   Config
+	model ModelConfig
+
+	// Qwen3.
+	bpe            *BPE
+	prefix, suffix []int32
+	yesID, noID    int32
+	padID          int32
+	fullLogits     bool // output has a sequence axis
+	vocab          int
+	// Cross-encoder.
+	wp       *embed.WordPiece
+	cls, sep int32
+	labels   int
+
+	sessions []*ort.DynamicAdvancedSession
+	queue    chan *pairJob
+	work     chan []*pairJob
+	quit     chan struct{}
+	wg       sync.WaitGroup
+	closeMu  sync.RWMutex
+	closed   bool
+}
+
+var _ rlsearch.Reranker = (*Reranker)(nil)
+
+// pairJob is one tokenized pair waiting for its score.
+type pairJob struct {
+	ctx   context.Context
+	ids   []int32
+	types []int32 // cross-encoder only
+	out   *float32
+	logit *[2]float64 // optional: raw logits for tests (Qwen3: no, yes)
+	done  chan<- error
+}
+
+// Open loads the model directory, starts Config.Sessions ORT sessions and
+// probes the model with one short pair (checking the output shape and that
+// the answer token ids fit the vocabulary).
+func Open(cfg Config) (*Reranker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	mc, err := LoadModelConfig(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	procs := runtime.GOMAXPROCS(0)
+	if cfg.Sessions == 0 {
+		cfg.Sessions = min(max(procs/2, 1), 4)
+	}
+	if cfg.IntraOpThreads == 0 {
+		cfg.IntraOpThreads = max(procs/cfg.Sessions, 1)
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.BatchWait == 0 {
+		cfg.BatchWait = DefaultBatchWait
+	}
+	if cfg.MaxLength == 0 {
+		cfg.MaxLength = mc.MaxLength
+	}
+	if cfg.Instruction == "" {
+		cfg.Instruction = cmpOr(mc.Instruction, DefaultInstruction)
+	}
+	cfg.ORTLib = ortenv.Resolve(cfg.ORTLib)
+	r := &Reranker{cfg: cfg, model: mc}
+	tokPath := filepath.Join(cfg.Dir, TokenizerFile)
+	switch mc.Kind {
+	case KindQwen3:
+		if r.cfg.MaxLength == 0 {
+			r.cfg.MaxLength = DefaultQwen3MaxLength
+		}
+		if r.bpe, err = LoadBPE(tokPath); err != nil {
+			return nil, err
+		}
+		r.prefix, r.suffix = r.bpe.Encode(Qwen3Prefix), r.bpe.Encode(Qwen3Suffix)
+		var ok bool
+		if r.yesID, ok = r.bpe.TokenID(mc.YesToken); !ok {
+			return nil, fmt.Errorf("%w: yes_token %q is not in %s", ErrModelConfig, mc.YesToken, tokPath)
+		}
+		if r.noID, ok = r.bpe.TokenID(mc.NoToken); !ok {
+			return nil, fmt.Errorf("%w: no_token %q is not in %s", ErrModelConfig, mc.NoToken, tokPath)
+		}
+		// Qwen3's pad_token is <|endoftext|> (tokenizer_config.json); padded
+		// positions are masked, so the id only has to be valid.
+		r.padID, _ = r.bpe.TokenID("<|endoftext|>")
+		if min := len(r.prefix) + len(r.suffix) + 8; r.cfg.MaxLength < min {
+			return nil, fmt.Errorf("rerank: Config.MaxLength %d leaves no room inside the %d-token prompt template (need >= %d)", r.cfg.MaxLength, len(r.prefix)+len(r.suffix), min)
+		}
+	case KindCrossEncoder:
+		if r.cfg.MaxLength == 0 {
+			r.cfg.MaxLength = DefaultCrossMaxLength
+		}
+		if r.cfg.MaxLength < 3 {
+			return nil, fmt.Errorf("rerank: Config.MaxLength %d leaves no room for [CLS] [SEP] [SEP]", r.cfg.MaxLength)
+		}
+		if r.wp, err = embed.LoadWordPiece(tokPath); err != nil {
+			return nil, fmt.Errorf("rerank: %w", err)
+		}
+		ends := r.wp.Encode("", 0)
+		if len(ends) != 2 {
+			return nil, fmt.Errorf("%w: %s encodes \"\" to %d ids, want [CLS] [SEP]", ErrModelConfig, tokPath, len(ends))
+		}
+		r.cls, r.sep, r.padID = ends[0], ends[1], r.wp.PadID()
+	}
+	modelPath := filepath.Join(cfg.Dir, ModelFile)
+	onnxData, err := os.ReadFile(modelPath)
+	if err != nil {
+		return nil, fmt.Errorf("rerank: read model: %w", err)
+	}
+	if err := ortenv.Init(cfg.ORTLib); err != nil {
+		if errors.Is(err, ortenv.ErrLibMismatch) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("rerank: %w", err)
+	}
+	for range cfg.Sessions {
+		s, err := ortenv.NewSession(onnxData, mc.Inputs, []string{mc.Output}, cfg.IntraOpThreads)
+		if err != nil {
+			r.destroy()
+			return nil, fmt.Errorf("rerank: create ONNX Runtime session for %s: %w", modelPath, err)
+		}
+		r.sessions = append(r.sessions, s)
+	}
+	if err := r.probe(); err != nil {
+		r.destroy()
+		return nil, err
+	}
+	r.queue = make(chan *pairJob, 4*cfg.BatchSize)
+	r.work = make(chan []*pairJob)
+	r.quit = make(chan struct{})
+	r.wg.Add(1 + len(r.sessions))
+	go r.dispatch()
+	for _, s := range r.sessions {
+		go r.worker(s)
+	}
+	return r, nil
+}
+
+// probe runs one pair and checks the output shape.
+func (r *Reranker) probe() error {
+	ids, types := r.encodePair("probe query", "probe document")
+	outputs := []ort.Value{nil}
+	var ts ortenv.Tensors
+	defer ts.Release()
+	inputs, err := r.inputs(&ts, []*pairJob{{ids: ids, types: types}}, len(ids))
+	if err != nil {
+		return fmt.Errorf("rerank: probe %s: %w", r.cfg.Dir, err)
+	}
+	if err := r.sessions[0].Run(inputs, outputs); err != nil {
+		return fmt.Errorf("rerank: probe run of %s (inputs %v, output %q): %w", filepath.Join(r.cfg.Dir, ModelFile), r.model.Inputs, r.model.Output, err)
+	}
+	defer outputs[0].Destroy()
+	if _, ok := outputs[0].(*ort.Tensor[float32]); !ok {
+		return fmt.Errorf("%w: output %q is %v, want float32", ErrModel, r.model.Output, outputs[0].DataType())
+	}
+	shape := outputs[0].GetShape()
+	switch r.model.Kind {
+	case KindQwen3:
+		switch {
+		case len(shape) == 3 && shape[0] == 1 && shape[1] == int64(len(ids)):
+			r.fullLogits = true
+		case len(shape) == 3 && shape[0] == 1 && shape[1] == 1, len(shape) == 2 && shape[0] == 1:
+		default:
+			return fmt.Errorf("%w: %s output shape %v for one %d-token pair, want [1, %d, vocab] or [1, vocab]", ErrModel, r.model.Name, shape, len(ids), len(ids))
+		}
+		r.vocab = int(shape[len(shape)-1])
+		if int(r.yesID) >= r.vocab || int(r.noID) >= r.vocab {
+			return fmt.Errorf("%w: vocab %d does not hold yes/no ids %d/%d", ErrModel, r.vocab, r.yesID, r.noID)
+		}
+	case KindCrossEncoder:
+		if len(shape) != 2 || shape[0] != 1 || shape[1] < 1 {
+			return fmt.Errorf("%w: %s output shape %v, want [1, labels]", ErrModel, r.model.Name, shape)
+		}
+		r.labels = int(shape[1])
+		if r.model.Label >= r.labels {
+			return fmt.Errorf("%w: label %d but the model has %d classes", ErrModel, r.model.Label, r.labels)
+		}
+	}
+	return nil
+}
+
+// Name is rlsearch.json "name".
+func (r *Reranker) Name() string { return r.model.Name }
+
+// Kind is KindQwen3 or KindCrossEncoder.
+func (r *Reranker) Kind() string { return r.model.Kind }
+
+// MaxLength is the token budget per pair in effect.
+func (r *Reranker) MaxLength() int { return r.cfg.MaxLength }
+
+// Qwen3Prompt returns the model card's prompt for one pair, before
+// tokenization and truncation: Qwen3Prefix + "<Instruct>: {instruction}\n
+// <Query>: {query}\n<Document>: {doc}" + Qwen3Suffix.
+func Qwen3Prompt(instruction, query, doc string) string {
+	return Qwen3Prefix + qwen3Body(instruction, query, doc) + Qwen3Suffix
+}
+
+func qwen3Body(instruction, query, doc string) string {
+	return "<Instruct>: " + instruction + "\n<Query>: " + query + "\n<Document>: " + doc
+}
+
+// encodePair tokenizes one pair within MaxLength.
+func (r *Reranker) encodePair(query, doc string) (ids, types []int32) {
+	if r.model.Kind == KindQwen3 {
+		// Model card: prefix, body (tokenized alone and cut to
+		// max_length - len(prefix) - len(suffix)), suffix.
+		budget := r.cfg.MaxLength - len(r.prefix) - len(r.suffix)
+		body := r.bpe.EncodeLimit(qwen3Body(r.cfg.Instruction, query, doc), budget)
+		ids = make([]int32, 0, len(r.prefix)+len(body)+len(r.suffix))
+		ids = append(append(append(ids, r.prefix...), body...), r.suffix...)
+		return ids, nil
+	}
+	a := r.wp.Encode(query, 0)
+	b := r.wp.Encode(doc, 0)
+	a, b = a[1:len(a)-1], b[1:len(b)-1]
+	na, nb := pairTruncation(len(a), len(b), r.cfg.MaxLength-3)
+	a, b = a[:na], b[:nb]
+	ids = make([]int32, 0, na+nb+3)
+	ids = append(append(append(append(append(ids, r.cls), a...), r.sep), b...), r.sep)
+	types = make([]int32, len(ids))
+	for i := na + 2; i < len(types); i++ {
+		types[i] = 1
+	}
+	return ids, types
+}
+
+// pairTruncation returns how many tokens of each sequence Hugging Face
+// tokenizers keeps under strategy longest_first (tokenizers
+// src/utils/truncation.rs, "ported from the legacy truncation code").
+func pairTruncation(n1, n2, target int) (int, int) {
+	if target < 0 {
+		target = 0
+	}
+	if n1+n2 <= target {
+		return n1, n2
+	}
+	swap := n1 > n2
+	if swap {
+		n1, n2 = n2, n1
+	}
+	if n1 > target {
+		n2 = n1
+	} else {
+		n2 = max(n1, target-n1)
+	}
+	if n1+n2 > target {
+		n1 = target / 2
+		n2 = n1 + target%2
+	}
+	if swap {
+		n1, n2 = n2, n1
+	}
+	return n1, n2
+}
+
+// Rerank scores each document against query and returns one score per
+// document, in the order of docs (never reordered; duplicates get their own,
+// equal, scores). Qwen3: P(yes) in [0, 1]; cross-encoder: the configured
+// logit or probability. The document text is d.Contents (title line
+// included). An empty docs gives an empty slice. Errors: ctx.Err(),
+// ErrClosed, or an ONNX Runtime failure.
+func (r *Reranker) Rerank(ctx context.Context, query string, docs []rlsearch.Document) ([]float32, error) {
+	pairs := make([]string, len(docs))
+	for i, d := range docs {
+		pairs[i] = d.Contents
+	}
+	return r.score(ctx, query, pairs, nil)
+}
+
+// score runs the pairs (query, docs[i]) through the queue; logits, when not
+// nil, receives the raw logit pair of each row (Qwen3: no, yes).
+func (r *Reranker) score(ctx context.Context, query string, docs []string, logits [][2]float64) ([]float32, error) {
+	out := make([]float32, len(docs))
+	if len(docs) == 0 {
+		return out, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	jobs := make([]*pairJob, len(docs))
+	done := make(chan error, len(docs))
+	for i, d := range docs {
+		ids, types := r.encodePair(query, d)
+		jobs[i] = &pairJob{ctx: ctx, ids: ids, types: types, out: &out[i], done: done}
+		if logits != nil {
+			jobs[i].logit = &logits[i]
+		}
+	}
+	// Neighbours in the queue share a batch: similar lengths pad less.
+	order := slices.Clone(jobs)
+	slices.SortStableFunc(order, func(a, b *pairJob) int { return len(a.ids) - len(b.ids) })
+	r.closeMu.RLock()
+	if r.closed {
+		r.closeMu.RUnlock()
+		return nil, ErrClosed
+	}
+	sent := 0
+	for _, j := range order {
+		select {
+		case r.queue <- j:
+			sent++
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	r.closeMu.RUnlock()
+	var firstErr error
+	for range sent {
+		if err := <-done; err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr == nil && sent < len(order) {
+		firstErr = ctx.Err()
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// dispatch is the owner goroutine that cuts the queue into batches.
+func (r *Reranker) dispatch() {
+	defer r.wg.Done()
+	defer close(r.work)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		var first *pairJob
+		select {
+		case first = <-r.queue:
+		case <-r.quit:
+			return
+		}
+		batch := []*pairJob{first}
+		if r.cfg.BatchWait > 0 {
+			timer.Reset(r.cfg.BatchWait)
+		}
+	collect:
+		for len(batch) < r.cfg.BatchSize {
+			if r.cfg.BatchWait <= 0 {
+				select {
+				case j := <-r.queue:
+					batch = append(batch, j)
+				default:
+					break collect
+				}
+				continue
+			}
+			select {
+			case j := <-r.queue:
+				batch = append(batch, j)
+			case <-timer.C:
+				break collect
+			}
+		}
+		timer.Stop()
+		r.work <- batch
+	}
+}
+
+// worker runs batches on its own session.
+func (r *Reranker) worker(s *ort.DynamicAdvancedSession) {
+	defer r.wg.Done()
+	for batch := range r.work {
+		live := batch[:0:0]
+		for _, j := range batch {
+			if err := j.ctx.Err(); err != nil {
+				j.done <- err
+				continue
+			}
+			live = append(live, j)
+		}
+		err := r.runChunked(s, live)
+		for _, j := range live {
+			j.done <- err
+		}
+	}
+}
+
+// runChunked splits a batch when full-position logits would exceed
+// MaxLogitsBytes, then runs each part.
+func (r *Reranker) runChunked(s *ort.DynamicAdvancedSession, jobs []*pairJob) error {
+	for len(jobs) > 0 {
+		n := len(jobs)
+		if r.fullLogits {
+			seq := 0
+			for i, j := range jobs {
+				seq = max(seq, len(j.ids))
+				if int64(i+1)*int64(seq)*int64(r.vocab)*4 > MaxLogitsBytes && i > 0 {
+					n = i
+					break
+				}
+			}
+		}
+		if err := r.run(s, jobs[:n]); err != nil {
+			return err
+		}
+		jobs = jobs[n:]
+	}
+	return nil
+}
+
+// inputs builds the padded input tensors of one batch in r.model.Inputs
+// order: Qwen3 left-padded (position ids 0.. over real tokens, 0 on
+// padding), cross-encoders right-padded.
+func (r *Reranker) inputs(ts *ortenv.Tensors, jobs []*pairJob, seq int) ([]ort.Value, error) {
+	b := len(jobs)
+	shape := ort.NewShape(int64(b), int64(seq))
+	ids := make([]int64, b*seq)
+	mask := make([]int64, b*seq)
+	pos := make([]int64, b*seq)
+	types := make([]int64, b*seq)
+	left := r.model.Kind == KindQwen3
+	for i, j := range jobs {
+		off := i * seq
+		if left {
+			off += seq - len(j.ids)
+		}
+		for k := range ids[i*seq : (i+1)*seq] {
+			ids[i*seq+k] = int64(r.padID)
+		}
+		for k, id := range j.ids {
+			ids[off+k] = int64(id)
+			mask[off+k] = 1
+			pos[off+k] = int64(k)
+			if j.types != nil {
+				types[off+k] = int64(j.types[k])
+			}
+		}
+	}
+	vals := make([]ort.Value, 0, len(r.model.Inputs))
+	for _, name := range r.model.Inputs {
+		var data []int64
+		switch name {
+		case "input_ids":
+			data = ids
+		case "attention_mask":
+			data = mask
+		case "position_ids":
+			data = pos
+		case "token_type_ids":
+			data = types
+		}
+		t, err := ortenv.NewTensor(ts, shape, data)
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, t)
+	}
+	return vals, nil
+}
+
+// run scores one batch (one cgo Run).
+func (r *Reranker) run(s *ort.DynamicAdvancedSession, jobs []*pairJob) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rerank: batch panicked: %v", p)
+		}
+	}()
+	if len(jobs) == 0 {
+		return nil
+	}
+	seq := 0
+	for _, j := range jobs {
+		seq = max(seq, len(j.ids))
+	}
+	var ts ortenv.Tensors
+	defer ts.Release()
+	in, err := r.inputs(&ts, jobs, seq)
+	if err != nil {
+		return fmt.Errorf("rerank: input tensors: %w", err)
+	}
+	outputs := []ort.Value{nil}
+	if err := s.Run(in, outputs); err != nil {
+		return fmt.Errorf("rerank: run %s on %d pairs of %d tokens: %w", r.model.Name, len(jobs), seq, err)
+	}
+	defer outputs[0].Destroy()
+	t, ok := outputs[0].(*ort.Tensor[float32])
+	if !ok {
+		return fmt.Errorf("%w: output is %v", ErrModel, outputs[0].DataType())
+	}
+	data := t.GetData()
+	shape := t.GetShape()
+	if len(shape) < 2 || shape[0] != int64(len(jobs)) {
+		return fmt.Errorf("%w: output shape %v for %d pairs", ErrModel, shape, len(jobs))
+	}
+	if r.model.Kind == KindQwen3 {
+		v := int(shape[len(shape)-1])
+		rowLen := int(shape.FlattenedSize()) / len(jobs)
+		if v != r.vocab || rowLen%v != 0 {
+			return fmt.Errorf("%w: output shape %v", ErrModel, shape)
+		}
+		for i, j := range jobs {
+			last := data[i*rowLen+rowLen-v : (i+1)*rowLen] // last position of row i
+			no, yes := float64(last[r.noID]), float64(last[r.yesID])
+			// softmax over (no, yes), probability of yes.
+			*j.out = float32(1 / (1 + math.Exp(no-yes)))
+			if j.logit != nil {
+				*j.logit = [2]float64{no, yes}
+			}
+		}
+		return nil
+	}
+	if len(shape) != 2 || int(shape[1]) != r.labels {
+		return fmt.Errorf("%w: output shape %v, want [%d, %d]", ErrModel, shape, len(jobs), r.labels)
+	}
+	for i, j := range jobs {
+		row := data[i*r.labels : (i+1)*r.labels]
+		x := float64(row[r.model.Label])
+		switch r.model.Activation {
+		case "sigmoid":
+			x = 1 / (1 + math.Exp(-x))
+		case "softmax":
+			m := float64(slices.Max(row))
+			var sum float64
+			for _, v := range row {
+				sum += math.Exp(float64(v) - m)
+			}
+			x = math.Exp(x-m) / sum
+		}
+		*j.out = float32(x)
+		if j.logit != nil {
+			*j.logit = [2]float64{float64(row[r.model.Label]), 0}
+		}
+	}
+	return nil
+}
+
+// Close stops the queue after the batches in flight and releases the
+// sessions. Calls after Close return ErrClosed. Idempotent.
+func (r *Reranker) Close() error {
+	r.closeMu.Lock()
+	if r.closed {
+		r.closeMu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.closeMu.Unlock()
+	// No sender is left (senders hold the read lock); drain what is queued.
+	close(r.quit)
+	r.wg.Wait()
+	for {
+		select {
+		case j := <-r.queue:
+			j.done <- ErrClosed
+			continue
+		default:
+		}
+		break
+	}
+	r.destroy()
+	return nil
+}
+
+func (r *Reranker) destroy() {
+	for _, s := range r.sessions {
+		s.Destroy()
+	}
+	r.sessions = nil
+}

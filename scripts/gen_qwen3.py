@@ -1,0 +1,383 @@
+#!/usr/bin/python3
+"""Generate small Qwen3-architecture causal LMs with seeded random weights (a
+stand-in for Qwen3-Reranker-0.6B/4B exports), and compute their logits with
+an independent numpy forward pass.
+
+Run with Debian's interpreter (/usr/bin/python3: python3-onnx, python3-numpy).
+
+  gen_qwen3.py gen --variant full --seed 1 --out DIR [--tokenizer .cache/tokenizers/qwen3.json]
+  gen_qwen3.py reference --model DIR [--in req.json] [--out resp.json]
+
+`gen` writes a reranker model directory atomically (temporary sibling + rename):
+
+  model.onnx      Qwen3ForCausalLM as an ONNX graph (opset 14), same inputs and
+                  outputs as an optimum export without KV cache:
+                    variant "full": inputs int64 input_ids, attention_mask,
+                      position_ids [batch, seq]; output float32 logits
+                      [batch, seq, vocab]
+                    variant "last": inputs int64 input_ids, attention_mask
+                      [batch, seq] (positions 0..seq-1, as transformers uses
+                      without position_ids); output float32 logits
+                      [batch, vocab] of the last position (left padding assumed)
+                  Per layer (transformers modeling_qwen3.py): RMSNorm (eps 1e-6)
+                  -> q/k/v projections without bias -> per-head RMSNorm of q and
+                  k (q_norm, k_norm) -> RoPE (theta 1e6, rotate_half layout) ->
+                  grouped-query attention (heads share kv heads in groups),
+                  causal and padding mask, softmax(q k^T / sqrt(head_dim)) ->
+                  o_proj -> residual; RMSNorm -> SwiGLU MLP
+                  down(silu(gate(x)) * up(x)) -> residual. Final RMSNorm, LM
+                  head tied to the input embedding (tie_word_embeddings, as
+                  Qwen3-0.6B and -4B).
+  tokenizer.json  copied from --tokenizer (the real Qwen3 tokenizer, vocab
+                  151,669 ids, so real token ids index the embedding)
+  rlsearch.json   reranker config (kind qwen3-reranker, inputs, output)
+  gen_qwen3.json  generator record (preset, variant, seed, shapes)
+
+Weights (seeded numpy default_rng): embedding normal(0, 1) so that tied
+logits spread the yes/no scores over (0, 1); projections normal(0, 0.1);
+RMSNorm gains 1 + normal(0, 0.1).
+
+`reference` reads {"input_ids": [[...]], "token_ids": [id, ...]} with
+unpadded rows, runs the float64 numpy forward written separately from the
+graph below, and writes {"logits": [[logit of each token_ids at the last
+position] per row]}.
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+
+PRESETS = {
+    # layers, hidden, heads, kv_heads, head_dim, intermediate
+    "tiny": dict(layers=2, hidden=32, heads=4, kv_heads=2, head_dim=16, intermediate=64),
+    "small": dict(layers=4, hidden=64, heads=4, kv_heads=2, head_dim=32, intermediate=192),
+}
+VOCAB = 151669  # len(Qwen3 tokenizer.json): 151,643 BPE tokens + 26 added tokens
+RMS_EPS = 1e-6  # rms_norm_eps (Qwen3-Reranker-0.6B config.json)
+ROPE_THETA = 1000000.0  # rope_theta (Qwen3-Reranker-0.6B config.json)
+MASK_NEG = -1e9  # additive value for masked attention logits
+OPSET = 14
+
+
+def make_weights(preset, seed):
+    """name -> float32 array; matrices are [in, out] so that y = x @ W."""
+    p = PRESETS[preset]
+    h, nh, kvh, hd, inter = p["hidden"], p["heads"], p["kv_heads"], p["head_dim"], p["intermediate"]
+    rng = np.random.default_rng(seed)
+
+    def normal(std, *shape):
+        return (rng.standard_normal(shape, dtype=np.float32) * std).astype(np.float32)
+
+    def gain(n):
+        return (1.0 + rng.standard_normal(n, dtype=np.float32) * 0.1).astype(np.float32)
+
+    w = {"embed": normal(1.0, VOCAB, h)}
+    for l in range(p["layers"]):
+        pre = "l%d." % l
+        w[pre + "in_norm"] = gain(h)
+        w[pre + "q"] = normal(0.1, h, nh * hd)
+        w[pre + "k"] = normal(0.1, h, kvh * hd)
+        w[pre + "v"] = normal(0.1, h, kvh * hd)
+        w[pre + "q_norm"] = gain(hd)
+        w[pre + "k_norm"] = gain(hd)
+        w[pre + "o"] = normal(0.1, nh * hd, h)
+        w[pre + "post_norm"] = gain(h)
+        w[pre + "gate"] = normal(0.1, h, inter)
+        w[pre + "up"] = normal(0.1, h, inter)
+        w[pre + "down"] = normal(0.1, inter, h)
+    w["norm"] = gain(h)
+    return w
+
+
+# ---------------------------------------------------------------------------
+# ONNX graph
+# ---------------------------------------------------------------------------
+
+
+def build_graph(preset, variant, w):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    p = PRESETS[preset]
+    h, nh, kvh, hd = p["hidden"], p["heads"], p["kv_heads"], p["head_dim"]
+    rep = nh // kvh
+    nodes, inits = [], []
+    counter = [0]
+
+    def op(kind, inputs, **attrs):
+        counter[0] += 1
+        out = "%s_%d" % (kind, counter[0])
+        nodes.append(helper.make_node(kind, inputs, [out], name=out + "_node", **attrs))
+        return out
+
+    def const(n, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr), n))
+        return n
+
+    for k, v in w.items():
+        const(k, v)
+    const("c.eps", np.array(RMS_EPS, np.float32))
+    const("c.one", np.array(1.0, np.float32))
+    const("c.neg", np.array(MASK_NEG, np.float32))
+    const("c.zero", np.array(0.0, np.float32))
+    const("c.scale", np.array(1.0 / math.sqrt(hd), np.float32))
+    const("c.i0", np.array(0, np.int64))
+    const("c.i1", np.array(1, np.int64))
+    const("c.inv_freq", (1.0 / (ROPE_THETA ** (np.arange(0, hd, 2, dtype=np.float64) / hd))).astype(np.float32))
+    const("c.shape_q", np.array([0, 0, nh, hd], np.int64))
+    const("c.shape_kv", np.array([0, 0, kvh, hd], np.int64))
+    const("c.rep", np.array([1, 1, rep, 1, 1], np.int64))
+    const("c.shape_rep", np.array([0, nh, -1, hd], np.int64))
+    const("c.shape_ctx", np.array([0, 0, nh * hd], np.int64))
+    const("c.flat", np.array([-1, h], np.int64))
+    const("c.half_lo", np.array([0], np.int64))
+    const("c.half_mid", np.array([hd // 2], np.int64))
+    const("c.half_hi", np.array([hd], np.int64))
+    const("c.axis_last", np.array([-1], np.int64))
+    const("c.ax1", np.array([1], np.int64))
+    const("c.ax12", np.array([1, 2], np.int64))
+    const("c.ax01", np.array([0, 1], np.int64))
+    const("c.ax2", np.array([2], np.int64))
+    const("c.vocab", np.array([VOCAB], np.int64))
+
+    def rms(x, g):
+        var = op("ReduceMean", [op("Mul", [x, x])], axes=[-1], keepdims=1)
+        return op("Mul", [op("Div", [x, op("Sqrt", [op("Add", [var, "c.eps"])])]), g])
+
+    ids = "input_ids"
+    seq = op("Gather", [op("Shape", [ids]), "c.i1"], axis=0)  # scalar S
+    x = op("Gather", ["embed", ids], axis=0)  # [B, S, H]
+
+    # Positions -> cos, sin broadcastable to [B, nh, S, hd].
+    if variant == "full":
+        pos = op("Cast", ["position_ids"], to=TensorProto.FLOAT)  # [B, S]
+        freqs = op("Mul", [op("Unsqueeze", [pos, "c.axis_last"]), "c.inv_freq"])  # [B, S, hd/2]
+        emb = op("Concat", [freqs, freqs], axis=-1)  # [B, S, hd]
+        cos = op("Unsqueeze", [op("Cos", [emb]), "c.ax1"])  # [B, 1, S, hd]
+        sin = op("Unsqueeze", [op("Sin", [emb]), "c.ax1"])
+    else:
+        pos = op("Cast", [op("Range", ["c.i0", seq, "c.i1"])], to=TensorProto.FLOAT)  # [S]
+        freqs = op("Mul", [op("Unsqueeze", [pos, "c.axis_last"]), "c.inv_freq"])  # [S, hd/2]
+        emb = op("Concat", [freqs, freqs], axis=-1)
+        cos, sin = op("Cos", [emb]), op("Sin", [emb])  # [S, hd]
+
+    def rope(t):
+        x1 = op("Slice", [t, "c.half_lo", "c.half_mid", "c.axis_last"])
+        x2 = op("Slice", [t, "c.half_mid", "c.half_hi", "c.axis_last"])
+        rot = op("Concat", [op("Neg", [x2]), x1], axis=-1)
+        return op("Add", [op("Mul", [t, cos]), op("Mul", [rot, sin])])
+
+    # Mask [B, 1, S, S]: key j visible from query i when j <= i and mask[b, j].
+    r = op("Range", ["c.i0", seq, "c.i1"])
+    causal = op("Not", [op("Greater", [op("Unsqueeze", [r, "c.i0"]), op("Unsqueeze", [r, "c.i1"])])])  # [S, S]
+    pad = op("Cast", [op("Unsqueeze", ["attention_mask", "c.ax12"])], to=TensorProto.BOOL)  # [B, 1, 1, S]
+    allowed = op("And", [op("Unsqueeze", [causal, "c.ax01"]), pad])  # [B, 1, S, S]
+
+    for l in range(p["layers"]):
+        pre = "l%d." % l
+        hs = rms(x, pre + "in_norm")
+        q = op("Reshape", [op("MatMul", [hs, pre + "q"]), "c.shape_q"])  # [B, S, nh, hd]
+        k = op("Reshape", [op("MatMul", [hs, pre + "k"]), "c.shape_kv"])
+        v = op("Reshape", [op("MatMul", [hs, pre + "v"]), "c.shape_kv"])
+        q = op("Transpose", [rms(q, pre + "q_norm")], perm=[0, 2, 1, 3])  # [B, nh, S, hd]
+        k = op("Transpose", [rms(k, pre + "k_norm")], perm=[0, 2, 1, 3])  # [B, kvh, S, hd]
+        v = op("Transpose", [v], perm=[0, 2, 1, 3])
+        q, k = rope(q), rope(k)
+
+        def repeat_kv(t):  # [B, kvh, S, hd] -> [B, nh, S, hd], head i uses kv head i // rep
+            t = op("Expand", [op("Unsqueeze", [t, "c.ax2"]), "c.rep"])  # [B, kvh, rep, S, hd]
+            return op("Reshape", [t, "c.shape_rep"])
+
+        k, v = repeat_kv(k), repeat_kv(v)
+        scores = op("Mul", [op("MatMul", [q, op("Transpose", [k], perm=[0, 1, 3, 2])]), "c.scale"])
+        scores = op("Where", [allowed, scores, "c.neg"])
+        probs = op("Softmax", [scores], axis=-1)
+        ctx = op("Reshape", [op("Transpose", [op("MatMul", [probs, v])], perm=[0, 2, 1, 3]), "c.shape_ctx"])
+        x = op("Add", [x, op("MatMul", [ctx, pre + "o"])])
+
+        hs = rms(x, pre + "post_norm")
+        gate = op("MatMul", [hs, pre + "gate"])
+        act = op("Mul", [gate, op("Sigmoid", [gate])])
+        x = op("Add", [x, op("MatMul", [op("Mul", [act, op("MatMul", [hs, pre + "up"])]), pre + "down"])])
+
+    x = rms(x, "norm")
+    if variant == "full":
+        flat = op("Reshape", [x, "c.flat"])  # [B*S, H]
+        logits2 = op("Gemm", [flat, "embed"], transB=1)  # [B*S, V]
+        shape = op("Concat", [op("Shape", [ids]), "c.vocab"], axis=0)  # [B, S, V]
+        out = op("Reshape", [logits2, shape])
+        out_shape = ["batch", "sequence", VOCAB]
+    else:
+        last = op("Gather", [x, op("Sub", [seq, "c.i1"])], axis=1)  # [B, H]
+        out = op("Gemm", [last, "embed"], transB=1)  # [B, V]
+        out_shape = ["batch", VOCAB]
+    nodes.append(helper.make_node("Identity", [out], ["logits"], name="output_node"))
+
+    in_names = ["input_ids", "attention_mask"] + (["position_ids"] if variant == "full" else [])
+    inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"]) for n in in_names]
+    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, out_shape)]
+    graph = helper.make_graph(nodes, "qwen3_%s_%s" % (preset, variant), inputs, outputs, initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                              producer_name="rlsearch/scripts/gen_qwen3.py")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model, in_names
+
+
+def write_atomic(out, files):
+    out = os.path.abspath(out)
+    parent = os.path.dirname(out)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="." + os.path.basename(out) + ".tmp-", dir=parent)
+    try:
+        for n, write in files.items():
+            write(os.path.join(tmp, n))
+        os.chmod(tmp, 0o755)
+        old = None
+        if os.path.exists(out):
+            old = tempfile.mkdtemp(prefix="." + os.path.basename(out) + ".old-", dir=parent)
+            os.rmdir(old)
+            os.rename(out, old)
+        os.rename(tmp, out)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def cmd_gen(a):
+    if not os.path.isfile(a.tokenizer):
+        sys.exit("gen_qwen3: tokenizer %s not found (run scripts/setup.sh)" % a.tokenizer)
+    w = make_weights(a.preset, a.seed)
+    model, in_names = build_graph(a.preset, a.variant, w)
+    name = a.name or "gen-qwen3-%s-%s-seed%d" % (a.preset, a.variant, a.seed)
+    cfg = {"kind": "qwen3-reranker", "name": name, "inputs": in_names, "output": "logits"}
+    rec = dict(preset=a.preset, variant=a.variant, seed=a.seed, vocab=VOCAB, rms_eps=RMS_EPS,
+               rope_theta=ROPE_THETA, opset=OPSET, **PRESETS[a.preset])
+
+    def dump(obj):
+        def write(path):
+            with open(path, "w") as f:
+                json.dump(obj, f, indent=2)
+                f.write("\n")
+        return write
+
+    def save_model(path):
+        with open(path, "wb") as f:
+            f.write(model.SerializeToString())
+
+    write_atomic(a.out, {
+        "model.onnx": save_model,
+        "tokenizer.json": lambda path: shutil.copyfile(a.tokenizer, path),
+        "rlsearch.json": dump(cfg),
+        "gen_qwen3.json": dump(rec),
+    })
+    print("gen_qwen3: wrote %s (%s/%s, seed %d, %.1f MB model.onnx)" % (
+        a.out, a.preset, a.variant, a.seed, os.path.getsize(os.path.join(a.out, "model.onnx")) / 1e6),
+        file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------
+# Independent numpy reference (float64), written from the architecture
+# description, not from the graph above
+# ---------------------------------------------------------------------------
+
+
+def np_rms(x, g, eps):
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
+
+
+def np_rope(t, positions, theta):
+    """t [S, heads, hd]; the rotate_half RoPE of transformers' Qwen3."""
+    hd = t.shape[-1]
+    inv = 1.0 / theta ** (np.arange(0, hd, 2, dtype=np.float64) / hd)
+    ang = np.outer(positions, inv)  # [S, hd/2]
+    cos = np.cos(np.concatenate([ang, ang], -1))[:, None, :]
+    sin = np.sin(np.concatenate([ang, ang], -1))[:, None, :]
+    half = hd // 2
+    rot = np.concatenate([-t[..., half:], t[..., :half]], -1)
+    return t * cos + rot * sin
+
+
+def np_forward_last(rec, w, ids):
+    """One unpadded sequence -> logits [V] at its last position."""
+    w = {k: v.astype(np.float64) for k, v in w.items()}
+    s = len(ids)
+    nh, kvh, hd, eps = rec["heads"], rec["kv_heads"], rec["head_dim"], rec["rms_eps"]
+    pos = np.arange(s, dtype=np.float64)
+    x = w["embed"][ids]
+    for l in range(rec["layers"]):
+        pre = "l%d." % l
+        hs = np_rms(x, w[pre + "in_norm"], eps)
+        q = np_rms((hs @ w[pre + "q"]).reshape(s, nh, hd), w[pre + "q_norm"], eps)
+        k = np_rms((hs @ w[pre + "k"]).reshape(s, kvh, hd), w[pre + "k_norm"], eps)
+        v = (hs @ w[pre + "v"]).reshape(s, kvh, hd)
+        q, k = np_rope(q, pos, rec["rope_theta"]), np_rope(k, pos, rec["rope_theta"])
+        ctx = np.zeros((s, nh, hd))
+        group = nh // kvh
+        for head in range(nh):
+            kv = head // group
+            sc = q[:, head, :] @ k[:, kv, :].T / math.sqrt(hd)
+            sc = np.where(np.tril(np.ones((s, s), bool)), sc, -np.inf)
+            sc = sc - sc.max(-1, keepdims=True)
+            e = np.exp(sc)
+            ctx[:, head, :] = (e / e.sum(-1, keepdims=True)) @ v[:, kv, :]
+        x = x + ctx.reshape(s, nh * hd) @ w[pre + "o"]
+        hs = np_rms(x, w[pre + "post_norm"], eps)
+        g = hs @ w[pre + "gate"]
+        x = x + ((g / (1.0 + np.exp(-g))) * (hs @ w[pre + "up"])) @ w[pre + "down"]
+    x = np_rms(x, w["norm"], eps)
+    return w["embed"] @ x[-1]
+
+
+def cmd_reference(a):
+    with open(os.path.join(a.model, "gen_qwen3.json")) as f:
+        rec = json.load(f)
+    w = make_weights(rec["preset"], rec["seed"])
+    src = open(a.inp) if a.inp != "-" else sys.stdin
+    with src:
+        req = json.load(src)
+    toks = req["token_ids"]
+    out = []
+    for row in req["input_ids"]:
+        if not row:
+            sys.exit("gen_qwen3: empty row")
+        logits = np_forward_last(rec, w, np.asarray(row, np.int64))
+        out.append([float(logits[t]) for t in toks])
+    dst = open(a.out, "w") if a.out != "-" else sys.stdout
+    with dst:
+        json.dump({"logits": out}, dst)
+        dst.write("\n")
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    g = sub.add_parser("gen", help="write a model directory")
+    g.add_argument("--preset", default="tiny", choices=sorted(PRESETS))
+    g.add_argument("--variant", default="full", choices=["full", "last"])
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--out", required=True)
+    g.add_argument("--name", default="")
+    g.add_argument("--tokenizer", default=os.path.join(here, "..", ".cache", "tokenizers", "qwen3.json"))
+    r = sub.add_parser("reference", help="numpy reference logits at the last position")
+    r.add_argument("--model", required=True)
+    r.add_argument("--in", dest="inp", default="-")
+    r.add_argument("--out", default="-")
+    a = ap.parse_args(argv)
+    if a.cmd == "gen":
+        cmd_gen(a)
+    else:
+        cmd_reference(a)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -244,9 +244,6 @@ func (st *execState) onSteps(th *starlark.Thread) {
 // runtimeError turns an execution error into a coded error with the
 // program line where it happened.
 func (st *execState) runtimeError(err error) error {
-	if st.stopErr != nil {
-		err = st.stopErr
-	}
 	var ee *starlark.EvalError
 	line := ""
 	if errors.As(err, &ee) {
@@ -256,6 +253,9 @@ func (st *execState) runtimeError(err error) error {
 				break
 			}
 		}
+	}
+	if st.stopErr != nil {
+		err = st.stopErr
 	}
 	var e *Error
 	if errors.As(err, &e) {

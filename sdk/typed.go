@@ -503,7 +503,8 @@ func intLit(e syntax.Expr) (int, bool) {
 // Evaluate runs a typed program with the Go primitives, without Starlark:
 // the oracle of the program runtime and a fast path for the mutation
 // verifier. It returns the printed documents, the observation text exactly
-// as running p.Source() prints it, and the stats (Calls, Candidates,
+// as running p.Source() prints it (or the same budget error when the
+// printed documents exceed the observation token cap), and the stats (Calls, Candidates,
 // Reranks, PrintedDocs, PrintedTokens; Steps is 0). Budgets are the
 // runtime's.
 func (rt *Runtime) Evaluate(ctx context.Context, p Program, cache *Cache) ([]Doc, string, Stats, error) {
@@ -537,7 +538,11 @@ func (rt *Runtime) Evaluate(ctx context.Context, p Program, cache *Cache) ([]Doc
 	}
 	docs = docs[:min(p.Print, len(docs))]
 	obs := FormatObservation(rt.cfg.DocFormat, docs)
+	n := rt.cfg.Tokens.CountTokens(obs)
+	if n > rt.cfg.Budgets.MaxObservationTokens {
+		return nil, "", st, newErr(CodeBudget, ErrBudget, "observation budget exceeded: printing this would make %d tokens, the cap is %d", n, rt.cfg.Budgets.MaxObservationTokens)
+	}
 	st.PrintedDocs = len(docs)
-	st.PrintedTokens = rt.cfg.Tokens.CountTokens(obs)
+	st.PrintedTokens = n
 	return docs, obs, st, nil
 }

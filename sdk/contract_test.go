@@ -221,8 +221,8 @@ print(r)
 		small := newRT(t, ix, Config{Budgets: Budgets{MaxCalls: 2, MaxCandidates: 30, MaxObservationTokens: 60, MaxSteps: 5000}})
 		for _, tc := range []struct {
 			name, src, want string
-			rt             *Runtime
-			code           ErrorCode
+			rt              *Runtime
+			code            ErrorCode
 		}{
 			{"width over the cap", `sparse("Robin Hood", k=51)`, "width k = 51 exceeds the cap of 50", rt, CodeBudget},
 			{"width 10^9", `sparse("Robin Hood", k=1000000000)`, "width k = 1000000000 exceeds the cap of 50", rt, CodeBudget},

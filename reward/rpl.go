@@ -51,7 +51,7 @@ type RPLResult struct {
 	NGold       int     `json:"n_gold"`
 	// MatchedBy is "ids" when evidence was matched by document id only,
 	// "titles" when some turn without printed ids was matched by gold title
-	// in its observation text (weaker), "" without gold.
+	// in its observation text, or the gold has titles only (weaker), "" without gold.
 	MatchedBy string `json:"matched_by"`
 
 	Turns          int `json:"turns"`
@@ -169,7 +169,7 @@ func ScoreRPL(cfg RPLConfig, r RPLRollout) RPLResult {
 			res.VRet = 1
 		}
 		res.MatchedBy = "ids"
-		if byTitle {
+		if byTitle || !hasText(g.ids) {
 			res.MatchedBy = "titles"
 		}
 	}

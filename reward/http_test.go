@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
 )
 
 func newRewardServer(t *testing.T, cfg Config, mut func(*HandlerConfig)) *httptest.Server {

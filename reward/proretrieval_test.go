@@ -79,9 +79,9 @@ func TestProRetrievalGated(t *testing.T) {
 	}
 	tok := func(n int) *int { return &n }
 	for _, tc := range []struct {
-		name                       string
-		r                          ProRetrievalRollout
-		f, e, q, l, total          float64
+		name              string
+		r                 ProRetrievalRollout
+		f, e, q, l, total float64
 	}{
 		{"bad format earns nothing even with a perfect ranking",
 			ProRetrievalRollout{Response: "<answer>nope</answer>", Executed: true, Ranked: []string{"g"}}, 0, 0, 0, 0, 0},

@@ -15,7 +15,7 @@ func BenchmarkFlatSearch(b *testing.B) {
 	vecs := randVecs(rng, n, dim)
 	for _, dt := range []DType{FP32, FP16, INT8} {
 		f, _ := NewFlat(vecs, dim, dt)
-		for _, kern := range kernels {
+		for _, kern := range tileKernels {
 			f.kernel = kern
 			for _, batch := range []int{1, 64} {
 				q := randVecs(rng, batch, dim)

@@ -53,7 +53,7 @@ func TestSearchMatchesNaive(t *testing.T) {
 					t.Fatal(err)
 				}
 				q := randVecs(rng, 9, dim) // 9 queries: two blocks of four and a remainder
-				for _, kern := range kernels {
+				for _, kern := range tileKernels {
 					f.kernel = kern
 					for _, k := range []int{0, 1, 10, n, n + 1} {
 						t.Run(fmt.Sprintf("dim=%d/n=%d/%v/%s/k=%d", dim, n, dt, kern.name, k), func(t *testing.T) {
@@ -109,7 +109,7 @@ func TestTiesBreakByRow(t *testing.T) {
 			v[i] = 0.5
 		}
 		f, _ := NewFlat(v, dim, FP16)
-		for _, kern := range kernels {
+		for _, kern := range tileKernels {
 			f.kernel = kern
 			q := make([]float32, 5*dim)
 			for i := range q {

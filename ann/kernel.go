@@ -13,10 +13,10 @@ type tileKernel struct {
 
 var goKernel = &tileKernel{name: "go", rows: 1, width: 1}
 
-// kernels lists every kernel usable on this CPU, the pure-Go one first;
+// tileKernels lists every kernel usable on this CPU, the pure-Go one first;
 // defaultKernel is the fastest. Both are set once at init and never change.
 var (
-	kernels       = []*tileKernel{goKernel}
+	tileKernels   = []*tileKernel{goKernel}
 	defaultKernel = goKernel
 )
 

@@ -12,15 +12,22 @@ func dotTileAVX2(q *float32, qs uintptr, x *float32, xs uintptr, dbytes uintptr,
 //go:noescape
 func dotTileAVX512(q *float32, qs uintptr, x *float32, xs uintptr, dbytes uintptr, sextets uintptr, out *float32)
 
+//go:noescape
+func dotF32AVX2(a, b *float32, n int) float32
+
+//go:noescape
+func dotI8AVX2(a *float32, c *int8, n int) float32
+
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		dotAsm, dotI8Asm = dotF32AVX2, dotI8AVX2
 		avx2 := &tileKernel{name: "avx2", rows: 3, width: 8, asm: dotTileAVX2}
-		kernels = append(kernels, avx2)
+		tileKernels = append(tileKernels, avx2)
 		defaultKernel = avx2
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
 		avx512 := &tileKernel{name: "avx512", rows: 6, width: 16, asm: dotTileAVX512}
-		kernels = append(kernels, avx512)
+		tileKernels = append(tileKernels, avx512)
 		defaultKernel = avx512
 	}
 }

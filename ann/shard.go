@@ -221,6 +221,33 @@ type ShardWriter struct {
 	off     int64
 	done    bool
 	err     error
+	// embedded writers write a section of a larger file into bw: the
+	// header carries the expected Count up front and Close writes no file.
+	embedded bool
+	expect   int
+}
+
+// newSectionWriter starts a shard section of exactly h.Count rows inside
+// another file (an HNSW file) written through bw.
+func newSectionWriter(bw *bufio.Writer, h Header) (*ShardWriter, error) {
+	if err := h.Validate(); err != nil {
+		return nil, err
+	}
+	if h.BlockRows == 0 {
+		h.BlockRows = DefaultBlockRows
+	}
+	w := &ShardWriter{path: "section", bw: bw, h: h, embedded: true, expect: h.Count}
+	if h.Zstd {
+		var err error
+		if w.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1)); err != nil {
+			return nil, fmt.Errorf("ann: zstd: %w", err)
+		}
+	}
+	if _, err := bw.Write(encodeHeader(h)); err != nil {
+		return nil, err
+	}
+	w.h.Count = 0
+	return w, nil
 }
 
 // CreateShard starts writing a shard at path atomically: rows go to a
@@ -386,6 +413,12 @@ func (w *ShardWriter) Close() error {
 		if _, err := w.bw.Write(end); err != nil {
 			return err
 		}
+		if w.embedded {
+			if w.h.Count != w.expect {
+				return fmt.Errorf("ann: section has %d rows, header says %d", w.h.Count, w.expect)
+			}
+			return nil
+		}
 		if err := w.bw.Flush(); err != nil {
 			return err
 		}
@@ -401,6 +434,9 @@ func (w *ShardWriter) Close() error {
 	w.done = true
 	if w.enc != nil {
 		w.enc.Close()
+	}
+	if w.embedded {
+		return nil
 	}
 	if err := w.f.Close(); err != nil {
 		os.Remove(w.f.Name())
@@ -422,8 +458,10 @@ func (w *ShardWriter) Abort() {
 	if w.enc != nil {
 		w.enc.Close()
 	}
-	w.f.Close()
-	os.Remove(w.f.Name())
+	if w.f != nil {
+		w.f.Close()
+		os.Remove(w.f.Name())
+	}
 }
 
 // WriteShard writes f (with its id table, if any) to path atomically with

@@ -18,7 +18,7 @@ import (
 // piecewise. It is not safe for concurrent use.
 type ShardReader struct {
 	path  string
-	f     *os.File
+	f     *os.File // nil when embedded in another file
 	r     *bufio.Reader
 	h     Header
 	off   int64 // file offset of the next unread byte
@@ -30,6 +30,9 @@ type ShardReader struct {
 	f32   []float32
 	ids   []int64
 	eof   bool
+	// embedded: the shard is a section of a larger file (an HNSW file);
+	// bytes after its end record belong to the next section.
+	embedded bool
 }
 
 // OpenShardReader opens path and reads its header. Version 1 files are not
@@ -40,7 +43,7 @@ func OpenShardReader(path string) (*ShardReader, error) {
 		return nil, fmt.Errorf("ann: %w", err)
 	}
 	sr := &ShardReader{path: path, f: f, r: bufio.NewReaderSize(f, 1<<20)}
-	if err := sr.readHeader(); err != nil {
+	if err := sr.readHeader(true); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("ann: read %s: %w", path, err)
 	}
@@ -55,6 +58,9 @@ func (sr *ShardReader) Close() error {
 	if sr.dec != nil {
 		sr.dec.Close()
 	}
+	if sr.f == nil {
+		return nil
+	}
 	return sr.f.Close()
 }
 
@@ -67,14 +73,15 @@ func (sr *ShardReader) readFull(b []byte, what string) error {
 	return nil
 }
 
-func (sr *ShardReader) readHeader() error {
+func (sr *ShardReader) readHeader(checkMagic bool) error {
 	le := binary.LittleEndian
 	var fixed [52]byte
 	if err := sr.readFull(fixed[:8], "magic"); err != nil {
 		return err
 	}
 	if string(fixed[:8]) != shardMagic {
-		return fmt.Errorf("%w: bad magic %q at offset 0, want %q", ErrCorrupt, fixed[:8], shardMagic)
+		at := sr.off - 8
+		return fmt.Errorf("%w: bad magic %q at offset %d, want %q", ErrCorrupt, fixed[:8], at, shardMagic)
 	}
 	if err := sr.readFull(fixed[8:], "header"); err != nil {
 		return err
@@ -132,12 +139,24 @@ func (sr *ShardReader) readHeader() error {
 		}
 	}
 	if h.Zstd {
-		var err error
-		if sr.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(h.BlockRows)*uint64(h.Dim)*8+1<<20)); err != nil {
-			return fmt.Errorf("ann: zstd: %w", err)
+		if err := sr.newDecoder(uint64(h.BlockRows) * uint64(h.Dim) * 8); err != nil {
+			return err
 		}
 	}
 	sr.h = h
+	return nil
+}
+
+// newDecoder sets up zstd decoding of blocks of at most maxRaw bytes.
+func (sr *ShardReader) newDecoder(maxRaw uint64) error {
+	if sr.dec != nil {
+		sr.dec.Close()
+	}
+	var err error
+	sr.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxRaw+1<<20))
+	if err != nil {
+		return fmt.Errorf("ann: zstd: %w", err)
+	}
 	return nil
 }
 
@@ -254,8 +273,10 @@ func (sr *ShardReader) finish() error {
 	if string(end[:4]) != tagEnd || le.Uint32(end[12:]) != crc32.Checksum(end[:12], castagnoli) || le.Uint64(end[4:]) != uint64(sr.h.Count) {
 		return fmt.Errorf("%w: bad end record at offset %d (want %q, count %d, CRC)", ErrCorrupt, start, tagEnd, sr.h.Count)
 	}
-	if _, err := sr.r.ReadByte(); err != io.EOF {
-		return fmt.Errorf("%w: trailing bytes after the end record at offset %d", ErrCorrupt, sr.off)
+	if !sr.embedded {
+		if _, err := sr.r.ReadByte(); err != io.EOF {
+			return fmt.Errorf("%w: trailing bytes after the end record at offset %d", ErrCorrupt, sr.off)
+		}
 	}
 	sr.eof = true
 	return nil
@@ -313,6 +334,11 @@ func ReadShard(path string) (*Flat, error) {
 		return nil, err
 	}
 	defer sr.Close()
+	return sr.readAll()
+}
+
+// readAll reads the remaining blocks into a Flat in storage form.
+func (sr *ShardReader) readAll() (*Flat, error) {
 	h := sr.h
 	fl := &Flat{h: h, kernel: defaultKernel}
 	le := binary.LittleEndian

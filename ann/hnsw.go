@@ -1,0 +1,719 @@
+package ann
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/rlsearch/rlsearch"
+)
+
+// HNSWConfig configures an HNSW graph (Malkov & Yashunin 2018,
+// arXiv:1603.09320). Zero fields take the defaults named on each.
+type HNSWConfig struct {
+	// M is the number of neighbours kept per node on levels ≥ 1; level 0
+	// keeps 2·M (paper §4, "M_max0 = 2·M"). Default 16 (hnswlib's default).
+	M int
+	// EfConstruction is the candidate list size while inserting. Default 200
+	// (hnswlib's recommended value).
+	EfConstruction int
+	// EfSearch is the candidate list size while searching (raised to k when
+	// smaller). Default 64.
+	EfSearch int
+	// Seed seeds the level generator. The graph is a pure function of the
+	// vectors, their order, the config and the seed, for any Workers.
+	Seed int64
+	// Workers is the number of build goroutines; default GOMAXPROCS.
+	Workers int
+	// Int8 traverses the graph with int8 codes (FitInt8 over the vectors
+	// given to NewHNSW, 1 byte per value) and re-ranks the EfSearch
+	// candidates with the float32 vectors.
+	Int8 bool
+	// Progress, when set, is called from the building goroutine after each
+	// insertion batch with the number of vectors inserted so far and the
+	// total of the current build or Add.
+	Progress func(done, total int)
+}
+
+// Validate names the first bad field.
+func (c HNSWConfig) Validate() error {
+	switch {
+	case c.M < 0 || c.M == 1 || c.M > 256:
+		return fmt.Errorf("ann: HNSWConfig.M: %d must be 0 (default) or in 2..256", c.M)
+	case c.EfConstruction < 0:
+		return fmt.Errorf("ann: HNSWConfig.EfConstruction: %d must be ≥ 0", c.EfConstruction)
+	case c.EfSearch < 0:
+		return fmt.Errorf("ann: HNSWConfig.EfSearch: %d must be ≥ 0", c.EfSearch)
+	case c.Workers < 0:
+		return fmt.Errorf("ann: HNSWConfig.Workers: %d must be ≥ 0", c.Workers)
+	}
+	return nil
+}
+
+func (c HNSWConfig) withDefaults() HNSWConfig {
+	if c.M == 0 {
+		c.M = 16
+	}
+	if c.EfConstruction == 0 {
+		c.EfConstruction = 200
+	}
+	if c.EfSearch == 0 {
+		c.EfSearch = 64
+	}
+	return c
+}
+
+// maxLevel caps node levels; with M ≥ 2 a level above 31 has probability
+// below 2^-31 per node.
+const maxLevel = 31
+
+// HNSW is a hierarchical navigable small-world graph over inner product.
+// Vectors are stored contiguously ([n, Dim] float32, plus [n, Dim] int8
+// codes with Int8); level-0 adjacency is one [n, 2M+1] int32 array (count,
+// then ids); the upper levels of the ~n/M nodes above level 0 are one
+// [levels, M+1] slice per such node.
+//
+// Search is safe for concurrent use; Add must not run concurrently with
+// Search or another Add.
+type HNSW struct {
+	cfg    HNSWConfig
+	dim    int
+	n      int
+	vecs   []float32
+	codes  []int8
+	scale  []float32
+	offset []float32
+	level  []uint8
+	links0 []int32   // [n, 2M+1]
+	upper  [][]int32 // per node: [level, M+1], nil for level-0 nodes
+	entry  int32
+	top    int // level of entry
+	rng    *rand.Rand
+	pool   sync.Pool // *searcher
+}
+
+// NewHNSW builds a graph over row-major [n, dim] vecs (copied) with all
+// cores, in insertion batches that are searched in parallel against the
+// graph as it stood before the batch and linked in a fixed order, so the
+// result does not depend on Workers or scheduling. Errors: cfg.Validate(),
+// ErrDim, ctx.Err().
+func NewHNSW(ctx context.Context, vecs []float32, dim int, cfg HNSWConfig) (*HNSW, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if dim <= 0 || len(vecs)%dim != 0 {
+		return nil, fmt.Errorf("%w: %d values, dim %d", ErrDim, len(vecs), dim)
+	}
+	h := &HNSW{cfg: cfg.withDefaults(), dim: dim, entry: -1, rng: rand.New(rand.NewSource(cfg.Seed))}
+	if h.cfg.Int8 {
+		h.scale, h.offset = FitInt8(vecs, dim)
+	}
+	if err := h.Add(ctx, vecs); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Len is the number of vectors; Dim their dimension.
+func (h *HNSW) Len() int { return h.n }
+
+// Dim is the vector dimension.
+func (h *HNSW) Dim() int { return h.dim }
+
+// Config returns the configuration with defaults filled in.
+func (h *HNSW) Config() HNSWConfig { return h.cfg }
+
+// SetEfSearch changes the search candidate list size (≥ 1). Not safe
+// while searches run.
+func (h *HNSW) SetEfSearch(ef int) {
+	if ef > 0 {
+		h.cfg.EfSearch = ef
+	}
+}
+
+func (h *HNSW) vec(i int32) []float32 { return h.vecs[int(i)*h.dim : (int(i)+1)*h.dim] }
+
+// neighbours returns node i's adjacency at level l (a view).
+func (h *HNSW) neighbours(i int32, l int) []int32 {
+	if l == 0 {
+		s := h.links0[int(i)*(2*h.cfg.M+1):]
+		return s[1 : 1+s[0]]
+	}
+	s := h.upper[i][(l-1)*(h.cfg.M+1):]
+	return s[1 : 1+s[0]]
+}
+
+func (h *HNSW) setNeighbours(i int32, l int, ids []int32) {
+	var s []int32
+	if l == 0 {
+		s = h.links0[int(i)*(2*h.cfg.M+1):]
+	} else {
+		s = h.upper[i][(l-1)*(h.cfg.M+1):]
+	}
+	s[0] = int32(len(ids))
+	copy(s[1:], ids)
+}
+
+func (h *HNSW) capacity(l int) int {
+	if l == 0 {
+		return 2 * h.cfg.M
+	}
+	return h.cfg.M
+}
+
+// randomLevel draws floor(-ln(U)·mL) with mL = 1/ln(M) (paper §4).
+func (h *HNSW) randomLevel() uint8 {
+	u := h.rng.Float64()
+	for u == 0 {
+		u = h.rng.Float64()
+	}
+	return uint8(min(maxLevel, int(-math.Log(u)/math.Log(float64(h.cfg.M)))))
+}
+
+// cand is a scored node.
+type cand struct {
+	id int32
+	s  float32
+}
+
+// better orders by descending score, ties by ascending id.
+func better(a, b cand) bool { return a.s > b.s || (a.s == b.s && a.id < b.id) }
+
+// searcher holds per-goroutine scratch: a visited set stamped with a
+// generation counter and the two heaps of the layer search.
+type searcher struct {
+	visited []uint32
+	gen     uint32
+	cands   []cand // max-heap by score (best on top)
+	res     []cand // min-heap by score (worst on top)
+	qcode   []float32
+}
+
+func (h *HNSW) getSearcher() *searcher {
+	s, _ := h.pool.Get().(*searcher)
+	if s == nil {
+		s = &searcher{}
+	}
+	if len(s.visited) < h.n {
+		s.visited = make([]uint32, h.n+h.n/4)
+		s.gen = 0
+	}
+	s.gen++
+	if s.gen == 0 {
+		clear(s.visited)
+		s.gen = 1
+	}
+	return s
+}
+
+// scorer computes query similarities: exact float32, or the int8 codes
+// (q·(offset + scale∘c) = q·offset + (q∘scale)·c).
+type scorer struct {
+	h     *HNSW
+	q     []float32
+	qs    []float32 // q∘scale when int8
+	qoff  float32
+	codes bool
+}
+
+func (h *HNSW) newScorer(q []float32, useCodes bool, buf []float32) scorer {
+	sc := scorer{h: h, q: q}
+	if useCodes && h.codes != nil {
+		sc.codes = true
+		sc.qs = buf[:h.dim]
+		for j := range q {
+			sc.qs[j] = q[j] * h.scale[j]
+			sc.qoff += q[j] * h.offset[j]
+		}
+	}
+	return sc
+}
+
+func (sc *scorer) score(i int32) float32 {
+	h := sc.h
+	if sc.codes {
+		return sc.qoff + dotI8(sc.qs, h.codes[int(i)*h.dim:(int(i)+1)*h.dim])
+	}
+	return dotF32(sc.q, h.vec(i))
+}
+
+// searchLayer is the paper's Algorithm 2: best-first search from eps at
+// level l keeping the ef best; returns them unsorted in s.res (valid until
+// the next call). limit excludes nodes ≥ limit (not yet linked).
+func (h *HNSW) searchLayer(s *searcher, sc *scorer, eps []cand, ef, l int, limit int32) []cand {
+	s.gen++
+	if s.gen == 0 {
+		clear(s.visited)
+		s.gen = 1
+	}
+	s.cands = s.cands[:0]
+	s.res = s.res[:0]
+	for _, e := range eps {
+		if s.visited[e.id] == s.gen {
+			continue
+		}
+		s.visited[e.id] = s.gen
+		s.cands = pushMax(s.cands, e)
+		s.res = pushMin(s.res, e, ef)
+	}
+	for len(s.cands) > 0 {
+		var c cand
+		c, s.cands = popMax(s.cands)
+		if len(s.res) >= ef && better(s.res[0], c) {
+			break
+		}
+		for _, nb := range h.neighbours(c.id, l) {
+			if nb >= limit || s.visited[nb] == s.gen {
+				continue
+			}
+			s.visited[nb] = s.gen
+			sim := sc.score(nb)
+			nc := cand{nb, sim}
+			if len(s.res) < ef || better(nc, s.res[0]) {
+				s.cands = pushMax(s.cands, nc)
+				s.res = pushMin(s.res, nc, ef)
+			}
+		}
+	}
+	return s.res
+}
+
+// greedy descends from the entry point to level stop+1 following the best
+// neighbour (the paper's search with ef = 1).
+func (h *HNSW) greedy(sc *scorer, from int, stop int, limit int32) cand {
+	cur := cand{h.entry, sc.score(h.entry)}
+	for l := from; l > stop; l-- {
+		for changed := true; changed; {
+			changed = false
+			for _, nb := range h.neighbours(cur.id, l) {
+				if nb >= limit {
+					continue
+				}
+				if c := (cand{nb, sc.score(nb)}); better(c, cur) {
+					cur, changed = c, true
+				}
+			}
+		}
+	}
+	return cur
+}
+
+func pushMax(hp []cand, c cand) []cand {
+	hp = append(hp, c)
+	i := len(hp) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !better(hp[i], hp[p]) {
+			break
+		}
+		hp[i], hp[p] = hp[p], hp[i]
+		i = p
+	}
+	return hp
+}
+
+func popMax(hp []cand) (cand, []cand) {
+	top := hp[0]
+	n := len(hp) - 1
+	hp[0] = hp[n]
+	hp = hp[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && better(hp[r], hp[l]) {
+			m = r
+		}
+		if !better(hp[m], hp[i]) {
+			break
+		}
+		hp[i], hp[m] = hp[m], hp[i]
+		i = m
+	}
+	return top, hp
+}
+
+// pushMin keeps the ef best in a min-heap (worst on top).
+func pushMin(hp []cand, c cand, ef int) []cand {
+	if len(hp) < ef {
+		hp = append(hp, c)
+		i := len(hp) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if !better(hp[p], hp[i]) {
+				break
+			}
+			hp[i], hp[p] = hp[p], hp[i]
+			i = p
+		}
+		return hp
+	}
+	if !better(c, hp[0]) {
+		return hp
+	}
+	hp[0] = c
+	n := len(hp)
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && better(hp[l], hp[r]) {
+			m = r
+		}
+		if !better(hp[i], hp[m]) {
+			break
+		}
+		hp[i], hp[m] = hp[m], hp[i]
+		i = m
+	}
+	return hp
+}
+
+// selectNeighbours is the paper's Algorithm 4 heuristic (without extending
+// or keeping pruned candidates, as hnswlib and faiss): candidates in
+// descending score; keep c when it is closer to the base than to every
+// node kept so far (q·c > c·s), up to m.
+func (h *HNSW) selectNeighbours(cands []cand, m int) []int32 {
+	slices.SortFunc(cands, func(a, b cand) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	out := make([]int32, 0, m)
+	for _, c := range cands {
+		if len(out) == m {
+			break
+		}
+		ok := true
+		cv := h.vec(c.id)
+		for _, s := range out {
+			if dotF32(cv, h.vec(s)) > c.s {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, c.id)
+		}
+	}
+	return out
+}
+
+// Add inserts row-major [n, Dim] vectors (copied); they get rows Len()..
+// Len()+n-1. Not safe concurrently with Search. Errors: ErrDim, ctx.Err()
+// (the graph then holds the vectors inserted so far).
+func (h *HNSW) Add(ctx context.Context, vecs []float32) error {
+	d := h.dim
+	if len(vecs)%d != 0 {
+		return fmt.Errorf("%w: %d values is not a multiple of dim %d", ErrDim, len(vecs), d)
+	}
+	add := len(vecs) / d
+	if h.n+add > math.MaxInt32 {
+		return fmt.Errorf("%w: ann: %d vectors exceed the int32 row limit", rlsearch.ErrBadInput, h.n+add)
+	}
+	start := h.n
+	total := start + add
+	h.vecs = append(h.vecs, vecs...)
+	if h.scale != nil {
+		codes := make([]int8, len(vecs))
+		encodeI8(codes, vecs, h.scale, h.offset)
+		h.codes = append(h.codes, codes...)
+	}
+	m0 := 2*h.cfg.M + 1
+	h.links0 = append(h.links0, make([]int32, add*m0)...)
+	for i := 0; i < add; i++ {
+		lv := h.randomLevel()
+		h.level = append(h.level, lv)
+		var up []int32
+		if lv > 0 {
+			up = make([]int32, int(lv)*(h.cfg.M+1))
+		}
+		h.upper = append(h.upper, up)
+	}
+	workers := h.cfg.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := start
+	if h.entry < 0 && add > 0 {
+		h.entry, h.top = int32(start), int(h.level[start])
+		next++
+		h.n = next
+	}
+	sel := make([][][]int32, 0, 256)
+	for next < total {
+		if err := ctx.Err(); err != nil {
+			h.truncate(next)
+			return err
+		}
+		// Batch size: a quarter of the graph so far, 1..256, so that early
+		// nodes are not inserted blind (each also sees the batch's earlier
+		// nodes by brute force).
+		b := min(total-next, max(1, min(256, next/4)))
+		sel = sel[:b]
+		h.n = next + b // searcher sizes; nodes ≥ next are excluded by limit
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		nextJob := 0
+		for w := 0; w < min(workers, b); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := h.getSearcher()
+				defer h.pool.Put(s)
+				for {
+					mu.Lock()
+					j := nextJob
+					nextJob++
+					mu.Unlock()
+					if j >= b {
+						return
+					}
+					sel[j] = h.findNeighbours(s, int32(next+j), int32(next))
+				}
+			}()
+		}
+		wg.Wait()
+		h.link(sel, int32(next), workers)
+		for j := 0; j < b; j++ {
+			if v := next + j; int(h.level[v]) > h.top {
+				h.entry, h.top = int32(v), int(h.level[v])
+			}
+		}
+		next += b
+		if h.cfg.Progress != nil {
+			h.cfg.Progress(next-start, add)
+		}
+	}
+	h.n = total
+	return nil
+}
+
+// truncate drops nodes ≥ n after a cancelled Add (their links were never
+// made; links to them exist only from nodes ≥ n).
+func (h *HNSW) truncate(n int) {
+	h.n = n
+	h.vecs = h.vecs[:n*h.dim]
+	if h.codes != nil {
+		h.codes = h.codes[:n*h.dim]
+	}
+	h.level = h.level[:n]
+	h.upper = h.upper[:n]
+	h.links0 = h.links0[:n*(2*h.cfg.M+1)]
+}
+
+// findNeighbours searches the graph of nodes < limit for node v's
+// neighbours on each of its levels, adding the batch's earlier nodes
+// [limit, v) by brute force. Read-only on the graph.
+func (h *HNSW) findNeighbours(s *searcher, v, limit int32) [][]int32 {
+	lv := int(h.level[v])
+	sc := scorer{h: h, q: h.vec(v)}
+	out := make([][]int32, lv+1)
+	var eps []cand
+	if h.top > lv {
+		eps = []cand{h.greedy(&sc, h.top, lv, limit)}
+	} else {
+		eps = []cand{{h.entry, sc.score(h.entry)}}
+	}
+	ef := h.cfg.EfConstruction
+	for l := min(lv, h.top); l >= 0; l-- {
+		res := slices.Clone(h.searchLayer(s, &sc, eps, ef, l, limit))
+		eps = res
+		cands := slices.Clone(res)
+		for u := limit; u < v; u++ {
+			if int(h.level[u]) >= l {
+				cands = append(cands, cand{u, sc.score(u)})
+			}
+		}
+		out[l] = h.selectNeighbours(cands, h.cfg.M)
+	}
+	// Levels above the current top only link within the batch.
+	for l := h.top + 1; l <= lv; l++ {
+		var cands []cand
+		for u := limit; u < v; u++ {
+			if int(h.level[u]) >= l {
+				cands = append(cands, cand{u, sc.score(u)})
+			}
+		}
+		out[l] = h.selectNeighbours(cands, h.cfg.M)
+	}
+	return out
+}
+
+// link writes the batch's own lists, then adds the reverse links, grouped
+// by target node and applied in batch order; a list over capacity is
+// pruned with the heuristic. Groups run in parallel (each owns its node).
+func (h *HNSW) link(sel [][][]int32, base int32, workers int) {
+	type req struct {
+		target int32
+		l      int
+		from   int32
+	}
+	var reqs []req
+	for j, lists := range sel {
+		v := base + int32(j)
+		for l, ids := range lists {
+			h.setNeighbours(v, l, ids)
+			for _, u := range ids {
+				reqs = append(reqs, req{u, l, v})
+			}
+		}
+	}
+	slices.SortStableFunc(reqs, func(a, b req) int {
+		if a.target != b.target {
+			return int(a.target - b.target)
+		}
+		return a.l - b.l
+	})
+	var groups [][2]int
+	for i := 0; i < len(reqs); {
+		j := i
+		for j < len(reqs) && reqs[j].target == reqs[i].target && reqs[j].l == reqs[i].l {
+			j++
+		}
+		groups = append(groups, [2]int{i, j})
+		i = j
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for w := 0; w < min(workers, len(groups)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []int32
+			for {
+				mu.Lock()
+				g := next
+				next++
+				mu.Unlock()
+				if g >= len(groups) {
+					return
+				}
+				rs := reqs[groups[g][0]:groups[g][1]]
+				u, l := rs[0].target, rs[0].l
+				buf = append(buf[:0], h.neighbours(u, l)...)
+				for _, r := range rs {
+					if !slices.Contains(buf, r.from) {
+						buf = append(buf, r.from)
+					}
+				}
+				if c := h.capacity(l); len(buf) > c {
+					uv := h.vec(u)
+					cands := make([]cand, len(buf))
+					for i, id := range buf {
+						cands[i] = cand{id, dotF32(uv, h.vec(id))}
+					}
+					buf = append(buf[:0], h.selectNeighbours(cands, c)...)
+				}
+				h.setNeighbours(u, l, buf)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Search returns, for each query, up to k rows by descending inner product
+// (ties by ascending row), found by the graph: approximate, with recall set
+// by EfSearch (raised to k). With Int8 the candidates found on codes are
+// re-scored with float32 vectors. q is row-major [nq, Dim()]; queries run
+// in parallel over GOMAXPROCS goroutines; the result is owned by the
+// caller. Safe for concurrent use. Errors: ErrDim, ErrBadInput (k < 0),
+// ctx.Err().
+func (h *HNSW) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit, error) {
+	d := h.dim
+	if len(q)%d != 0 {
+		return nil, fmt.Errorf("%w: query length %d is not a multiple of dim %d", ErrDim, len(q), d)
+	}
+	if k < 0 {
+		return nil, fmt.Errorf("%w: ann: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	nq := len(q) / d
+	out := make([][]rlsearch.Hit, nq)
+	workers := min(runtime.GOMAXPROCS(0), nq)
+	if workers <= 1 {
+		s := h.getSearcher()
+		for i := range out {
+			out[i] = h.searchOne(s, q[i*d:(i+1)*d], k)
+		}
+		h.pool.Put(s)
+		return out, ctx.Err()
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := h.getSearcher()
+			defer h.pool.Put(s)
+			for ctx.Err() == nil {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= nq {
+					return
+				}
+				out[i] = h.searchOne(s, q[i*d:(i+1)*d], k)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
+	if k == 0 || h.n == 0 {
+		return []rlsearch.Hit{}
+	}
+	if cap(s.qcode) < h.dim {
+		s.qcode = make([]float32, h.dim)
+	}
+	sc := h.newScorer(q, true, s.qcode)
+	ef := max(h.cfg.EfSearch, k)
+	ep := h.greedy(&sc, h.top, 0, int32(h.n))
+	res := h.searchLayer(s, &sc, []cand{ep}, ef, 0, int32(h.n))
+	hits := make([]rlsearch.Hit, len(res))
+	for i, c := range res {
+		sim := c.s
+		if sc.codes {
+			sim = dotF32(q, h.vec(c.id))
+		}
+		hits[i] = rlsearch.Hit{Row: c.id, Score: sim}
+	}
+	slices.SortFunc(hits, cmpHit)
+	return hits[:min(k, len(hits))]
+}
+
+// MemoryBytes reports the bytes held by vectors, codes and graph.
+func (h *HNSW) MemoryBytes() (vectors, codes, graph int) {
+	vectors = 4 * len(h.vecs)
+	codes = len(h.codes) + 8*len(h.scale)
+	graph = 4*len(h.links0) + len(h.level) + 24*len(h.upper)
+	for _, u := range h.upper {
+		graph += 4 * len(u)
+	}
+	return vectors, codes, graph
+}

@@ -6,6 +6,7 @@ Run with Debian's interpreter (/usr/bin/python3: python3-onnx, python3-numpy);
 no torch needed.
 
   gen_bert.py gen --preset tiny --seed 1 --tokenizer .cache/tokenizers/bert-uncased.json --out DIR
+  gen_bert.py gen --preset tiny --head classifier --num-labels 1 --out DIR   (cross-encoder)
   gen_bert.py reference --model DIR [--in ids.json] [--out emb.json]
 
 `gen` (also the default when the first argument is an option) writes an
@@ -28,6 +29,16 @@ E5-style model directory, atomically (temporary sibling directory + rename):
 
 Weights: normal(0, 0.02) for matrices, embeddings and biases (BERT
 initializer_range 0.02), LayerNorm gamma = 1 + normal(0, 0.02), beta normal(0, 0.02).
+
+With --head classifier the directory is a cross-encoder for package rerank
+(BertForSequenceClassification as exported for ms-marco cross-encoders):
+the graph continues with the pooler tanh(h[CLS] @ Wp + bp) and the
+classifier pooled @ Wc + bc; its only output is float32 logits
+[batch, num_labels], and rlsearch.json says kind "cross-encoder",
+max_length 512, activation "none" (softmax with label 1 for two labels).
+Head weights come after the encoder's from the same generator (so the
+encoder weights equal the plain preset's): Wp normal(0, 0.2), Wc normal(0, 0.3)
+and biases normal(0, 0.02), large enough that scores differ between inputs.
 
 `reference` reads JSON {"input_ids": [[...]], "attention_mask": [[...]]}
 (rows may have different lengths; a missing attention_mask means all ones;
@@ -62,7 +73,7 @@ INIT_STD = 0.02  # initializer_range (bert-base-uncased config.json)
 OPSET = 14
 
 
-def make_weights(preset, seed):
+def make_weights(preset, seed, head="", num_labels=1):
     """Deterministic weights for preset and seed: dict name -> float32 array.
 
     Matrices are stored [in, out] so that y = x @ W + b."""
@@ -95,6 +106,11 @@ def make_weights(preset, seed):
         w[pre + "fo.b"] = normal(h)
         w[pre + "ln2.g"] = gamma(h)
         w[pre + "ln2.b"] = normal(h)
+    if head == "classifier":
+        w["pool.w"] = (rng.standard_normal((h, h), dtype=np.float32) * 0.2).astype(np.float32)
+        w["pool.b"] = normal(h)
+        w["cls.w"] = (rng.standard_normal((h, num_labels), dtype=np.float32) * 0.3).astype(np.float32)
+        w["cls.b"] = normal(num_labels)
     return w
 
 
@@ -103,7 +119,7 @@ def make_weights(preset, seed):
 # ---------------------------------------------------------------------------
 
 
-def build_graph(preset, w):
+def build_graph(preset, w, head="", num_labels=1):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -189,12 +205,18 @@ def build_graph(preset, w):
         f = dense(gelu, pre + "fo.w", pre + "fo.b")
         x = layer_norm(op("Add", [f, x]), pre + "ln2.g", pre + "ln2.b")
 
-    nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="output_node"))
+    if head == "classifier":
+        cls_tok = op("Gather", [x, "c.i0"], axis=1)  # [B, H], the [CLS] position
+        pooled = op("Tanh", [dense(cls_tok, "pool.w", "pool.b")])
+        nodes.append(helper.make_node("Identity", [dense(pooled, "cls.w", "cls.b")], ["logits"], name="output_node"))
+        outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", num_labels])]
+    else:
+        nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="output_node"))
+        outputs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
+                                                 ["batch", "sequence", h])]
 
     inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
               for n in ("input_ids", "attention_mask", "token_type_ids")]
-    outputs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
-                                             ["batch", "sequence", h])]
     graph = helper.make_graph(nodes, "bert_" + preset, inputs, outputs, initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="rlsearch/scripts/gen_bert.py")
@@ -233,9 +255,11 @@ def cmd_gen(a):
     if not os.path.isfile(a.tokenizer):
         sys.exit("gen_bert: tokenizer %s not found (run scripts/setup.sh)" % a.tokenizer)
     p = PRESETS[a.preset]
-    w = make_weights(a.preset, a.seed)
-    model = build_graph(a.preset, w)
+    w = make_weights(a.preset, a.seed, a.head, a.num_labels)
+    model = build_graph(a.preset, w, a.head, a.num_labels)
     name = a.name or "gen-bert-%s-seed%d" % (a.preset, a.seed)
+    if a.head:
+        name = a.name or "gen-cross-%s-%dlabel-seed%d" % (a.preset, a.num_labels, a.seed)
     cfg = {
         "name": name,
         "dim": p["hidden"],
@@ -247,7 +271,17 @@ def cmd_gen(a):
         "inputs": ["input_ids", "attention_mask", "token_type_ids"],
         "output": "last_hidden_state",
     }
-    rec = dict(preset=a.preset, seed=a.seed, vocab=VOCAB, positions=POSITIONS,
+    if a.head == "classifier":
+        cfg = {
+            "kind": "cross-encoder",
+            "name": name,
+            "max_length": 512,  # BERT position table
+            "inputs": ["input_ids", "attention_mask", "token_type_ids"],
+            "output": "logits",
+            "activation": "none" if a.num_labels == 1 else "softmax",
+            "label": 0 if a.num_labels == 1 else 1,
+        }
+    rec = dict(preset=a.preset, seed=a.seed, head=a.head, num_labels=a.num_labels, vocab=VOCAB, positions=POSITIONS,
                type_vocab=TYPE_VOCAB, ln_eps=LN_EPS, mask_neg=MASK_NEG, opset=OPSET, **p)
 
     def dump(obj):
@@ -332,7 +366,7 @@ def cmd_reference(a):
     if os.path.exists(npz):
         w = dict(np.load(npz))
     else:
-        w = make_weights(rec["preset"], rec["seed"])
+        w = make_weights(rec["preset"], rec["seed"], rec.get("head", ""), rec.get("num_labels", 1))
     src = open(a.inp) if a.inp != "-" else sys.stdin
     with src:
         req = json.load(src)
@@ -354,6 +388,11 @@ def cmd_reference(a):
         ids = np.asarray([r[i] for i in keep], np.int64)
         tt = np.asarray([t[i] for i in keep], np.int64)
         hid = np_forward(rec, w, ids, tt)
+        if rec.get("head") == "classifier":
+            wd = {k: v.astype(np.float64) for k, v in w.items()}
+            pooled = np.tanh(hid[0] @ wd["pool.w"] + wd["pool.b"])
+            embs.append([float(v) for v in pooled @ wd["cls.w"] + wd["cls.b"]])
+            continue
         if cfg.get("pooling", "mean") == "mean":
             e = hid.mean(0)
         elif cfg["pooling"] == "cls":
@@ -365,6 +404,8 @@ def cmd_reference(a):
             e = e / n if n > 0 else e
         embs.append([float(v) for v in e])
     out = {"embeddings": embs, "dim": rec["hidden"]}
+    if rec.get("head") == "classifier":
+        out = {"logits": embs, "num_labels": rec["num_labels"]}
     dst = open(a.out, "w") if a.out != "-" else sys.stdout
     with dst:
         json.dump(out, dst)
@@ -384,6 +425,9 @@ def main(argv):
     g.add_argument("--name", default="")
     g.add_argument("--tokenizer",
                    default=os.path.join(here, "..", ".cache", "tokenizers", "bert-uncased.json"))
+    g.add_argument("--head", default="", choices=["", "classifier"],
+                   help="classifier: BERT cross-encoder (pooler + classifier, output logits)")
+    g.add_argument("--num-labels", type=int, default=1)
     g.add_argument("--save-weights", action="store_true",
                    help="also write weights.npz (reference regenerates from the seed otherwise)")
     r = sub.add_parser("reference", help="numpy reference embeddings")

@@ -13,6 +13,9 @@
 //     truncation is disabled when max_len <= 0, else set to max_len tokens in
 //     total (specials included, as tokenizers counts them).
 //     reply (stdout): {"ids": [[101, ..., 102], ...]}
+//     With "pairs": [["<base64 a>", "<base64 b>"], ...] instead of
+//     "strings", each pair is encoded as a sentence pair (rerank's
+//     cross-encoder test) and the reply is {"ids": [[ids, type_ids], ...]}.
 //
 //   node scripts/tokenizer_oracle.js probe [tokenizer.json]
 //     Runs every Unicode scalar value through each BertNormalizer step alone
@@ -51,8 +54,18 @@ async function encode() {
   } else {
     tk.disableTruncation();
   }
-  const texts = req.strings.map((b) => Buffer.from(b, 'base64').toString('utf8'));
+  const dec = (b) => Buffer.from(b, 'base64').toString('utf8');
   const out = [];
+  if (req.pairs) {
+    // Sentence pairs (cross-encoders): truncation longest_first over both.
+    for (const [a, b] of req.pairs) {
+      const e = await tk.encode(dec(a), dec(b), { addSpecialTokens: true });
+      out.push([e.getIds(), e.getTypeIds()]);
+    }
+    process.stdout.write(JSON.stringify({ ids: out }));
+    return;
+  }
+  const texts = req.strings.map(dec);
   // Batches keep memory flat and let tokenizers use its thread pool.
   const batch = 256;
   for (let i = 0; i < texts.length; i += batch) {

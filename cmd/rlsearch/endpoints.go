@@ -11,6 +11,9 @@ import (
 // its line here.
 func extraEndpoints(ix *index.Index) (map[string]http.Handler, error) {
 	m := map[string]http.Handler{}
+	if err := addRewardEndpoints(m); err != nil {
+		return nil, err
+	}
 	_ = ix
 	return m, nil
 }

@@ -35,6 +35,7 @@ func commands() []command {
 		{"search", "print ranked titles and scores for questions", runSearch},
 		{"eval", "print recall@k of gold passages for a question set", runEval},
 		{"bench", "measure query throughput, HTTP requests/s and peak memory", runBench},
+		{"reward", "score rollouts (JSONL on stdin) with QA, RPL, Search-P1 or ProRetrieval rewards", runReward},
 	}
 }
 

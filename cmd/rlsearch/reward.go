@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/rlsearch/rlsearch/reward"
+)
+
+// rewardFlags bind the reward configuration once for "rlsearch reward" and
+// for the /v1/rewards endpoints of "serve". Every default comes from an
+// environment variable so that serve, which takes no reward flags, is
+// configured the same way.
+type rewardFlags struct {
+	refs, judgeURL, judgeModel, judgeKeyEnv, judgeCache string
+	judgeTimeout                                        time.Duration
+	judgeRetries, workers                               int
+	lambdaFormat, lambdaPath, lambdaOutcome             string
+	alpha, decay                                        string
+	pathCombine, correct, metric                        string
+	lengthBudget                                        int
+}
+
+func (f *rewardFlags) bind(fs *flag.FlagSet) {
+	env := os.Getenv
+	fs.StringVar(&f.refs, "refs", env("RLSEARCH_REWARD_REFS"), "Search-P1 reference-plan cache, JSONL {\"qid\", \"plan\": [str]} (default $RLSEARCH_REWARD_REFS)")
+	fs.StringVar(&f.judgeURL, "judge-url", env("RLSEARCH_JUDGE_URL"), "OpenAI-compatible API root for the Search-P1 judge, e.g. http://127.0.0.1:8000/v1 (default $RLSEARCH_JUDGE_URL; empty = lexical judge)")
+	fs.StringVar(&f.judgeModel, "judge-model", env("RLSEARCH_JUDGE_MODEL"), "judge model name (default $RLSEARCH_JUDGE_MODEL)")
+	fs.StringVar(&f.judgeKeyEnv, "judge-key-env", "RLSEARCH_JUDGE_API_KEY", "environment variable holding the judge API key (empty value = none)")
+	fs.StringVar(&f.judgeCache, "judge-cache", env("RLSEARCH_JUDGE_CACHE"), "judgement cache file, saved atomically after every batch (default $RLSEARCH_JUDGE_CACHE; empty = memory only)")
+	fs.DurationVar(&f.judgeTimeout, "judge-timeout", 0, "timeout per judge request (0 = 60s)")
+	fs.IntVar(&f.judgeRetries, "judge-retries", 0, "judge retries after a failure (0 = 4, -1 = none)")
+	fs.IntVar(&f.workers, "workers", 0, "rollouts scored at once (0 = 8)")
+	fs.StringVar(&f.lambdaFormat, "lambda-format", "", "Search-P1 λ_f (default 0.1)")
+	fs.StringVar(&f.lambdaPath, "lambda-path", "", "Search-P1 λ_p (default 0.3)")
+	fs.StringVar(&f.lambdaOutcome, "lambda-outcome", "", "Search-P1 λ_a (default 0.6)")
+	fs.StringVar(&f.alpha, "alpha", "", "Search-P1 α between r_acc and r_reason (default 0.5)")
+	fs.StringVar(&f.decay, "decay", "", "Search-P1 decay of an incorrect answer's soft outcome (default 0.5; 1 = §3.2.3 alone)")
+	fs.StringVar(&f.pathCombine, "path-combine", "", "Search-P1 dual track: max (default), mean, self, ref")
+	fs.StringVar(&f.correct, "correct", "", "Search-P1 correctness: contains (default, the paper's ACC) or em")
+	fs.StringVar(&f.metric, "metric", "", "ProRetrieval result metric: mrr (default), hit@1, hit@3, ndcg@3")
+	fs.IntVar(&f.lengthBudget, "length-budget", 0, "ProRetrieval length budget in tokens (0 = 512)")
+}
+
+func optFloat(name, s string) (*float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil, usageErr("--%s %q is not a number", name, s)
+	}
+	return &v, nil
+}
+
+// scorer builds the reward Scorer and the judge cache (nil without an LLM
+// judge).
+func (f *rewardFlags) scorer() (*reward.Scorer, *reward.JudgeCache, error) {
+	cfg := reward.Config{Workers: f.workers}
+	p1 := &cfg.SearchP1
+	for _, o := range []struct {
+		name, s string
+		dst     **float64
+	}{{"lambda-format", f.lambdaFormat, &p1.LambdaFormat}, {"lambda-path", f.lambdaPath, &p1.LambdaPath},
+		{"lambda-outcome", f.lambdaOutcome, &p1.LambdaOutcome}, {"alpha", f.alpha, &p1.Alpha}, {"decay", f.decay, &p1.Decay}} {
+		v, err := optFloat(o.name, o.s)
+		if err != nil {
+			return nil, nil, err
+		}
+		*o.dst = v
+	}
+	p1.PathCombine, p1.Correct = f.pathCombine, f.correct
+	cfg.ProRetrieval.Metric, cfg.ProRetrieval.LengthBudget = f.metric, f.lengthBudget
+	if f.refs != "" {
+		refs, err := reward.LoadReferences(f.refs)
+		if err != nil {
+			return nil, nil, err
+		}
+		p1.References = refs
+	}
+	var cache *reward.JudgeCache
+	if f.judgeURL != "" {
+		j, err := reward.NewOpenAIJudge(reward.OpenAIConfig{BaseURL: f.judgeURL, Model: f.judgeModel, APIKey: os.Getenv(f.judgeKeyEnv),
+			Timeout: f.judgeTimeout, MaxRetries: f.judgeRetries})
+		if err != nil {
+			return nil, nil, err
+		}
+		if cache, err = reward.OpenJudgeCache(f.judgeCache); err != nil {
+			return nil, nil, err
+		}
+		p1.Judge = reward.CachedJudge{Inner: j, Cache: cache}
+	}
+	s, err := reward.New(cfg)
+	if err != nil {
+		return nil, nil, usageErr("%v", err)
+	}
+	return s, cache, nil
+}
+
+// addRewardEndpoints mounts POST /v1/rewards/{qa,rpl,search-p1,proretrieval},
+// configured from the environment (see rewardFlags).
+func addRewardEndpoints(m map[string]http.Handler) error {
+	var f rewardFlags
+	fs := flag.NewFlagSet("reward", flag.ContinueOnError)
+	f.bind(fs)
+	s, cache, err := f.scorer()
+	if err != nil {
+		return err
+	}
+	hc := reward.HandlerConfig{Scorer: s}
+	if cache != nil {
+		hc.AfterBatch = cache.Save
+	}
+	eps, err := reward.Endpoints(hc)
+	if err != nil {
+		return err
+	}
+	for p, h := range eps {
+		m[p] = h
+	}
+	return nil
+}
+
+func runReward(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("reward", flag.ContinueOnError)
+	var (
+		f     rewardFlags
+		kind  string
+		in    string
+		batch int
+	)
+	f.bind(fs)
+	fs.StringVar(&kind, "kind", "", "reward: qa, rpl, search-p1 or proretrieval (required)")
+	fs.IntVar(&batch, "batch", 256, "rollouts per scoring batch")
+	fs.StringVar(&in, "in", "-", "rollouts JSONL file (- = stdin)")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected arguments %q (rollouts are read from stdin)", fs.Args())
+	}
+	k, err := reward.ParseKind(kind)
+	if err != nil {
+		return usageErr("--kind: %v", err)
+	}
+	if batch < 1 {
+		return usageErr("--batch %d must be at least 1", batch)
+	}
+	s, cache, err := f.scorer()
+	if err != nil {
+		return err
+	}
+	var r io.Reader = os.Stdin
+	if in != "-" {
+		fh, err := os.Open(in)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		r = fh
+	}
+	return scoreStream(ctx, s, cache, k, batch, r, stdout)
+}
+
+// scoreStream reads rollouts as JSONL from r (blank lines skipped) and
+// writes one JSON result per rollout to w, in order.
+func scoreStream(ctx context.Context, s *reward.Scorer, cache *reward.JudgeCache, k reward.Kind, batch int, r io.Reader, w io.Writer) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var raws []json.RawMessage
+	var lines []int
+	flush := func() error {
+		if len(raws) == 0 {
+			return nil
+		}
+		res, err := s.ScoreBatch(ctx, k, raws)
+		if err != nil {
+			var ie *reward.InputError
+			if errors.As(err, &ie) {
+				return fmt.Errorf("line %d: %s: %v", lines[ie.Index], ie.Field, ie.Err)
+			}
+			return err
+		}
+		for _, x := range res {
+			b, err := json.Marshal(x)
+			if err != nil {
+				return err
+			}
+			bw.Write(b)
+			bw.WriteByte('\n')
+		}
+		raws, lines = raws[:0], lines[:0]
+		if cache != nil {
+			if err := cache.Save(); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	}
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if t := bytes.TrimSpace(b); len(t) > 0 {
+			if !json.Valid(t) {
+				return fmt.Errorf("line %d: not a JSON value", line)
+			}
+			raws = append(raws, json.RawMessage(t))
+			lines = append(lines, line)
+			if len(raws) == batch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return flush()
+}

@@ -257,14 +257,16 @@ func (st *execState) print(_ *starlark.Thread, b *starlark.Builtin, args starlar
 		if i > 0 {
 			sb.WriteString(sep)
 		}
-		if s, ok := a.(starlark.String); ok {
-			sb.WriteString(string(s))
-		} else {
-			sb.WriteString(a.String())
+		s, ok := a.(starlark.String)
+		if !ok {
+			s = starlark.String(a.String())
 		}
-		if sb.Len() > DefaultMaxObservationBytes {
-			break
+		if sb.Len()+len(s) > DefaultMaxObservationBytes {
+			err := newErr(CodeBudget, ErrBudget, "observation budget exceeded: over %d bytes printed", DefaultMaxObservationBytes)
+			st.cancel(err)
+			return nil, err
 		}
+		sb.WriteString(string(s))
 	}
 	sb.WriteByte('\n')
 	if err := st.emit(sb.String(), nil); err != nil {

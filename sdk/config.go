@@ -28,7 +28,7 @@ const (
 	DefaultMaxSourceBytes       = 64 << 10         // program source size
 	DefaultMaxQueryBytes        = 2048             // one query string
 	DefaultRRFK                 = 60               // reciprocal rank fusion constant (Cormack et al. 2009; RPL)
-	DefaultMaxHeapBytes         = 4 << 30          // process heap above which running programs are stopped
+	DefaultMaxHeapBytes         = 2 << 30          // heap growth while a program runs above which it is stopped
 	DefaultDocFormat            = "Doc {index}(Title: {title}) {text}\n"
 	DefaultErrorFormat          = "Error ({code}): {message}\n"
 )
@@ -164,10 +164,11 @@ type Config struct {
 	// ErrorFormat renders the error line appended to the observation;
 	// placeholders {code} and {message}. Default DefaultErrorFormat.
 	ErrorFormat string
-	// MaxHeapBytes: when the process's Go heap exceeds it, a running
-	// program checking its budgets stops with budget_exceeded (memory). The
-	// check is process-wide, not per program. 0 means 4 GiB; negative
-	// disables it.
+	// MaxHeapBytes: when the process's Go heap grows by more than this
+	// while a program runs, the program stops with budget_exceeded
+	// (memory). The heap is sampled every millisecond and is the process's,
+	// not the program's: concurrent programs share the blame. 0 means
+	// 2 GiB; negative disables the watchdog.
 	MaxHeapBytes int64
 	// MaxBatch is the most queries coalesced into one retriever call; 0
 	// means 512. CoalesceWait is the longest a queued retrieval call waits

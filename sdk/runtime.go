@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/metrics"
-	"strconv"
+		"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.starlark.net/resolve"
@@ -110,7 +110,7 @@ type execState struct {
 	printed  []string
 	stats    Stats
 	seen     map[string]Doc // every document retrieved, by id
-	stopErr  error          // why the thread was cancelled
+	stop     atomic.Pointer[Error] // why the thread was cancelled (set from other goroutines too)
 	thread   *starlark.Thread
 	deadline time.Time
 }
@@ -159,6 +159,10 @@ func (rt *Runtime) run(ctx context.Context, req Request, f fetcher) (res Result)
 		},
 	}
 	st.thread = th
+	if st.rt.cfg.MaxHeapBytes > 0 {
+		watchStart(st)
+		defer watchStop(st)
+	}
 	th.SetMaxExecutionSteps(min(stepChunk, b.MaxSteps))
 	th.OnMaxSteps = st.onSteps
 	stop := context.AfterFunc(ctx, func() {
@@ -202,24 +206,23 @@ func (rt *Runtime) errorLine(code ErrorCode, msg string) string {
 	return strings.NewReplacer("{code}", string(code), "{message}", msg).Replace(rt.cfg.ErrorFormat)
 }
 
-func (st *execState) ctxErr() error {
+func (st *execState) ctxErr() *Error {
 	if errors.Is(st.ctx.Err(), context.DeadlineExceeded) && !time.Now().Before(st.deadline) {
 		return newErr(CodeBudget, ErrBudget, "time budget of %v exceeded", st.b.Timeout)
 	}
 	return newErr(CodeInternal, st.ctx.Err(), "execution cancelled: %v", st.ctx.Err())
 }
 
-func (st *execState) cancel(err error) {
-	if st.stopErr == nil {
-		st.stopErr = err
+func (st *execState) cancel(err *Error) {
+	if st.stop.CompareAndSwap(nil, err) {
+		st.thread.Cancel(err.Error())
 	}
-	st.thread.Cancel(err.Error())
 }
 
-var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
 
 // onSteps runs every stepChunk steps: it enforces the step budget and checks
-// time, cancellation and the process heap.
+// time and cancellation (the heap is watched by watchdog.go).
 func (st *execState) onSteps(th *starlark.Thread) {
 	steps := th.ExecutionSteps()
 	if steps >= st.b.MaxSteps {
@@ -229,14 +232,6 @@ func (st *execState) onSteps(th *starlark.Thread) {
 	if st.ctx.Err() != nil {
 		st.cancel(st.ctxErr())
 		return
-	}
-	if lim := st.rt.cfg.MaxHeapBytes; lim > 0 {
-		s := []metrics.Sample{heapSample[0]}
-		metrics.Read(s)
-		if s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > uint64(lim) {
-			st.cancel(newErr(CodeBudget, ErrBudget, "memory budget exceeded (process heap over %d MiB)", lim>>20))
-			return
-		}
 	}
 	th.SetMaxExecutionSteps(min(steps+stepChunk, st.b.MaxSteps))
 }
@@ -254,8 +249,8 @@ func (st *execState) runtimeError(err error) error {
 			}
 		}
 	}
-	if st.stopErr != nil {
-		err = st.stopErr
+	if e := st.stop.Load(); e != nil {
+		err = e
 	}
 	var e *Error
 	if errors.As(err, &e) {
@@ -343,10 +338,10 @@ func srcLine(src string, n int) string {
 // enforcing the byte, token and printed-document budgets. Text that would
 // break a budget is not appended; the program stops.
 func (st *execState) emit(text string, docs []Doc) error {
-	if st.stopErr != nil {
-		return st.stopErr
+	if e := st.stop.Load(); e != nil {
+		return e
 	}
-	var err error
+	var err *Error
 	switch {
 	case st.stats.PrintedDocs+len(docs) > st.b.MaxPrintedDocs:
 		err = newErr(CodeBudget, ErrBudget, "printed-document budget exceeded: %d documents printed, the cap is %d", st.stats.PrintedDocs+len(docs), st.b.MaxPrintedDocs)

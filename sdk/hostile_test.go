@@ -1,0 +1,80 @@
+package sdk
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHostilePrograms(t *testing.T) {
+	rt := newRT(t, wikiIndex(t), Config{Budgets: Budgets{Timeout: 5 * time.Second}})
+	big := "x = 1\n" + strings.Repeat("# padding padding padding padding padding padding\n", 1<<20/50)
+	for _, tc := range []struct {
+		name, src string
+		code      ErrorCode
+		want      string
+	}{
+		{"infinite loop", "while True:\n    pass", CodeBudget, "step budget"},
+		{"infinite loop in a function", "def f():\n    for i in range(1000000000):\n        pass\nf()", CodeBudget, "step budget"},
+		{"deep recursion", "def f(n):\n    return f(n + 1)\nf(0)", CodeUnsupported, "recursion is not supported"},
+		{"mutual recursion", "def f(n):\n    return g(n)\ndef g(n):\n    return f(n)\nf(0)", CodeUnsupported, "called recursively"},
+		{"huge repeat", "s = \"x\" * (1 << 40)", CodeRuntime, "repeat"},
+		{"huge list", "l = [0] * (1 << 40)", CodeRuntime, "repeat"},
+		{"huge print", "print(\"x\" * (1 << 24))", CodeBudget, "observation budget exceeded"},
+		{"10^6 prints", "for i in range(1000000):\n    print(i)", CodeBudget, "observation budget exceeded"},
+		{"10^6 document prints", "d = sparse(\"Robin Hood\", k=1)\nfor i in range(1000000):\n    print(d)", CodeBudget, "printed-document budget exceeded"},
+		{"width 10^9", "sparse(\"Robin Hood\", k=1000000000)", CodeBudget, "exceeds the cap of 50"},
+		{"width 2^70", "sparse(\"Robin Hood\", k=1 << 70)", CodeRuntime, "out of range"},
+		{"negative width", "sparse(\"Robin Hood\", k=-5)", CodeRuntime, "must be ≥ 1"},
+		{"huge query", "sparse(\"a \" * 100000, k=3)", CodeBudget, "query of 200000 bytes"},
+		{"load", "load(\"/etc/passwd\", \"x\")", CodeUnsupported, "load() is not available"},
+		{"1 MB program", big, CodeBudget, "source budget"},
+		{"deep nesting", strings.Repeat("[", 30000) + strings.Repeat("]", 30000), CodeSyntax, ""},
+		{"nested list str", "x = []\nfor i in range(2000):\n    x = [x]\nprint(str(x)[:10])", CodeOK, "[[[[[[[[[["},
+		{"null bytes", "print(\"a\x00b\")\x00", CodeOK, "a\x00b"},
+		{"invalid utf-8", "print(\"\xff\xfe\")", CodeOK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			res := rt.Run(context.Background(), Request{Code: tc.src}, nil)
+			if res.Code != tc.code || !strings.Contains(res.Observation, tc.want) {
+				t.Fatalf("got %s %.300q, want %s containing %q", res.Code, res.Observation, tc.code, tc.want)
+			}
+			if tc.code != CodeOK && !strings.Contains(res.Observation, "Error ("+string(tc.code)+")") {
+				t.Fatalf("observation %.200q lacks the error line", res.Observation)
+			}
+			if len(res.Observation) > DefaultMaxObservationBytes+1024 {
+				t.Fatalf("observation of %d bytes", len(res.Observation))
+			}
+			t.Logf("%s in %v: %.120q", res.Code, time.Since(start), res.Error)
+		})
+	}
+}
+
+func TestTimeoutAndCancel(t *testing.T) {
+	rt := newRT(t, wikiIndex(t), Config{Budgets: Budgets{MaxSteps: 1 << 40, Timeout: 200 * time.Millisecond}})
+	res := rt.Run(context.Background(), Request{Code: "while True:\n    pass"}, nil)
+	if res.Code != CodeBudget || !strings.Contains(res.Error, "time budget of 200ms exceeded") {
+		t.Fatalf("got %s %q", res.Code, res.Error)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	res = rt.Run(ctx, Request{Code: "while True:\n    pass"}, nil)
+	if res.Code != CodeInternal || !strings.Contains(res.Error, "cancelled") {
+		t.Fatalf("cancelled: got %s %q", res.Code, res.Error)
+	}
+}
+
+func TestMemoryStop(t *testing.T) {
+	rt := newRT(t, wikiIndex(t), Config{MaxHeapBytes: 64 << 20, Budgets: Budgets{MaxSteps: 1 << 40}})
+	for _, src := range []string{
+		"l = []\nfor i in range(100000000):\n    l.append(\"%d\" % i)",
+		"s = \"x\"\nfor i in range(40):\n    s = s + s",
+	} {
+		res := rt.Run(context.Background(), Request{Code: src}, nil)
+		if res.Code != CodeBudget || !strings.Contains(res.Error, "memory budget exceeded") {
+			t.Fatalf("%q: got %s %q", src, res.Code, res.Error)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package sdk
+
+import (
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// The memory watchdog stops programs whose process heap grew past their
+// Config.MaxHeapBytes while they ran. A Starlark step can allocate up to
+// 1 GiB (s = s + s), so the budget cannot be checked between steps: a
+// goroutine samples the heap every millisecond while programs run and
+// cancels the offenders (Thread.Cancel is safe from any goroutine and is
+// seen at the next step). The heap is the process's, so concurrent programs
+// share the blame; the peak is bounded by the limit plus one allocation.
+var watch struct {
+	mu      sync.Mutex
+	states  map[*execState]uint64 // heap bytes when the program started
+	running bool
+	last    uint64
+}
+
+const watchEvery = time.Millisecond
+
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+func watchStart(st *execState) {
+	watch.mu.Lock()
+	defer watch.mu.Unlock()
+	if watch.states == nil {
+		watch.states = map[*execState]uint64{}
+	}
+	if !watch.running {
+		watch.last = heapBytes()
+		watch.running = true
+		go watchLoop()
+	}
+	watch.states[st] = watch.last
+}
+
+func watchStop(st *execState) {
+	watch.mu.Lock()
+	delete(watch.states, st)
+	watch.mu.Unlock()
+}
+
+func watchLoop() {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for range t.C {
+		h := heapBytes()
+		watch.mu.Lock()
+		watch.last = h
+		if len(watch.states) == 0 {
+			watch.running = false
+			watch.mu.Unlock()
+			return
+		}
+		for st, base := range watch.states {
+			if lim := uint64(st.rt.cfg.MaxHeapBytes); h > base+lim {
+				st.cancel(newErr(CodeBudget, ErrBudget, "memory budget exceeded (the process heap grew by more than %d MiB while the program ran)", lim>>20))
+			}
+		}
+		watch.mu.Unlock()
+	}
+}

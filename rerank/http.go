@@ -1,0 +1,330 @@
+package rerank
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/server"
+)
+
+// Defaults of HandlerConfig.
+const (
+	// DefaultRerankTopK is the number of documents kept per query when a
+	// request omits rerank_topk (or sends 0): 10.
+	DefaultRerankTopK = 10
+	// DefaultMaxRerankQueries bounds len(queries) per request.
+	DefaultMaxRerankQueries = 1024
+	// DefaultMaxRerankDocs bounds the documents of one request, all queries
+	// together (each is one model pass).
+	DefaultMaxRerankDocs = 8192
+	// DefaultMaxRerankBody bounds the request body: 32 MiB.
+	DefaultMaxRerankBody = 32 << 20
+)
+
+// HandlerConfig configures NewHandler. Zero fields take the defaults above.
+type HandlerConfig struct {
+	DefaultTopK  int
+	MaxQueries   int
+	MaxDocs      int
+	MaxBodyBytes int64
+}
+
+// Validate reports the first invalid field.
+func (c HandlerConfig) Validate() error {
+	switch {
+	case c.DefaultTopK < 0:
+		return fmt.Errorf("rerank: HandlerConfig.DefaultTopK %d is negative", c.DefaultTopK)
+	case c.MaxQueries < 0:
+		return fmt.Errorf("rerank: HandlerConfig.MaxQueries %d is negative", c.MaxQueries)
+	case c.MaxDocs < 0:
+		return fmt.Errorf("rerank: HandlerConfig.MaxDocs %d is negative", c.MaxDocs)
+	case c.MaxBodyBytes < 0:
+		return fmt.Errorf("rerank: HandlerConfig.MaxBodyBytes %d is negative", c.MaxBodyBytes)
+	}
+	return nil
+}
+
+// RerankRequest is the body of Search-R1's POST /rerank.
+//
+// documents[i] are the candidates of queries[i]; each candidate is either a
+// /retrieve result item {"document": {"id", "contents"}, "score"} or a bare
+// document {"id", "contents"} (or {"id", "title", "text"}, the other corpus
+// convention).
+type RerankRequest struct {
+	Queries      []string            `json:"queries"`
+	Documents    [][]json.RawMessage `json:"documents"`
+	RerankTopK   int                 `json:"rerank_topk"`
+	ReturnScores bool                `json:"return_scores"`
+}
+
+// ScoredDocument is one result item when return_scores is true.
+type ScoredDocument struct {
+	Document rlsearch.Document `json:"document"`
+	Score    float32           `json:"score"`
+}
+
+// requestError is a 4xx with the offending field; status 0 means 400.
+type requestError struct {
+	msg, field string
+	status     int
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+// candidate decodes one documents[i][j] item.
+func candidate(raw json.RawMessage) (rlsearch.Document, error) {
+	var item struct {
+		Document *struct {
+			ID       *string `json:"id"`
+			Contents *string `json:"contents"`
+			Title    *string `json:"title"`
+			Text     *string `json:"text"`
+		} `json:"document"`
+		ID       *string `json:"id"`
+		Contents *string `json:"contents"`
+		Title    *string `json:"title"`
+		Text     *string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &item); err != nil {
+		return rlsearch.Document{}, err
+	}
+	id, contents, title, text := item.ID, item.Contents, item.Title, item.Text
+	if item.Document != nil {
+		id, contents, title, text = item.Document.ID, item.Document.Contents, item.Document.Title, item.Document.Text
+	}
+	var d rlsearch.Document
+	if id != nil {
+		d.ID = *id
+	}
+	switch {
+	case contents != nil:
+		d.Contents = *contents
+	case text != nil:
+		t := ""
+		if title != nil {
+			t = *title
+		}
+		d.Contents = rlsearch.MakeContents(t, *text)
+	default:
+		return d, errors.New("document has neither contents nor text")
+	}
+	return d, nil
+}
+
+// ParseRerankRequest decodes and checks a /rerank body. Errors are
+// *requestError values naming the bad field (4xx); it never panics.
+func ParseRerankRequest(body io.Reader, cfg HandlerConfig) (req RerankRequest, docs [][]rlsearch.Document, err error) {
+	cfg = cfg.withDefaults()
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(&req); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return req, nil, &requestError{fmt.Sprintf("request body larger than %d bytes", mbe.Limit), "", http.StatusRequestEntityTooLarge}
+		}
+		field := ""
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			field, _, _ = strings.Cut(ute.Field, ".")
+		}
+		return req, nil, &requestError{"invalid JSON body: " + err.Error(), field, 0}
+	}
+	if dec.More() {
+		return req, nil, &requestError{"trailing data after the JSON body", "", 0}
+	}
+	switch {
+	case req.Queries == nil:
+		return req, nil, &requestError{"queries is required (a list of strings)", "queries", 0}
+	case len(req.Queries) > cfg.MaxQueries:
+		return req, nil, &requestError{fmt.Sprintf("%d queries, at most %d per request", len(req.Queries), cfg.MaxQueries), "queries", 0}
+	case req.Documents == nil && len(req.Queries) > 0:
+		return req, nil, &requestError{"documents is required (one list of candidates per query)", "documents", 0}
+	case len(req.Documents) != len(req.Queries):
+		return req, nil, &requestError{fmt.Sprintf("%d document lists for %d queries (want one per query)", len(req.Documents), len(req.Queries)), "documents", 0}
+	case req.RerankTopK < 0:
+		return req, nil, &requestError{fmt.Sprintf("rerank_topk %d is negative", req.RerankTopK), "rerank_topk", 0}
+	}
+	if req.RerankTopK == 0 {
+		req.RerankTopK = cfg.DefaultTopK
+	}
+	total := 0
+	docs = make([][]rlsearch.Document, len(req.Documents))
+	for i, list := range req.Documents {
+		total += len(list)
+		if total > cfg.MaxDocs {
+			return req, nil, &requestError{fmt.Sprintf("more than %d documents in one request", cfg.MaxDocs), "documents", 0}
+		}
+		docs[i] = make([]rlsearch.Document, len(list))
+		for j, raw := range list {
+			d, err := candidate(raw)
+			if err != nil {
+				return req, nil, &requestError{fmt.Sprintf("documents[%d][%d]: %v", i, j, err), "documents", 0}
+			}
+			docs[i][j] = d
+		}
+	}
+	return req, docs, nil
+}
+
+func (c HandlerConfig) withDefaults() HandlerConfig {
+	if c.DefaultTopK == 0 {
+		c.DefaultTopK = DefaultRerankTopK
+	}
+	if c.MaxQueries == 0 {
+		c.MaxQueries = DefaultMaxRerankQueries
+	}
+	if c.MaxDocs == 0 {
+		c.MaxDocs = DefaultMaxRerankDocs
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxRerankBody
+	}
+	return c
+}
+
+// Dedup returns the distinct documents of docs in first-seen order
+// (exact duplicates: same id and contents) and, for each input position,
+// the index of its document in the result.
+func Dedup(docs []rlsearch.Document) (uniq []rlsearch.Document, at []int) {
+	seen := make(map[rlsearch.Document]int, len(docs))
+	at = make([]int, len(docs))
+	for i, d := range docs {
+		k, ok := seen[d]
+		if !ok {
+			k = len(uniq)
+			seen[d] = k
+			uniq = append(uniq, d)
+		}
+		at[i] = k
+	}
+	return uniq, at
+}
+
+// RerankLists scores each query against its own documents only, with the
+// distinct documents of each list (exact duplicates scored once and listed
+// once), and returns per query the top k by descending score (ties: earlier
+// candidate first). The result has one list per query, empty (not nil) for a
+// query without documents. The queries run concurrently so that a batching
+// reranker merges them.
+func RerankLists(ctx context.Context, r rlsearch.Reranker, queries []string, docs [][]rlsearch.Document, k int) ([][]ScoredDocument, error) {
+	out := make([][]ScoredDocument, len(queries))
+	errs := make([]error, len(queries))
+	var wg sync.WaitGroup
+	for i, q := range queries {
+		out[i] = []ScoredDocument{}
+		uniq, _ := Dedup(docs[i])
+		if len(uniq) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			scores, err := r.Rerank(ctx, q, uniq)
+			if err == nil && len(scores) != len(uniq) {
+				err = fmt.Errorf("rerank: %s returned %d scores for %d documents", r.Name(), len(scores), len(uniq))
+			}
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			order := make([]int, len(uniq))
+			for j := range order {
+				order[j] = j
+			}
+			slices.SortStableFunc(order, func(a, b int) int {
+				switch {
+				case scores[a] > scores[b]:
+					return -1
+				case scores[a] < scores[b]:
+					return 1
+				}
+				return 0
+			})
+			if len(order) > k {
+				order = order[:k]
+			}
+			list := make([]ScoredDocument, len(order))
+			for j, o := range order {
+				list[j] = ScoredDocument{Document: uniq[o], Score: scores[o]}
+			}
+			out[i] = list
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// NewHandler serves Search-R1's rerank contract:
+//
+//	POST /rerank {"queries": [str], "documents": [[doc]], "rerank_topk": int (default 10), "return_scores": bool}
+//	→ {"result": [[{"document": doc, "score": float}, ...] per query]}
+//
+// with bare documents when return_scores is false. Each query is scored
+// against its own documents only; a query without documents gets [];
+// exact duplicate candidates appear once with their own score. Bad input is
+// a 4xx with the house JSON error naming the field; reranker failures are
+// 500 (503 when the request was cancelled). Safe for concurrent use.
+func NewHandler(r rlsearch.Reranker, cfg HandlerConfig) (http.Handler, error) {
+	if r == nil {
+		return nil, errors.New("rerank: NewHandler needs a reranker")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			server.WriteError(w, http.StatusMethodNotAllowed, "use POST", "")
+			return
+		}
+		body, docs, err := ParseRerankRequest(http.MaxBytesReader(w, req.Body, cfg.MaxBodyBytes), cfg)
+		if err != nil {
+			status, field := http.StatusBadRequest, ""
+			var re *requestError
+			if errors.As(err, &re) {
+				field = re.field
+				if re.status != 0 {
+					status = re.status
+				}
+			}
+			server.WriteError(w, status, err.Error(), field)
+			return
+		}
+		lists, err := RerankLists(req.Context(), r, body.Queries, docs, body.RerankTopK)
+		if err != nil {
+			switch {
+			case errors.Is(err, rlsearch.ErrBadInput):
+				server.WriteError(w, http.StatusBadRequest, err.Error(), "documents")
+			case req.Context().Err() != nil:
+				server.WriteError(w, http.StatusServiceUnavailable, "request cancelled", "")
+			default:
+				server.WriteError(w, http.StatusInternalServerError, err.Error(), "")
+			}
+			return
+		}
+		var result any = lists
+		if !body.ReturnScores {
+			bare := make([][]rlsearch.Document, len(lists))
+			for i, l := range lists {
+				bare[i] = make([]rlsearch.Document, len(l))
+				for j, sd := range l {
+					bare[i][j] = sd.Document
+				}
+			}
+			result = bare
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"result": result})
+	}), nil
+}

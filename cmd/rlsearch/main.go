@@ -36,6 +36,7 @@ func commands() []command {
 		{"eval", "print recall@k of gold passages for a question set", runEval},
 		{"bench", "measure query throughput, HTTP requests/s and peak memory", runBench},
 		{"reward", "score rollouts (JSONL on stdin) with QA, RPL, Search-P1 or ProRetrieval rewards", runReward},
+		{"rerank", "score documents (JSONL) against a query with a Qwen3-Reranker or cross-encoder", runRerank},
 	}
 }
 

@@ -26,6 +26,7 @@ type serveFlags struct {
 	maxBody    int64
 	batchMax   int
 	batchWait  time.Duration
+	rr         rerankFlags
 }
 
 func (s *serveFlags) bind(fs *flag.FlagSet) {
@@ -37,6 +38,7 @@ func (s *serveFlags) bind(fs *flag.FlagSet) {
 	fs.Int64Var(&s.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
 	fs.IntVar(&s.batchMax, "batch-max", 64, "most queries the e5 batching queue merges into one encoder call")
 	fs.DurationVar(&s.batchWait, "batch-wait", 2*time.Millisecond, "how long the e5 batching queue waits to fill a batch")
+	s.rr.bind(fs)
 }
 
 // newServer opens the index and builds the server. The closer stops the
@@ -69,6 +71,13 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		closeIx()
 		return nil, nil, nil, err
 	}
+	closeRR, err := s.rr.mount(ctx, extra, s.idx.model.ortLib, logger) // POST /rerank with --reranker
+	if err != nil {
+		closeIx()
+		return nil, nil, nil, err
+	}
+	prevClose := closeIx
+	closeIx = func() { closeRR(); prevClose() }
 	srv, err := server.New(server.Config{
 		Extra:        extra,
 		Retrievers:   rs,

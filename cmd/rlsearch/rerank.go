@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/rerank"
+)
+
+// rerankFlags configure the reranker behind POST /rerank (serve) and the
+// rerank command.
+type rerankFlags struct {
+	dir         string
+	sessions    int
+	maxLength   int
+	batch       int
+	wait        time.Duration
+	instruction string
+	check       bool
+	topK        int
+}
+
+func (f *rerankFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&f.dir, "reranker", os.Getenv("RERANKER"), "reranker model directory (Qwen3-Reranker or cross-encoder ONNX export with rlsearch.json); default $RERANKER; empty = no /rerank")
+	fs.IntVar(&f.sessions, "rerank-sessions", 0, "ONNX Runtime sessions for the reranker (0 = GOMAXPROCS/2, 1..4)")
+	fs.IntVar(&f.maxLength, "rerank-max-length", 0, "token budget per (query, document) pair (0 = model config, else 8192 for Qwen3, 512 for cross-encoders)")
+	fs.IntVar(&f.batch, "rerank-batch", 0, "pairs per reranker run; concurrent requests share batches (0 = 16)")
+	fs.DurationVar(&f.wait, "rerank-wait", 0, "how long a reranker batch waits to fill (0 = 2ms)")
+	fs.StringVar(&f.instruction, "rerank-instruction", "", "Qwen3-Reranker instruction (default: the model card's web search instruction)")
+	fs.BoolVar(&f.check, "rerank-check", true, "at startup require the reranker to score a relevant passage above irrelevant ones (turn off for random-weight test models)")
+	fs.IntVar(&f.topK, "rerank-topk", rerank.DefaultRerankTopK, "documents kept per query when a /rerank request omits rerank_topk")
+}
+
+// open loads the reranker (nil when --reranker is empty) and runs the
+// startup check when asked.
+func (f *rerankFlags) open(ctx context.Context, ortLib string) (*rerank.Reranker, error) {
+	if f.dir == "" {
+		return nil, nil
+	}
+	r, err := rerank.Open(rerank.Config{Dir: f.dir, ORTLib: ortLib, Sessions: f.sessions, MaxLength: f.maxLength,
+		BatchSize: f.batch, BatchWait: f.wait, Instruction: f.instruction})
+	if err != nil {
+		return nil, err
+	}
+	if f.check {
+		if err := rerank.Check(ctx, r); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("%w (start with --rerank-check=false to serve a test model anyway)", err)
+		}
+	}
+	return r, nil
+}
+
+// mount opens the reranker and adds POST /rerank to extra; the closer
+// releases the reranker. Without --reranker it mounts nothing.
+func (f *rerankFlags) mount(ctx context.Context, extra map[string]http.Handler, ortLib string, logger *slog.Logger) (func(), error) {
+	r, err := f.open(ctx, ortLib)
+	if err != nil || r == nil {
+		return func() {}, err
+	}
+	h, err := rerank.NewHandler(r, rerank.HandlerConfig{DefaultTopK: f.topK})
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	extra["/rerank"] = h
+	logger.Info("reranker loaded", "dir", f.dir, "name", r.Name(), "kind", r.Kind(), "max_length", r.MaxLength(), "startup_check", f.check)
+	return func() { r.Close() }, nil
+}
+
+// runRerank scores documents (JSONL from --docs, default stdin:
+// {"id", "contents"} or {"id", "title", "text"}) against one query and prints one JSON line per
+// document, in input order: {"id", "score"}.
+func runRerank(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("rerank", flag.ContinueOnError)
+	var f rerankFlags
+	f.bind(fs)
+	var query, ortLib, docsPath string
+	fs.StringVar(&query, "query", "", "the query (required)")
+	fs.StringVar(&docsPath, "docs", "-", "documents JSONL file ({id, contents} or {id, title, text} per line; - = stdin)")
+	fs.StringVar(&ortLib, "ort-lib", "", "ONNX Runtime shared library (default $ONNXRUNTIME_LIB)")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if f.dir == "" {
+		return usageErr("--reranker is required")
+	}
+	if query == "" {
+		return usageErr("--query is required")
+	}
+	in := io.Reader(os.Stdin)
+	if docsPath != "-" {
+		f, err := os.Open(docsPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	var docs []rlsearch.Document
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var d struct {
+			ID       string  `json:"id"`
+			Contents *string `json:"contents"`
+			Title    string  `json:"title"`
+			Text     *string `json:"text"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			return usageErr("%s line %d: %v", docsPath, line, err)
+		}
+		switch {
+		case d.Contents != nil:
+			docs = append(docs, rlsearch.Document{ID: d.ID, Contents: *d.Contents})
+		case d.Text != nil:
+			docs = append(docs, rlsearch.Document{ID: d.ID, Contents: rlsearch.MakeContents(d.Title, *d.Text)})
+		default:
+			return usageErr("%s line %d: document has neither contents nor text", docsPath, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	r, err := f.open(ctx, ortLib)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	scores, err := r.Rerank(ctx, query, docs)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	for i, d := range docs {
+		if err := enc.Encode(map[string]any{"id": d.ID, "score": scores[i]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

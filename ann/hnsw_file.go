@@ -194,7 +194,7 @@ func loadHNSW(path string) (*HNSW, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sr := &ShardReader{path: path, r: bufio.NewReaderSize(f, 1<<20), embedded: true}
+	sr := &ShardReader{path: path, r: bufio.NewReaderSize(f, 64<<10), embedded: true}
 	defer sr.Close()
 	le := binary.LittleEndian
 	var hb [hnswHdrLen]byte
@@ -346,4 +346,3 @@ func loadHNSW(path string) (*HNSW, error) {
 	}
 	return h, nil
 }
-

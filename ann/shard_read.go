@@ -42,7 +42,7 @@ func OpenShardReader(path string) (*ShardReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ann: %w", err)
 	}
-	sr := &ShardReader{path: path, f: f, r: bufio.NewReaderSize(f, 1<<20)}
+	sr := &ShardReader{path: path, f: f, r: bufio.NewReaderSize(f, 64<<10)}
 	if err := sr.readHeader(true); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("ann: read %s: %w", path, err)
@@ -322,7 +322,7 @@ func ReadShard(path string) (*Flat, error) {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("ann: %w", err)
 		}
-		fl, err := readShardV1(bufio.NewReaderSize(f, 1<<20), st.Size())
+		fl, err := readShardV1(bufio.NewReaderSize(f, 64<<10), st.Size())
 		if err != nil {
 			return nil, fmt.Errorf("ann: read %s: %w", path, err)
 		}

@@ -48,7 +48,7 @@ type Reader struct {
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("corpus: open %s: %w", path, err)
+		return nil, fmt.Errorf("corpus: %w", err)
 	}
 	r, err := NewReader(f)
 	if err != nil {
@@ -98,13 +98,18 @@ type line struct {
 func (r *Reader) Next() (Passage, error) {
 	for {
 		raw, err := r.br.ReadBytes('\n')
-		if len(raw) == 0 && err != nil {
-			if err == io.EOF {
-				return Passage{}, io.EOF
-			}
-			return Passage{}, fmt.Errorf("corpus: read after line %d: %w", r.line, err)
+		if err != nil && err != io.EOF {
+			// A truncated .gz/.zst ends with a decompression error: report it
+			// rather than a JSON error on the partial last line.
+			return Passage{}, fmt.Errorf("corpus: read line %d: %w (truncated or corrupt file?)", r.line+1, err)
+		}
+		if len(raw) == 0 && err == io.EOF {
+			return Passage{}, io.EOF
 		}
 		r.line++
+		if r.line == 1 {
+			raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")) // UTF-8 byte-order mark
+		}
 		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 {
 			continue // blank line
@@ -124,6 +129,13 @@ func (r *Reader) Next() (Passage, error) {
 func (r *Reader) parse(raw []byte) (Passage, bool, error) {
 	var l line
 	if err := json.Unmarshal(raw, &l); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if te.Field == "" {
+				return Passage{}, false, fmt.Errorf("%w %d: want a JSON object, got %s", ErrBadLine, r.line, te.Value)
+			}
+			return Passage{}, false, fmt.Errorf("%w %d: %q must be a string, got %s", ErrBadLine, r.line, te.Field, te.Value)
+		}
 		return Passage{}, false, fmt.Errorf("%w %d: %v", ErrBadLine, r.line, err)
 	}
 	id, err := parseID(l.ID)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -91,7 +92,8 @@ func TestReaderErrors(t *testing.T) {
 		{"bool id", `{"id": true, "contents": "x"}`, `"id" must be a string or a number`, ErrBadLine},
 		{"empty id", `{"id": "", "contents": "x"}`, `empty "id"`, ErrBadLine},
 		{"no text", `{"id": "a"}`, `no "contents"`, ErrBadLine},
-		{"array", `[1,2]`, "line 1", ErrBadLine},
+		{"array", `[1,2]`, "line 1: want a JSON object, got array", ErrBadLine},
+		{"number contents", `{"id": "a", "contents": 5}`, `line 1: "contents" must be a string, got number`, ErrBadLine},
 		{"duplicate", "{\"id\":\"a\",\"text\":\"x\"}\n{\"id\":\"b\",\"text\":\"y\"}\n{\"id\":\"a\",\"text\":\"z\"}\n", `"a" on line 3 (first on line 1)`, ErrDuplicateID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,6 +109,29 @@ func TestReaderErrors(t *testing.T) {
 				t.Fatalf("error %q, want %v containing %q", err, tc.is, tc.want)
 			}
 		})
+	}
+}
+
+func TestByteOrderMark(t *testing.T) {
+	r, _ := NewReader(strings.NewReader("\xef\xbb\xbf" + `{"id": "a", "text": "x"}` + "\n"))
+	got, err := readAll(t, r)
+	if err != nil || len(got) != 1 || got[0].ID != "a" {
+		t.Fatalf("BOM-prefixed corpus: %v %v", got, err)
+	}
+}
+
+func TestTruncatedGzip(t *testing.T) {
+	var gz bytes.Buffer
+	gw := gzip.NewWriter(&gz)
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(gw, `{"id": "p%d", "text": "passage number %d with some words"}`+"\n", i, i)
+	}
+	gw.Close()
+	cut := gz.Bytes()[:gz.Len()/2]
+	r, _ := NewReader(bytes.NewReader(cut))
+	_, err := readAll(t, r)
+	if err == nil || !strings.Contains(err.Error(), "truncated or corrupt") || errors.Is(err, ErrBadLine) {
+		t.Fatalf("truncated gzip: %v, want a read error saying truncated", err)
 	}
 }
 

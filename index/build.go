@@ -106,8 +106,8 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(cfg.Dir); err == nil && !cfg.Force {
-		return nil, fmt.Errorf("index: %s already exists (use --force to replace it)", cfg.Dir)
+	if err := checkReplace(cfg.Dir, cfg.Force); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	parent := filepath.Dir(filepath.Clean(cfg.Dir))
@@ -125,6 +125,10 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 	}
 	meta.BuildSeconds = time.Since(start).Seconds()
 	if err := writeJSON(filepath.Join(tmp, MetaFile), meta); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	if err := publishModes(tmp); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
@@ -172,7 +176,7 @@ func build(ctx context.Context, cfg BuildConfig, dir string) (*Meta, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("index: %s: %w", cfg.Corpus, err)
+			return nil, fmt.Errorf("%s: %w", cfg.Corpus, err)
 		}
 		if err := docs.Add(p.Document); err != nil {
 			return nil, err
@@ -394,6 +398,52 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// checkReplace refuses to build into an existing path unless force is set,
+// and even then only replaces an empty directory or an index directory
+// (one with meta.json): --force must never delete unrelated data.
+func checkReplace(dir string, force bool) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	if !force {
+		return fmt.Errorf("index: %s already exists (use --force to replace an index)", dir)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("index: %s exists and is not a directory; refusing to replace it", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, MetaFile)); err == nil {
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("index: %s is not an index directory (no %s) and is not empty; --force only replaces an index", dir, MetaFile)
+	}
+	return nil
+}
+
+// publishModes makes the finished index readable by others (0755 for
+// directories, 0644 for files): temporary files and directories are
+// created private.
+func publishModes(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if d.IsDir() {
+			mode = 0o755
+		}
+		return os.Chmod(path, mode)
+	})
 }
 
 // replaceDir moves the finished tmp directory to dir, replacing an existing

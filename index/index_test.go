@@ -189,6 +189,19 @@ func TestBuildErrorsLeaveNothing(t *testing.T) {
 	if ents, _ := os.ReadDir(parent); len(ents) != 1 {
 		t.Fatalf("forced rebuild left %d entries, want 1", len(ents))
 	}
+	// --force never deletes a directory that is not an index.
+	precious := filepath.Join(t.TempDir(), "precious")
+	os.MkdirAll(precious, 0o755)
+	os.WriteFile(filepath.Join(precious, "keep.txt"), []byte("keep"), 0o644)
+	if _, err := Build(ctx, BuildConfig{Corpus: writeCorpus(t, one), Dir: precious, Force: true}); err == nil || !strings.Contains(err.Error(), "not an index directory") {
+		t.Fatalf("forced build over a non-index directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(precious, "keep.txt")); err != nil {
+		t.Fatalf("forced build deleted unrelated data: %v", err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, DocsFile)); err != nil || st.Mode().Perm() != 0o644 {
+		t.Fatalf("index file mode %v (%v), want 0644", st.Mode(), err)
+	}
 	if _, err := Build(ctx, BuildConfig{Corpus: "x", Dir: dir, BM25: bm25.Config{B: new(2.0)}}); err == nil {
 		t.Fatal("b = 2 accepted")
 	}

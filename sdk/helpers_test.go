@@ -69,7 +69,7 @@ func wikiIndex(tb testing.TB) *index.Index {
 
 // denseSubsetDocs is how many corpus passages the dense test index holds:
 // the generated tiny model embeds them in seconds even under -race.
-const denseSubsetDocs = 2000
+const denseSubsetDocs = 800
 
 // denseIndex builds (once) an index with BM25 and a dense shard of the
 // first denseSubsetDocs passages, embedded by the generated tiny BERT.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-		"strconv"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -109,7 +109,7 @@ type execState struct {
 	out      strings.Builder
 	printed  []string
 	stats    Stats
-	seen     map[string]Doc // every document retrieved, by id
+	seen     map[string]Doc        // every document retrieved, by id
 	stop     atomic.Pointer[Error] // why the thread was cancelled (set from other goroutines too)
 	thread   *starlark.Thread
 	deadline time.Time
@@ -218,8 +218,6 @@ func (st *execState) cancel(err *Error) {
 		st.thread.Cancel(err.Error())
 	}
 }
-
-
 
 // onSteps runs every stepChunk steps: it enforces the step budget and checks
 // time and cancellation (the heap is watched by watchdog.go).

@@ -383,3 +383,25 @@ func (s *Store) Close() error {
 	s.dec.Close()
 	return s.f.Close()
 }
+
+// Verify reads every block and checks its CRC (without decompressing), so
+// that corruption is found at startup rather than by the first query that
+// touches the block. It reads the whole file once: at about 1 GB/s from the
+// page cache, seconds for a Wikipedia-sized store.
+func (s *Store) Verify() error {
+	var buf []byte
+	for b := 0; b+1 < len(s.offsets); b++ {
+		start, end := s.offsets[b], s.offsets[b+1]
+		if cap(buf) < int(end-start) {
+			buf = make([]byte, end-start)
+		}
+		buf = buf[:end-start]
+		if _, err := s.f.ReadAt(buf, start); err != nil {
+			return fmt.Errorf("docstore: read block %d at offset %d of %s: %w", b, start, s.path, err)
+		}
+		if crc32.ChecksumIEEE(buf) != s.crcs[b] {
+			return fmt.Errorf("%w %s: block %d at offset %d fails its checksum", ErrCorrupt, s.path, b, start)
+		}
+	}
+	return nil
+}

@@ -57,6 +57,9 @@ func TestRoundTrip(t *testing.T) {
 					t.Errorf("Doc(%d) error %v, want ErrRow", bad, err)
 				}
 			}
+			if err := s.Verify(); err != nil {
+				t.Fatalf("Verify of a good store: %v", err)
+			}
 			var seen int
 			if err := s.Scan(func(row int32, d rlsearch.Document) error {
 				if d != docs[row] || int(row) != seen {
@@ -119,6 +122,9 @@ func TestCorruptFiles(t *testing.T) {
 				defer s.Close()
 				if tc.atOpen {
 					t.Fatal("Open accepted a corrupt file")
+				}
+				if verr := s.Verify(); !errors.Is(verr, ErrCorrupt) || !strings.Contains(verr.Error(), tc.want) {
+					t.Errorf("Verify: %v, want ErrCorrupt containing %q", verr, tc.want)
 				}
 				_, err = s.Doc(0)
 			}

@@ -48,7 +48,11 @@ func (v *OpenAIVerbalizer) Verbalize(ctx context.Context, s *Schema, inst *Insta
 	if v.BaseURL == "" || v.Model == "" {
 		return "", errors.New("hybrid: OpenAIVerbalizer.BaseURL and Model are required")
 	}
-	prog, _ := json.Marshal(inst.Program)
+	var pb bytes.Buffer
+	enc := json.NewEncoder(&pb)
+	enc.SetEscapeHTML(false) // keep <text_0> readable for the model
+	enc.Encode(inst.Program)
+	prog := bytes.TrimSpace(pb.Bytes())
 	var cols []string
 	for _, c := range s.Columns {
 		cols = append(cols, fmt.Sprintf("%s %s -- %s", c.Name, c.Type, c.Description))

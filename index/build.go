@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/ann"
@@ -333,43 +334,66 @@ func (d *denseWriter) abort() {
 	d.w.Abort()
 }
 
-// progress wraps a byte-based progress bar whose description shows the
-// passage count and rate.
-type progress struct{ bar *progressbar.ProgressBar }
-
-func newBar(w io.Writer, total int64) progress {
-	if w == nil {
-		return progress{}
-	}
-	return progress{bar: progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("indexing"),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
-	)}
+// progress reports build progress on a writer: a progress bar (bytes of
+// corpus read, passages/s, ETA) when the writer is a terminal, else a plain
+// line every 10 s, so that logs are not filled with carriage returns.
+type progress struct {
+	w         io.Writer
+	bar       *progressbar.ProgressBar
+	total     int64
+	lastPrint time.Time
 }
 
-func (p progress) update(bytes int64, n int, started time.Time) {
-	if p.bar == nil {
+func newBar(w io.Writer, total int64) *progress {
+	if w == nil {
+		return &progress{}
+	}
+	p := &progress{w: w, total: total, lastPrint: time.Now()}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("indexing"),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionSetWidth(30),
+		)
+	}
+	return p
+}
+
+func (p *progress) update(bytes int64, n int, started time.Time) {
+	if p.w == nil {
 		return
 	}
 	rate := float64(n) / max(time.Since(started).Seconds(), 1e-9)
-	p.bar.Describe(fmt.Sprintf("indexing: %d passages (%.0f passages/s)", n, rate))
-	p.bar.Set64(bytes)
-}
-
-func (p progress) describe(s string) {
 	if p.bar != nil {
-		p.bar.Describe(s)
+		p.bar.Describe(fmt.Sprintf("indexing: %d passages (%.0f passages/s)", n, rate))
+		p.bar.Set64(bytes)
+		return
+	}
+	if time.Since(p.lastPrint) >= 10*time.Second {
+		p.lastPrint = time.Now()
+		pct := 0.0
+		if p.total > 0 {
+			pct = 100 * float64(bytes) / float64(p.total)
+		}
+		fmt.Fprintf(p.w, "indexing: %d passages, %.0f%% of the corpus read, %.0f passages/s\n", n, pct, rate)
 	}
 }
 
-func (p progress) finish() {
+func (p *progress) describe(s string) {
+	if p.bar != nil {
+		p.bar.Describe(s)
+	} else if p.w != nil {
+		fmt.Fprintf(p.w, "indexing: %s\n", s)
+	}
+}
+
+func (p *progress) finish() {
 	if p.bar != nil {
 		p.bar.Finish()
+		fmt.Fprintln(p.w)
 	}
 }
 

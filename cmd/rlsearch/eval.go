@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench"
+	"github.com/rlsearch/rlsearch/index"
 )
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -48,6 +50,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else {
 		return usageErr("retriever %q is not available (have %v; e5 needs --model)", retriever, names(rs))
 	}
+	if err := checkGold(ix, qs, stderr); err != nil {
+		return err
+	}
 	id := func(row int32) (string, error) {
 		d, err := ix.Doc(row)
 		return d.ID, err
@@ -61,6 +66,42 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err := bench.WriteRecallTable(stdout, name, kl, reps); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkGold makes sure the question set belongs to this index: every gold
+// passage id should be a passage of it. All missing is an error (recall would
+// be a meaningless 0); some missing is a warning.
+func checkGold(ix *index.Index, qs []bench.Question, stderr io.Writer) error {
+	want := map[string]bool{}
+	for _, q := range qs {
+		for _, id := range q.GoldIDs {
+			want[id] = false
+		}
+	}
+	if len(want) == 0 {
+		return fmt.Errorf("no question has gold_passage_ids: nothing to evaluate")
+	}
+	if err := ix.Docs.Scan(func(_ int32, d rlsearch.Document) error {
+		if _, ok := want[d.ID]; ok {
+			want[d.ID] = true
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	missing := 0
+	for _, found := range want {
+		if !found {
+			missing++
+		}
+	}
+	switch {
+	case missing == len(want):
+		return fmt.Errorf("none of the %d gold passage ids is in the index %s: wrong question set or index?", len(want), ix.Dir)
+	case missing > 0:
+		fmt.Fprintf(stderr, "warning: %d of %d gold passage ids are not in the index; those passages count as not retrieved\n", missing, len(want))
 	}
 	return nil
 }

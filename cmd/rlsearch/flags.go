@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
 )
@@ -61,8 +62,9 @@ func (m *modelFlags) open() (*embed.Encoder, uint64, error) {
 
 // indexFlags locate an index and the model to serve its dense shard.
 type indexFlags struct {
-	dir   string
-	model modelFlags
+	dir        string
+	model      modelFlags
+	verifyDocs bool // set by serve's --verify-docs
 }
 
 func (f *indexFlags) bind(fs *flag.FlagSet) {
@@ -80,7 +82,7 @@ func (f *indexFlags) open(ctx context.Context) (*index.Index, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := index.OpenConfig{}
+	cfg := index.OpenConfig{VerifyDocs: f.verifyDocs}
 	if enc != nil {
 		cfg.Encoder = enc
 	}
@@ -140,10 +142,8 @@ func intList(s string) ([]int, error) {
 	return out, nil
 }
 
-// defaultQuestions is the shared wiki_multihop question set beside the repo.
+// defaultQuestions is the shared wiki_multihop question set ($RLSEARCH_DATA,
+// else the shared/data found above the working directory).
 func defaultQuestions() string {
-	if d := os.Getenv("RLSEARCH_DATA"); d != "" {
-		return filepath.Join(d, "wiki_multihop", "questions.jsonl")
-	}
-	return filepath.Join("..", "shared", "data", "wiki_multihop", "questions.jsonl")
+	return filepath.Join(corpus.DataDir(), "wiki_multihop", "questions.jsonl")
 }

@@ -81,6 +81,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"search", "q"}, 2, "--index is required"},
 		{[]string{"search", "--index", t.TempDir(), "q"}, 1, "not an index directory"},
 		{[]string{"eval", "--index", dir, "--k", "1,x"}, 2, `bad k "x"`},
+		{[]string{"eval", "--index", dir, "--questions", otherQuestions(t)}, 1, "none of the 1 gold passage ids is in the index"},
+		{[]string{"search", "--index", dir, "--server", "http://127.0.0.1:1", "q"}, 2, "not both"},
 		{[]string{"serve", "--index", dir, "--retriever", "e5"}, 2, `--retriever "e5" is not served`},
 		{[]string{"serve", "--bogus"}, 2, "flag provided but not defined"},
 	} {
@@ -154,4 +156,10 @@ func TestServe(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not shut down")
 	}
+}
+
+func otherQuestions(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "other.jsonl")
+	os.WriteFile(p, []byte(`{"question": "q", "gold_passage_ids": ["wiki-999999"]}`+"\n"), 0o644)
+	return p
 }

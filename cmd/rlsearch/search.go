@@ -48,6 +48,9 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if k <= 0 {
 		return usageErr("-k must be positive, got %d", k)
 	}
+	if server != "" && idx.dir != "" {
+		return usageErr("give either --index (search locally) or --server (ask a running server), not both")
+	}
 	type question struct {
 		text string
 		gold []string

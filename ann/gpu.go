@@ -1,0 +1,552 @@
+package ann
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/cuda"
+	"github.com/rlsearch/rlsearch/kernels"
+)
+
+// Defaults for GPUConfig fields left zero.
+const (
+	// DefaultGPUMaxBatch is the queries per GPU pipeline run: 512, the
+	// rollout batch the throughput target is stated for.
+	DefaultGPUMaxBatch = 512
+	// DefaultGPUBatchWait is how long the batcher waits for more requests
+	// after the first of a batch: 200 µs, small next to a batch's run time.
+	DefaultGPUBatchWait = 200 * time.Microsecond
+	// DefaultGPUWorkspace caps the per-device workspace (score tile and
+	// candidates) at 4 GiB; it is further capped by free memory after the
+	// corpus upload less gpuHeadroom.
+	DefaultGPUWorkspace = 4 << 30
+	// gpuHeadroom is left free for cuBLAS's own workspace and the JIT: 512 MiB.
+	gpuHeadroom = 512 << 20
+	// gpuStageBytes is one pinned upload staging buffer (two are used).
+	gpuStageBytes = 16 << 20
+)
+
+// ErrGPUClosed is returned by Search after Close.
+var ErrGPUClosed = errors.New("ann: GPU index closed")
+
+// GPUConfig configures OpenGPU and NewGPU. Zero fields take the documented
+// defaults.
+type GPUConfig struct {
+	// Devices are the GPU ordinals the corpus is sharded over, in row
+	// order. Default: every GPU the driver reports.
+	Devices []int
+	// WorkspaceBytes is the device memory per GPU for the score tile and
+	// the candidates, besides the corpus (fp16, 2·Dim bytes per row).
+	// Default: min(DefaultGPUWorkspace, free memory after the upload − 512 MiB).
+	// The tile height follows from it (the whole share when it fits).
+	WorkspaceBytes int64
+	// MaxBatch is the most queries one pipeline run scores; larger
+	// requests are split. Default DefaultGPUMaxBatch.
+	MaxBatch int
+	// BatchWait is how long the batcher waits for more requests once one
+	// arrives; negative means do not wait (requests that arrive while a
+	// batch runs still form the next batch). Default DefaultGPUBatchWait.
+	BatchWait time.Duration
+	// Logf receives the device choice, kernel image and tiling. Default: none.
+	Logf func(format string, args ...any)
+
+	// Test hooks: refDevices > 0 simulates that many devices with the
+	// plain-Go kernel references (gpu_ref.go); tileRows > 0 forces the tile.
+	refDevices int
+	tileRows   int
+}
+
+// Validate reports the first bad field.
+func (c GPUConfig) Validate() error {
+	switch {
+	case c.WorkspaceBytes < 0:
+		return fmt.Errorf("ann: GPUConfig.WorkspaceBytes %d is negative", c.WorkspaceBytes)
+	case c.MaxBatch < 0 || c.MaxBatch > 65535:
+		return fmt.Errorf("ann: GPUConfig.MaxBatch %d outside [0, 65535]", c.MaxBatch)
+	}
+	seen := map[int]bool{}
+	for _, d := range c.Devices {
+		if d < 0 || seen[d] {
+			return fmt.Errorf("ann: GPUConfig.Devices has a negative or repeated ordinal %d", d)
+		}
+		seen[d] = true
+	}
+	return nil
+}
+
+func (c GPUConfig) withDefaults() GPUConfig {
+	if c.MaxBatch == 0 {
+		c.MaxBatch = DefaultGPUMaxBatch
+	}
+	if c.BatchWait == 0 {
+		c.BatchWait = DefaultGPUBatchWait
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	return c
+}
+
+// gpuDevice runs work on one device's owner.
+type gpuDevice interface {
+	name() string
+	freeBytes() (int64, error)
+	run(fn func(o gpuOps) error) error
+	close() error
+}
+
+// GPUFlat is an exact inner-product index over a shard resident in GPU
+// memory (fp16), sharded by rows over one or more GPUs. Results equal
+// Flat.Search's up to fp16 rounding of the queries and the GEMM's
+// accumulation order: descending score, ties by ascending row.
+//
+// GPUFlat is safe for concurrent use: concurrent Search calls are gathered
+// by one batcher goroutine into batches of up to MaxBatch queries that run
+// on every device at once, and the per-device results are merged on the host.
+type GPUFlat struct {
+	h     Header
+	cfg   GPUConfig
+	devs  []gpuDevice
+	base  []int // first row of each device's share
+	rows  []int
+	plans []gpuPlan
+
+	reqs chan *gpuReq
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+type gpuReq struct {
+	ctx  context.Context
+	q    []float32
+	nq   int
+	k    int
+	resp chan gpuResp
+}
+
+type gpuResp struct {
+	hits [][]rlsearch.Hit
+	err  error
+}
+
+// rowSource yields fp16 rows (little-endian binary16 bytes, whole rows) in
+// order; io.EOF after the last.
+type rowSource func() (row0 int, f16 []byte, err error)
+
+// OpenGPU loads the shard at path into GPU memory by streaming it block by
+// block through pinned staging buffers (host memory stays at one block plus
+// 32 MiB, whatever the shard size; version-1 shards, which are not
+// streamable, are read whole first). fp32 and int8 shards are rounded to
+// fp16 on the way. Errors: one matching cuda.ErrNoDevice (errors.Is) when
+// there is no driver or GPU, kernels.ErrUnsupportedDevice, shard errors
+// (ErrCorrupt), out-of-memory as *cuda.Error. The caller must Close it.
+func OpenGPU(path string, cfg GPUConfig) (*GPUFlat, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sr, err := OpenShardReader(path)
+	if err != nil {
+		// Version 1 shards cannot be streamed: read them whole.
+		f, err2 := ReadShard(path)
+		if err2 != nil {
+			return nil, err
+		}
+		return NewGPU(f, cfg)
+	}
+	defer sr.Close()
+	h := sr.Header()
+	var conv []byte
+	next := func() (int, []byte, error) {
+		if h.DType == FP16 {
+			return sr.NextRaw()
+		}
+		row0, vecs, err := sr.Next()
+		if err != nil {
+			return row0, nil, err
+		}
+		conv = appendF16(conv[:0], vecs)
+		return row0, conv, nil
+	}
+	return newGPU(h, next, cfg)
+}
+
+// NewGPU uploads an in-memory Flat (any dtype, rounded to fp16) to the
+// GPUs, converting 65,536 rows at a time. See OpenGPU for errors.
+func NewGPU(f *Flat, cfg GPUConfig) (*GPUFlat, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	h := f.Header()
+	const step = 1 << 16
+	lo := 0
+	var buf []byte
+	next := func() (int, []byte, error) {
+		if lo >= h.Count {
+			return lo, nil, io.EOF
+		}
+		hi := min(lo+step, h.Count)
+		buf = appendF16(buf[:0], f.Vectors(lo, hi))
+		row0 := lo
+		lo = hi
+		return row0, buf, nil
+	}
+	return newGPU(h, next, cfg)
+}
+
+func appendF16(dst []byte, v []float32) []byte {
+	h := make([]uint16, len(v))
+	kernels.F32ToF16Ref(h, v)
+	for _, b := range h {
+		dst = binary.LittleEndian.AppendUint16(dst, b)
+	}
+	return dst
+}
+
+func newGPU(h Header, next rowSource, cfg GPUConfig) (*GPUFlat, error) {
+	cfg = cfg.withDefaults()
+	g := &GPUFlat{h: Header{DType: FP16, Count: h.Count, Dim: h.Dim, Normalized: h.Normalized, EncoderID: h.EncoderID, ConfigHash: h.ConfigHash}, cfg: cfg}
+	if h.Dim <= 0 {
+		return nil, fmt.Errorf("%w: dim %d", ErrDim, h.Dim)
+	}
+	ndev := cfg.refDevices
+	var ordinals []int
+	if ndev == 0 {
+		ordinals = cfg.Devices
+		if ordinals == nil {
+			infos, err := cuda.Devices()
+			if err != nil {
+				return nil, fmt.Errorf("ann: GPU index: %w", err)
+			}
+			for _, in := range infos {
+				ordinals = append(ordinals, in.Ordinal)
+			}
+		}
+		ndev = len(ordinals)
+		if ndev == 0 {
+			return nil, fmt.Errorf("ann: GPU index: %w", cuda.ErrNoDevice)
+		}
+	}
+	// Contiguous row shares, as equal as possible; a device gets no share
+	// (and is not used) when there are fewer rows than devices.
+	ndev = max(1, min(ndev, h.Count))
+	for d := 0; d < ndev; d++ {
+		lo, hi := h.Count*d/ndev, h.Count*(d+1)/ndev
+		g.base = append(g.base, lo)
+		g.rows = append(g.rows, hi-lo)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			for _, d := range g.devs {
+				d.close()
+			}
+		}
+	}()
+	for d := 0; d < ndev; d++ {
+		var dev gpuDevice
+		var err error
+		if cfg.refDevices > 0 {
+			dev = &refDevice{ops: newRefOps(h.Dim, g.rows[d]), id: d}
+		} else {
+			dev, err = openCUDADevice(ordinals[d], h.Dim, g.rows[d], cfg.Logf)
+		}
+		if err != nil {
+			return nil, err
+		}
+		g.devs = append(g.devs, dev)
+	}
+	if err := g.upload(next); err != nil {
+		return nil, err
+	}
+	for d, dev := range g.devs {
+		budget := cfg.WorkspaceBytes
+		if budget == 0 {
+			free, err := dev.freeBytes()
+			if err != nil {
+				return nil, err
+			}
+			budget = min(int64(DefaultGPUWorkspace), free-gpuHeadroom)
+		}
+		p, err := planFor(h.Dim, g.rows[d], cfg.MaxBatch, budget, cfg.tileRows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dev.name(), err)
+		}
+		if err := dev.run(func(o gpuOps) error { return o.reserve(p) }); err != nil {
+			return nil, fmt.Errorf("%s: workspace of %d bytes: %w", dev.name(), p.workspaceBytes(), err)
+		}
+		g.plans = append(g.plans, p)
+		cfg.Logf("ann: GPU index share %d on %s: rows [%d, %d), tile %d rows, workspace %d MiB", d, dev.name(), g.base[d], g.base[d]+g.rows[d], p.tileRows, p.workspaceBytes()>>20)
+	}
+	g.reqs = make(chan *gpuReq)
+	g.stop = make(chan struct{})
+	g.done = make(chan struct{})
+	go g.batcher()
+	ok = true
+	return g, nil
+}
+
+// upload streams the row source into the device shares.
+func (g *GPUFlat) upload(next rowSource) error {
+	d := g.h.Dim
+	seen := 0
+	for {
+		row0, raw, err := next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		n := len(raw) / (2 * d)
+		if row0 != seen || len(raw) != 2*d*n {
+			return fmt.Errorf("ann: GPU upload: block at row %d (%d bytes) out of order, expected row %d", row0, len(raw), seen)
+		}
+		for dev := range g.devs {
+			lo := max(row0, g.base[dev])
+			hi := min(row0+n, g.base[dev]+g.rows[dev])
+			if lo >= hi {
+				continue
+			}
+			part := raw[2*d*(lo-row0) : 2*d*(hi-row0)]
+			if err := g.devs[dev].run(func(o gpuOps) error { return o.upload(lo-g.base[dev], part) }); err != nil {
+				return fmt.Errorf("ann: GPU upload rows [%d, %d) to %s: %w", lo, hi, g.devs[dev].name(), err)
+			}
+		}
+		seen += n
+	}
+	if seen != g.h.Count {
+		return fmt.Errorf("%w: shard delivered %d rows, header says %d", ErrCorrupt, seen, g.h.Count)
+	}
+	for _, dev := range g.devs {
+		if err := dev.run(func(o gpuOps) error { return o.uploadDone() }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Header returns the shard header as stored on the GPU (DType FP16).
+func (g *GPUFlat) Header() Header { return g.h }
+
+// Len is the number of vectors.
+func (g *GPUFlat) Len() int { return g.h.Count }
+
+// Dim is the vector dimension.
+func (g *GPUFlat) Dim() int { return g.h.Dim }
+
+// Devices names the devices holding the shares, in row order.
+func (g *GPUFlat) Devices() []string {
+	var out []string
+	for _, d := range g.devs {
+		out = append(out, d.name())
+	}
+	return out
+}
+
+// Search returns, for each query, the k rows with the largest inner
+// product, sorted by descending score, ties by ascending row — the same
+// contract as Flat.Search. q is row-major [nq, Dim()] float32, converted to
+// fp16 on the GPU; scores are the fp32-accumulated products of the fp16
+// values. k is capped at Len(); k == 0 gives empty lists; k ≤ 2,048
+// (kernels.KMax) selects on the GPU, larger k copies score tiles to the
+// host. The returned slices are the caller's. Safe for concurrent use;
+// requests are batched (GPUConfig.MaxBatch, BatchWait). Errors: ErrDim,
+// rlsearch.ErrBadInput for k < 0, ctx.Err(), ErrGPUClosed, device errors.
+func (g *GPUFlat) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit, error) {
+	d := g.h.Dim
+	if len(q)%d != 0 {
+		return nil, fmt.Errorf("%w: query length %d is not a multiple of dim %d", ErrDim, len(q), d)
+	}
+	if k < 0 {
+		return nil, fmt.Errorf("%w: ann: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
+	}
+	nq := len(q) / d
+	k = min(k, g.h.Count)
+	out := make([][]rlsearch.Hit, 0, nq)
+	if k == 0 {
+		for range nq {
+			out = append(out, []rlsearch.Hit{})
+		}
+		return out, nil
+	}
+	for lo := 0; lo < nq; lo += g.cfg.MaxBatch {
+		hi := min(lo+g.cfg.MaxBatch, nq)
+		r := &gpuReq{ctx: ctx, q: q[lo*d : hi*d], nq: hi - lo, k: k, resp: make(chan gpuResp, 1)}
+		select {
+		case g.reqs <- r:
+		case <-g.stop:
+			return nil, ErrGPUClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		select {
+		case res := <-r.resp:
+			if res.err != nil {
+				return nil, res.err
+			}
+			out = append(out, res.hits...)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return out, nil
+}
+
+// batcher is the owner of batching: it gathers requests into batches and
+// runs them; the devices' owner goroutines do the GPU work.
+func (g *GPUFlat) batcher() {
+	defer close(g.done)
+	var carry *gpuReq
+	for {
+		first := carry
+		carry = nil
+		if first == nil {
+			select {
+			case first = <-g.reqs:
+			case <-g.stop:
+				return
+			}
+		}
+		batch := []*gpuReq{first}
+		total := first.nq
+		if first.k <= kernels.KMax {
+			var timeout <-chan time.Time
+			var timer *time.Timer
+			if g.cfg.BatchWait > 0 {
+				timer = time.NewTimer(g.cfg.BatchWait)
+				timeout = timer.C
+			}
+		gather:
+			for total < g.cfg.MaxBatch {
+				var r *gpuReq
+				if timeout == nil {
+					select {
+					case r = <-g.reqs:
+					default:
+						break gather
+					}
+				} else {
+					select {
+					case r = <-g.reqs:
+					case <-timeout:
+						break gather
+					}
+				}
+				if r.k > kernels.KMax || total+r.nq > g.cfg.MaxBatch {
+					carry = r
+					break
+				}
+				batch = append(batch, r)
+				total += r.nq
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+		}
+		g.runBatch(batch)
+	}
+}
+
+// runBatch answers the requests of one batch (all k ≤ KMax, or a single
+// request) with one pipeline run per device.
+func (g *GPUFlat) runBatch(batch []*gpuReq) {
+	live := batch[:0:0]
+	k, nq := 0, 0
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.resp <- gpuResp{err: err}
+			continue
+		}
+		live = append(live, r)
+		k = max(k, r.k)
+		nq += r.nq
+	}
+	if len(live) == 0 {
+		return
+	}
+	q := live[0].q
+	if len(live) > 1 {
+		q = make([]float32, 0, nq*g.h.Dim)
+		for _, r := range live {
+			q = append(q, r.q...)
+		}
+	}
+	hits, err := g.searchDevices(q, nq, k)
+	off := 0
+	for _, r := range live {
+		if err != nil {
+			r.resp <- gpuResp{err: err}
+			continue
+		}
+		res := hits[off : off+r.nq]
+		off += r.nq
+		for i := range res {
+			res[i] = res[i][:min(r.k, len(res[i]))]
+		}
+		r.resp <- gpuResp{hits: res}
+	}
+}
+
+// searchDevices runs the pipeline on every device at once and merges.
+func (g *GPUFlat) searchDevices(q []float32, nq, k int) ([][]rlsearch.Hit, error) {
+	parts := make([][][]rlsearch.Hit, len(g.devs))
+	errs := make([]error, len(g.devs))
+	var wg sync.WaitGroup
+	for d, dev := range g.devs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kd := min(k, g.rows[d])
+			errs[d] = dev.run(func(o gpuOps) error {
+				var err error
+				parts[d], err = runPipeline(o, g.plans[d], q, nq, kd)
+				return err
+			})
+			if errs[d] != nil {
+				errs[d] = fmt.Errorf("ann: GPU search on %s: %w", dev.name(), errs[d])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return mergeShards(parts, g.base, nq, k), nil
+}
+
+// Close stops the batcher (pending and later Search calls get
+// ErrGPUClosed) and frees the device memory. Idempotent.
+func (g *GPUFlat) Close() error {
+	var err error
+	g.once.Do(func() {
+		close(g.stop)
+		<-g.done
+		for _, d := range g.devs {
+			err = errors.Join(err, d.close())
+		}
+	})
+	return err
+}
+
+// refDevice is a simulated device for tests (see refOps).
+type refDevice struct {
+	mu  sync.Mutex
+	ops *refOps
+	id  int
+}
+
+func (d *refDevice) name() string              { return fmt.Sprintf("ref%d", d.id) }
+func (d *refDevice) freeBytes() (int64, error) { return 1 << 30, nil }
+func (d *refDevice) close() error              { return d.ops.close() }
+func (d *refDevice) run(fn func(o gpuOps) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return fn(d.ops)
+}

@@ -1,0 +1,249 @@
+package ann
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/rlsearch/rlsearch/cuda"
+	"github.com/rlsearch/rlsearch/kernels"
+)
+
+// cudaDevice is one GPU: its owner (cuda.Device), our kernel module, one
+// stream, the corpus share and the workspace.
+type cudaDevice struct {
+	dev *cuda.Device
+	ops *cudaOps
+}
+
+func openCUDADevice(ordinal, dim, rows int, logf func(string, ...any)) (*cudaDevice, error) {
+	dev, err := cuda.Open(ordinal)
+	if err != nil {
+		return nil, fmt.Errorf("ann: GPU index: %w", err)
+	}
+	o := &cudaOps{dim: dim, rows: rows}
+	err = dev.Do(func(c *cuda.Ctx) error {
+		var err error
+		if o.mod, err = kernels.Load(c); err != nil {
+			return err
+		}
+		if o.stream, err = c.NewStream(); err != nil {
+			return err
+		}
+		if rows > 0 {
+			if o.corpus, err = c.Alloc(int64(rows) * int64(dim) * 2); err != nil {
+				return fmt.Errorf("corpus share of %d rows × %d fp16: %w", rows, dim, err)
+			}
+		}
+		for i := range o.stage {
+			if o.stage[i], err = c.AllocHost(gpuStageBytes); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		dev.Close()
+		return nil, fmt.Errorf("ann: GPU %d: %w", ordinal, err)
+	}
+	if lib, err := cuda.CUBLASLibrary(); err != nil {
+		dev.Close()
+		return nil, fmt.Errorf("ann: GPU index: %w", err)
+	} else {
+		in := dev.Info()
+		logf("ann: GPU %d: %s (sm_%d%d, %d SMs, %d MiB), kernels %s, %s", ordinal, in.Name, in.Major, in.Minor, in.SMs, in.TotalMem>>20, o.mod.Image, lib)
+	}
+	return &cudaDevice{dev: dev, ops: o}, nil
+}
+
+func (d *cudaDevice) name() string {
+	in := d.dev.Info()
+	return fmt.Sprintf("GPU %d (%s)", in.Ordinal, in.Name)
+}
+
+func (d *cudaDevice) freeBytes() (int64, error) {
+	var free int64
+	err := d.dev.Do(func(c *cuda.Ctx) error {
+		var err error
+		free, _, err = c.MemInfo()
+		return err
+	})
+	return free, err
+}
+
+func (d *cudaDevice) run(fn func(o gpuOps) error) error {
+	return d.dev.Do(func(c *cuda.Ctx) error {
+		d.ops.c = c
+		defer func() { d.ops.c = nil }()
+		return fn(d.ops)
+	})
+}
+
+// close frees everything: cuda.Device.Close releases all buffers, streams
+// and the module still open on the device.
+func (d *cudaDevice) close() error { return d.dev.Close() }
+
+// cudaOps implements gpuOps with cuBLAS and our kernels on one stream. c is
+// set only while running on the owner goroutine.
+type cudaOps struct {
+	c         *cuda.Ctx
+	mod       *kernels.Module
+	stream    *cuda.Stream
+	dim, rows int
+	corpus    *cuda.Buffer        // fp16 [rows, dim]
+	stage     [2]*cuda.HostBuffer // pinned upload staging
+	stageUsed [2]bool
+	next      int
+
+	plan             gpuPlan
+	hq               *cuda.HostBuffer // pinned fp32 queries [maxBatch, dim]
+	q32, q16, scores *cuda.Buffer
+	cs, cr, os, or   *cuda.Buffer
+}
+
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+func (o *cudaOps) upload(row0 int, f16 []byte) error {
+	off := int64(row0) * int64(o.dim) * 2
+	for len(f16) > 0 {
+		i := o.next
+		o.next ^= 1
+		if o.stageUsed[i] { // the copy from this staging buffer may still run
+			if err := o.c.Sync(o.stream); err != nil {
+				return err
+			}
+			o.stageUsed = [2]bool{}
+		}
+		n := copy(o.stage[i].Bytes(), f16)
+		if err := o.c.CopyHtoDAsync(o.corpus, off, o.stage[i], 0, int64(n), o.stream); err != nil {
+			return err
+		}
+		o.stageUsed[i] = true
+		off += int64(n)
+		f16 = f16[n:]
+	}
+	return nil
+}
+
+func (o *cudaOps) uploadDone() error {
+	if err := o.c.Sync(o.stream); err != nil {
+		return err
+	}
+	o.stageUsed = [2]bool{}
+	for i, s := range o.stage {
+		s.Close() // staging is not needed after the upload
+		o.stage[i] = nil
+	}
+	return nil
+}
+
+func (o *cudaOps) reserve(p gpuPlan) error {
+	if o.plan == p && o.scores != nil {
+		return nil
+	}
+	for _, b := range []*cuda.Buffer{o.q32, o.q16, o.scores, o.cs, o.cr, o.os, o.or} {
+		if b != nil {
+			b.Close()
+		}
+	}
+	if o.hq != nil {
+		o.hq.Close()
+	}
+	o.plan = p
+	b := int64(p.maxBatch)
+	var err error
+	alloc := func(dst **cuda.Buffer, bytes int64) {
+		if err == nil {
+			*dst, err = o.c.Alloc(bytes)
+		}
+	}
+	alloc(&o.q32, b*int64(p.dim)*4)
+	alloc(&o.q16, b*int64(p.dim)*2)
+	alloc(&o.scores, b*int64(p.tileRows)*4)
+	alloc(&o.cs, b*int64(p.candLd)*4)
+	alloc(&o.cr, b*int64(p.candLd)*4)
+	alloc(&o.os, b*kernels.KMax*4)
+	alloc(&o.or, b*kernels.KMax*4)
+	if err == nil {
+		o.hq, err = o.c.AllocHost(p.maxBatch * p.dim * 4)
+	}
+	return err
+}
+
+func (o *cudaOps) putQueries(q []float32, nq int) error {
+	n := nq * o.dim
+	hb := o.hq.Bytes()
+	if littleEndian {
+		copy(hb, unsafe.Slice((*byte)(unsafe.Pointer(&q[0])), 4*n))
+	} else {
+		for i, v := range q[:n] {
+			binary.LittleEndian.PutUint32(hb[4*i:], math.Float32bits(v))
+		}
+	}
+	if err := o.c.CopyHtoDAsync(o.q32, 0, o.hq, 0, int64(4*n), o.stream); err != nil {
+		return err
+	}
+	return o.mod.F32ToF16(o.c, o.stream, o.q32.Ptr(0), o.q16.Ptr(0), n)
+}
+
+// gemm: the corpus share is row-major [rows, dim] fp16, i.e. column-major
+// [dim, rows]; S (column-major [rows, nq], ld rows) = D_tileᵀ · Q.
+func (o *cudaOps) gemm(lo, rows, nq int) error {
+	return o.c.GemmF16(o.stream, true, false, rows, nq, o.dim, 1,
+		o.corpus.Ptr(int64(lo)*int64(o.dim)*2), o.dim, o.q16.Ptr(0), o.dim, 0, o.scores.Ptr(0), rows)
+}
+
+func (o *cudaOps) region(b gpuBuf, off int) (cuda.DevPtr, cuda.DevPtr) {
+	o4 := int64(off) * 4
+	switch b {
+	case bufScores:
+		return o.scores.Ptr(o4), 0
+	case bufCand:
+		return o.cs.Ptr(o4), o.cr.Ptr(o4)
+	}
+	return o.os.Ptr(o4), o.or.Ptr(o4)
+}
+
+func (o *cudaOps) topk(c topkCall) error {
+	ss, sr := o.region(c.src, c.srcOff)
+	ds, dr := o.region(c.dst, c.dstOff)
+	return o.mod.TopK(o.c, o.stream, kernels.TopKArgs{Scores: ss, Rows: sr, LdS: int64(c.ldS), Len: c.len, SegLen: c.segLen,
+		RowBase: c.rowBase, K: c.k, NQ: c.nq, OutS: ds, OutR: dr, LdOut: int64(c.ldOut)})
+}
+
+func (o *cudaOps) readScores(dst []float32, nq, rows int) error {
+	if err := o.c.Sync(o.stream); err != nil {
+		return err
+	}
+	b := make([]byte, 4*nq*rows)
+	if err := o.c.CopyDtoH(b, o.scores, 0); err != nil {
+		return err
+	}
+	for i := range dst[:nq*rows] {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return nil
+}
+
+func (o *cudaOps) readOut(s []float32, r []int32, nq, k int) error {
+	if err := o.c.Sync(o.stream); err != nil {
+		return err
+	}
+	b := make([]byte, 4*nq*k)
+	if err := o.c.CopyDtoH(b, o.os, 0); err != nil {
+		return err
+	}
+	for i := range s[:nq*k] {
+		s[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	if err := o.c.CopyDtoH(b, o.or, 0); err != nil {
+		return err
+	}
+	for i := range r[:nq*k] {
+		r[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return nil
+}
+
+func (o *cudaOps) close() error { return nil } // cudaDevice.close frees everything

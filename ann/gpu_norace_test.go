@@ -1,0 +1,5 @@
+//go:build !race
+
+package ann
+
+const gpuRace = false

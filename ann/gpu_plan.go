@@ -1,0 +1,255 @@
+package ann
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/kernels"
+)
+
+// This file holds the device-independent half of the GPU index: how the
+// corpus is tiled to fit a workspace, and the per-batch pipeline
+//
+//	queries fp32 → fp16 (rls_f32_to_f16)
+//	for each tile of T rows: S = D_tile · Qᵀ (cublasGemmEx, fp16 in, fp32 out)
+//	                         per-segment top-k of S (rls_topk) → candidate slots 1..nSeg
+//	                         merge running best (slot 0) + slots 1..nSeg → slot 0 (rls_topk)
+//	compact slot 0 → out (rls_topk), copy out to the host
+//
+// written against gpuOps, which the CUDA backend (gpu_cuda.go) implements
+// with cuBLAS and our kernels and the reference backend (gpu_ref.go) with
+// the plain-Go kernel references, so that CPU tests run this exact code.
+
+// gpuBuf names a workspace region.
+type gpuBuf int
+
+const (
+	bufScores gpuBuf = iota // fp32 [maxBatch, tileRows] score tile (no rows)
+	bufCand                 // fp32 scores + int32 rows, [maxBatch, candLd]
+	bufOut                  // fp32 scores + int32 rows, [maxBatch, k]
+)
+
+// topkCall is one rls_topk launch over workspace regions; offsets and
+// leading dimensions count elements. Rows are implicit (rowBase + index)
+// for bufScores and read from the region otherwise.
+type topkCall struct {
+	src            gpuBuf
+	srcOff, ldS    int
+	len, segLen    int
+	rowBase, k, nq int
+	dst            gpuBuf
+	dstOff, ldOut  int
+}
+
+// gpuOps is one device's share of the corpus plus its workspace. Methods are
+// called from one goroutine at a time (the device owner).
+type gpuOps interface {
+	// upload writes rows [row0, row0+len(f16)/(2·dim)) of this device's share;
+	// f16 is little-endian binary16, reused by the caller after the call.
+	upload(row0 int, f16 []byte) error
+	// uploadDone waits for pending uploads.
+	uploadDone() error
+	// reserve allocates the workspace for plan p (idempotent for the same p).
+	reserve(p gpuPlan) error
+	// putQueries converts q (row-major [nq, dim] fp32) to the fp16 query block.
+	putQueries(q []float32, nq int) error
+	// gemm fills bufScores[qi·rows + r] = ⟨Q_qi, D_{lo+r}⟩ for r < rows, qi < nq.
+	gemm(lo, rows, nq int) error
+	// topk runs one rls_topk launch.
+	topk(c topkCall) error
+	// readScores copies bufScores[0 : nq·rows] to dst.
+	readScores(dst []float32, nq, rows int) error
+	// readOut copies bufOut[0 : nq·k] to s and r.
+	readOut(s []float32, r []int32, nq, k int) error
+	// close frees the device memory.
+	close() error
+}
+
+// segLenFor is the rows per top-k block: enough blocks for one query to
+// fill a GPU (T/4096 blocks per tile) while the candidates per tile stay
+// about T/16 per query for large k.
+func segLenFor(k int) int { return max(4096, 16*k) }
+
+// candPerQuery is the candidate slots per query for k over tiles of T rows:
+// the running best (k) plus k per segment.
+func candPerQuery(k, tileRows int) int {
+	nSeg := (tileRows + segLenFor(k) - 1) / segLenFor(k)
+	return (1 + nSeg) * k
+}
+
+// gpuPlan is the workspace shape of one device.
+type gpuPlan struct {
+	dim, rows int // this device's share
+	maxBatch  int // queries per pipeline run
+	tileRows  int // T: rows per GEMM tile
+	candLd    int // candidate slots per query (for k = KMax)
+}
+
+// workspaceBytes is the device memory p needs besides the corpus.
+func (p gpuPlan) workspaceBytes() int64 {
+	b := int64(p.maxBatch)
+	return b*int64(p.dim)*(4+2) + // queries fp32 + fp16
+		b*int64(p.tileRows)*4 + // score tile
+		b*int64(p.candLd)*8 + // candidates (score + row)
+		b*int64(kernels.KMax)*8 // out
+}
+
+// planFor picks the largest tile (a multiple of 1,024 rows, or the whole
+// share) whose workspace fits budget bytes; forceTile > 0 overrides it.
+func planFor(dim, rows, maxBatch int, budget int64, forceTile int) (gpuPlan, error) {
+	p := gpuPlan{dim: dim, rows: rows, maxBatch: maxBatch}
+	fit := func(t int) bool {
+		p.tileRows = t
+		p.candLd = candPerQuery(kernels.KMax, t)
+		return p.workspaceBytes() <= budget
+	}
+	if forceTile > 0 {
+		fit(min(forceTile, max(rows, 1)))
+		return p, nil
+	}
+	t := max(rows, 1)
+	if !fit(t) {
+		t = (t + 1023) / 1024 * 1024
+		for t > 1024 && !fit(t) {
+			t = max(1024, (t/2+1023)/1024*1024)
+		}
+		if !fit(t) {
+			return p, fmt.Errorf("ann: GPUConfig.WorkspaceBytes %d too small: a 1,024-row tile at batch %d needs %d", budget, maxBatch, p.workspaceBytes())
+		}
+	}
+	return p, nil
+}
+
+// runPipeline answers nq ≤ p.maxBatch queries with the k best rows of this
+// device's share (local rows, sorted by score desc then row asc; fewer than
+// k only when some scores are NaN). k ≥ 1 and k ≤ p.rows.
+func runPipeline(o gpuOps, p gpuPlan, q []float32, nq, k int) ([][]rlsearch.Hit, error) {
+	if err := o.putQueries(q, nq); err != nil {
+		return nil, err
+	}
+	if k > kernels.KMax {
+		return hostSelect(o, p, nq, k)
+	}
+	segLen := segLenFor(k)
+	for t, lo := 0, 0; lo < p.rows; t, lo = t+1, lo+p.tileRows {
+		rows := min(p.tileRows, p.rows-lo)
+		if err := o.gemm(lo, rows, nq); err != nil {
+			return nil, err
+		}
+		nSeg := (rows + segLen - 1) / segLen
+		if err := o.topk(topkCall{src: bufScores, ldS: rows, len: rows, segLen: segLen, rowBase: lo, k: k, nq: nq,
+			dst: bufCand, dstOff: k, ldOut: p.candLd}); err != nil {
+			return nil, err
+		}
+		// Merge the running best (slot 0; skipped on the first tile) with
+		// this tile's segments into slot 0. Equal scores appear in
+		// ascending row order, as rls_topk requires.
+		off, n := 0, (1+nSeg)*k
+		if t == 0 {
+			off, n = k, nSeg*k
+		}
+		if err := o.topk(topkCall{src: bufCand, srcOff: off, ldS: p.candLd, len: n, segLen: n, k: k, nq: nq,
+			dst: bufCand, ldOut: p.candLd}); err != nil {
+			return nil, err
+		}
+	}
+	if err := o.topk(topkCall{src: bufCand, ldS: p.candLd, len: k, segLen: k, k: k, nq: nq, dst: bufOut, ldOut: k}); err != nil {
+		return nil, err
+	}
+	s := make([]float32, nq*k)
+	r := make([]int32, nq*k)
+	if err := o.readOut(s, r, nq, k); err != nil {
+		return nil, err
+	}
+	out := make([][]rlsearch.Hit, nq)
+	for qi := range out {
+		hits := make([]rlsearch.Hit, 0, k)
+		for i := qi * k; i < (qi+1)*k && r[i] >= 0; i++ {
+			hits = append(hits, rlsearch.Hit{Row: r[i], Score: s[i]})
+		}
+		out[qi] = hits
+	}
+	return out, nil
+}
+
+// hostSelect is the path for k > kernels.KMax: each score tile is copied to
+// the host and selected there (one PCIe copy of nq·T·4 bytes per tile).
+func hostSelect(o gpuOps, p gpuPlan, nq, k int) ([][]rlsearch.Hit, error) {
+	type ent struct {
+		key uint32
+		row int32
+	}
+	best := make([][]ent, nq)
+	prune := func(e []ent) []ent {
+		slices.SortFunc(e, func(a, b ent) int {
+			if a.key != b.key {
+				if a.key > b.key {
+					return -1
+				}
+				return 1
+			}
+			return int(a.row) - int(b.row)
+		})
+		return e[:min(k, len(e))]
+	}
+	buf := make([]float32, nq*min(p.tileRows, p.rows))
+	for lo := 0; lo < p.rows; lo += p.tileRows {
+		rows := min(p.tileRows, p.rows-lo)
+		if err := o.gemm(lo, rows, nq); err != nil {
+			return nil, err
+		}
+		if err := o.readScores(buf[:nq*rows], nq, rows); err != nil {
+			return nil, err
+		}
+		for qi := 0; qi < nq; qi++ {
+			for r, s := range buf[qi*rows : (qi+1)*rows] {
+				if key := kernels.Key(s); key != 0 {
+					best[qi] = append(best[qi], ent{key, int32(lo + r)})
+				}
+			}
+			if len(best[qi]) >= 2*k {
+				best[qi] = prune(best[qi])
+			}
+		}
+	}
+	out := make([][]rlsearch.Hit, nq)
+	for qi := range out {
+		e := prune(best[qi])
+		hits := make([]rlsearch.Hit, len(e))
+		for i, x := range e {
+			hits[i] = rlsearch.Hit{Row: x.row, Score: kernels.Unkey(x.key)}
+		}
+		out[qi] = hits
+	}
+	return out, nil
+}
+
+// mergeShards merges per-device results (each sorted, rows local to the
+// device) into global top-k lists; base[d] is device d's first row.
+func mergeShards(parts [][][]rlsearch.Hit, base []int, nq, k int) [][]rlsearch.Hit {
+	if len(parts) == 1 && base[0] == 0 {
+		return parts[0]
+	}
+	out := make([][]rlsearch.Hit, nq)
+	for qi := range out {
+		var all []rlsearch.Hit
+		for d := range parts {
+			for _, h := range parts[d][qi] {
+				all = append(all, rlsearch.Hit{Row: h.Row + int32(base[d]), Score: h.Score})
+			}
+		}
+		slices.SortFunc(all, func(a, b rlsearch.Hit) int {
+			ka, kb := kernels.Key(a.Score), kernels.Key(b.Score)
+			if ka != kb {
+				if ka > kb {
+					return -1
+				}
+				return 1
+			}
+			return int(a.Row) - int(b.Row)
+		})
+		out[qi] = all[:min(k, len(all))]
+	}
+	return out
+}

@@ -1,0 +1,134 @@
+package ann
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/x448/float16"
+
+	"github.com/rlsearch/rlsearch/kernels"
+)
+
+// refOps implements gpuOps on the host with the plain-Go kernel references
+// (kernels.F32ToF16Ref, kernels.TopKRef) and an fp32-accumulating fp16 GEMM
+// loop standing in for cublasGemmEx. It exists so that the tiling, merge,
+// batching and multi-device code of the GPU index is tested on machines
+// without a GPU; it is not a fast CPU index (use Flat).
+type refOps struct {
+	dim    int
+	corpus []float32 // this share's rows, fp16 values widened (as the GPU reads them)
+	plan   gpuPlan
+	q      []float32 // fp16-rounded queries, widened
+	scores []float32
+	cs     []float32
+	cr     []int32
+	os     []float32
+	or     []int32
+
+	// memo keeps score tiles for the current query block: tests search
+	// the same queries with many k, and the reference GEMM is the cost.
+	memoQ []float32
+	memo  map[[3]int][]float32
+}
+
+func newRefOps(dim, rows int) *refOps {
+	return &refOps{dim: dim, corpus: make([]float32, rows*dim)}
+}
+
+func (o *refOps) upload(row0 int, f16 []byte) error {
+	if row0 < 0 || row0*o.dim+len(f16)/2 > len(o.corpus) {
+		return fmt.Errorf("ann: upload rows at %d beyond the share", row0)
+	}
+	for i := range len(f16) / 2 {
+		o.corpus[row0*o.dim+i] = float16.Frombits(binary.LittleEndian.Uint16(f16[2*i:])).Float32()
+	}
+	return nil
+}
+
+func (o *refOps) uploadDone() error { return nil }
+
+func (o *refOps) reserve(p gpuPlan) error {
+	if o.plan == p {
+		return nil
+	}
+	o.plan = p
+	o.q = make([]float32, p.maxBatch*p.dim)
+	o.scores = make([]float32, p.maxBatch*p.tileRows)
+	o.cs = make([]float32, p.maxBatch*p.candLd)
+	o.cr = make([]int32, p.maxBatch*p.candLd)
+	o.os = make([]float32, p.maxBatch*kernels.KMax)
+	o.or = make([]int32, p.maxBatch*kernels.KMax)
+	return nil
+}
+
+func (o *refOps) putQueries(q []float32, nq int) error {
+	h := make([]uint16, nq*o.dim)
+	kernels.F32ToF16Ref(h, q[:nq*o.dim])
+	for i, b := range h {
+		o.q[i] = float16.Frombits(b).Float32()
+	}
+	if !slices.Equal(o.memoQ, o.q[:nq*o.dim]) {
+		o.memoQ = slices.Clone(o.q[:nq*o.dim])
+		o.memo = map[[3]int][]float32{}
+	}
+	return nil
+}
+
+func (o *refOps) gemm(lo, rows, nq int) error {
+	d := o.dim
+	key := [3]int{lo, rows, nq}
+	if m, ok := o.memo[key]; ok {
+		copy(o.scores, m)
+		return nil
+	}
+	defer func() { o.memo[key] = slices.Clone(o.scores[:nq*rows]) }()
+	for qi := 0; qi < nq; qi++ {
+		qv := o.q[qi*d : (qi+1)*d]
+		for r := 0; r < rows; r++ {
+			x := o.corpus[(lo+r)*d : (lo+r+1)*d]
+			var s float32
+			for j, v := range qv {
+				s += v * x[j]
+			}
+			o.scores[qi*rows+r] = s
+		}
+	}
+	return nil
+}
+
+func (o *refOps) region(b gpuBuf) ([]float32, []int32) {
+	switch b {
+	case bufScores:
+		return o.scores, nil
+	case bufCand:
+		return o.cs, o.cr
+	}
+	return o.os, o.or
+}
+
+func (o *refOps) topk(c topkCall) error {
+	ss, sr := o.region(c.src)
+	ds, dr := o.region(c.dst)
+	if sr != nil {
+		sr = sr[c.srcOff:]
+	}
+	return kernels.TopKRef(kernels.TopKRefArgs{Scores: ss[c.srcOff:], Rows: sr, LdS: c.ldS, Len: c.len, SegLen: c.segLen,
+		RowBase: c.rowBase, K: c.k, NQ: c.nq, OutS: ds[c.dstOff:], OutR: dr[c.dstOff:], LdOut: c.ldOut})
+}
+
+func (o *refOps) readScores(dst []float32, nq, rows int) error {
+	copy(dst, o.scores[:nq*rows])
+	return nil
+}
+
+func (o *refOps) readOut(s []float32, r []int32, nq, k int) error {
+	copy(s, o.os[:nq*k])
+	copy(r, o.or[:nq*k])
+	return nil
+}
+
+func (o *refOps) close() error {
+	*o = refOps{}
+	return nil
+}

@@ -1,0 +1,333 @@
+package ann
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/cuda"
+	"github.com/rlsearch/rlsearch/cuda/cudatest"
+	"github.com/rlsearch/rlsearch/kernels"
+)
+
+// gpuTestVecs returns n×dim vectors. quantized: values in {±1, ±0.5, 0}, so
+// every inner product with a quantized query is exact in fp32 whatever the
+// summation order and exact ties are common; else uniform in [-1, 1].
+func gpuTestVecs(r *rand.Rand, n, dim int, quantized bool) []float32 {
+	v := make([]float32, n*dim)
+	for i := range v {
+		if quantized {
+			v[i] = float32(r.IntN(5)-2) / 2
+		} else {
+			v[i] = float32(r.Float64()*2 - 1)
+		}
+	}
+	return v
+}
+
+// writeGPUTestShard writes vecs as an fp16 shard with small blocks, so that
+// the streaming upload crosses block and device boundaries.
+func writeGPUTestShard(t *testing.T, vecs []float32, dim int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "dense.shard")
+	w, err := CreateShard(path, Header{DType: FP16, Dim: dim, BlockRows: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(vecs); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// compareHits checks got against the exact oracle's want for one query.
+// exact: ids and scores must be identical. Otherwise scores must agree
+// within tol, and where ids differ the returned row's true score (from
+// oracle vectors) must be within tol of the oracle's score at that rank.
+func compareHits(t *testing.T, what string, got, want []rlsearch.Hit, exact bool, tol float64, oracle *Flat, q []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d hits, oracle %d", what, len(got), len(want))
+	}
+	seen := map[int32]bool{}
+	for i := range got {
+		g, w := got[i], want[i]
+		if seen[g.Row] {
+			t.Fatalf("%s: row %d returned twice", what, g.Row)
+		}
+		seen[g.Row] = true
+		if i > 0 && rlsearch.Less(got[i], got[i-1]) {
+			t.Fatalf("%s: rank %d (%v) ranks above rank %d (%v)", what, i, got[i], i-1, got[i-1])
+		}
+		if exact {
+			if g.Row != w.Row || g.Score != w.Score {
+				t.Fatalf("%s: rank %d = %+v, oracle %+v", what, i, g, w)
+			}
+			continue
+		}
+		if math.Abs(float64(g.Score-w.Score)) > tol {
+			t.Fatalf("%s: rank %d score %v, oracle %v (tol %g)", what, i, g.Score, w.Score, tol)
+		}
+		if g.Row != w.Row {
+			v := oracle.Vector(int(g.Row))
+			var s float64
+			for j := range v {
+				s += float64(v[j]) * float64(q[j])
+			}
+			if math.Abs(s-float64(w.Score)) > tol {
+				t.Fatalf("%s: rank %d row %d (true score %v), oracle row %d score %v", what, i, g.Row, s, w.Row, w.Score)
+			}
+		}
+	}
+}
+
+// TestGPUTilingMergeRef runs the GPU index's tiling, per-tile top-k, merge
+// and multi-device code with the plain-Go kernel references in place of
+// the GPU and compares with the exact flat oracle at the sizes.
+// Quantized data makes every score exact, so ids (ties by row) must match
+// exactly; one random-valued pass per size checks the tolerant path.
+func TestGPUTilingMergeRef(t *testing.T) {
+	ns := []int{1, 2, 1023, 1024, 1025, 100003}
+	dims := []int{1, 31, 384, 768}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range ns {
+		for _, dim := range dims {
+			if (testing.Short() || gpuRace) && n*dim > 1<<22 {
+				t.Logf("n=%d dim=%d skipped under -short or -race (minutes there); plain go test runs it", n, dim)
+				continue
+			}
+			quantized := !(dim == 31 || (n == 1025 && dim == 384))
+			t.Run(fmt.Sprintf("n=%d/dim=%d/quantized=%v", n, dim, quantized), func(t *testing.T) {
+				vecs := gpuTestVecs(r, n, dim, quantized)
+				oracle, err := NewFlat(vecs, dim, FP16)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := GPUConfig{refDevices: 1 + n%3, tileRows: 1000, MaxBatch: 4}
+				if n > 50000 {
+					cfg.tileRows = 40000
+				}
+				var g *GPUFlat
+				if n%2 == 1 {
+					g, err = OpenGPU(writeGPUTestShard(t, vecs, dim), cfg)
+				} else {
+					g, err = NewGPU(oracle, cfg)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Close()
+				nq := 5 // MaxBatch 4: two batches
+				if n*dim > 1<<24 {
+					nq = 2
+				}
+				q := gpuTestVecs(r, nq, dim, true)
+				for _, k := range []int{1, 10, 100, 1024, n, n + 1} {
+					got, err := g.Search(context.Background(), q, k)
+					if err != nil {
+						t.Fatalf("k=%d: %v", k, err)
+					}
+					want, err := oracle.Search(context.Background(), q, k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(got) != nq {
+						t.Fatalf("k=%d: %d result lists for %d queries", k, len(got), nq)
+					}
+					for qi := range got {
+						compareHits(t, fmt.Sprintf("k=%d q%d", k, qi), got[qi], want[qi], quantized, 1e-4*float64(dim), oracle, q[qi*dim:(qi+1)*dim])
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestGPUBatchingConcurrentRef: many goroutines with different batch sizes
+// and k (including k > kernels.KMax, which runs alone) through the batcher
+// over three simulated devices; every answer equals the oracle's.
+func TestGPUBatchingConcurrentRef(t *testing.T) {
+	const n, dim = 5003, 16
+	r := rand.New(rand.NewPCG(9, 10))
+	vecs := gpuTestVecs(r, n, dim, true)
+	oracle, _ := NewFlat(vecs, dim, FP16)
+	g, err := NewGPU(oracle, GPUConfig{refDevices: 3, tileRows: 1024, MaxBatch: 8, BatchWait: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rr := rand.New(rand.NewPCG(uint64(w), 1))
+			for it := 0; it < 4; it++ {
+				nq := 1 + rr.IntN(12)
+				k := []int{1, 5, 64, 3000}[rr.IntN(4)]
+				q := gpuTestVecs(rr, nq, dim, true)
+				got, err := g.Search(context.Background(), q, k)
+				if err != nil {
+					errs <- err
+					return
+				}
+				want, _ := oracle.Search(context.Background(), q, k)
+				for qi := range want {
+					if len(got[qi]) != len(want[qi]) {
+						errs <- fmt.Errorf("worker %d nq=%d k=%d q%d: %d hits, want %d", w, nq, k, qi, len(got[qi]), len(want[qi]))
+						return
+					}
+					for i := range want[qi] {
+						if got[qi][i] != want[qi][i] {
+							errs <- fmt.Errorf("worker %d nq=%d k=%d q%d rank %d: %+v, want %+v", w, nq, k, qi, i, got[qi][i], want[qi][i])
+							return
+						}
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestGPUBadInputRef(t *testing.T) {
+	vecs := gpuTestVecs(rand.New(rand.NewPCG(1, 1)), 10, 4, true)
+	oracle, _ := NewFlat(vecs, 4, FP16)
+	g, err := NewGPU(oracle, GPUConfig{refDevices: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := g.Search(ctx, make([]float32, 5), 1); !errors.Is(err, ErrDim) {
+		t.Errorf("query of 5 values, dim 4: got %v, want ErrDim", err)
+	}
+	if _, err := g.Search(ctx, make([]float32, 4), -1); !errors.Is(err, rlsearch.ErrBadInput) {
+		t.Errorf("k=-1: got %v, want ErrBadInput", err)
+	}
+	if res, err := g.Search(ctx, make([]float32, 8), 0); err != nil || len(res) != 2 || len(res[0]) != 0 {
+		t.Errorf("k=0: got %v, %v; want two empty lists", res, err)
+	}
+	if res, err := g.Search(ctx, nil, 3); err != nil || len(res) != 0 {
+		t.Errorf("no queries: got %v, %v", res, err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := g.Search(cctx, make([]float32, 4), 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled ctx: got %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Search(ctx, make([]float32, 4), 1); !errors.Is(err, ErrGPUClosed) {
+		t.Errorf("after Close: got %v, want ErrGPUClosed", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	for _, c := range []GPUConfig{{WorkspaceBytes: -1}, {MaxBatch: -1}, {Devices: []int{0, 0}}} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("Validate(%+v) = nil", c)
+		}
+	}
+}
+
+func TestGPUPlan(t *testing.T) {
+	tests := []struct {
+		dim, rows, batch int
+		budget           int64
+		wantErr          bool
+	}{
+		{768, 21_000_000, 512, 4 << 30, false},
+		{768, 1_000_000, 1, 4 << 30, false},
+		{384, 100, 512, 1 << 30, false},
+		{768, 21_000_000, 512, 1 << 20, true},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("dim=%d/rows=%d/batch=%d/budget=%d", tt.dim, tt.rows, tt.batch, tt.budget), func(t *testing.T) {
+			p, err := planFor(tt.dim, tt.rows, tt.batch, tt.budget, 0)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if p.workspaceBytes() > tt.budget {
+				t.Errorf("workspace %d exceeds budget %d", p.workspaceBytes(), tt.budget)
+			}
+			if p.tileRows != tt.rows && p.tileRows%1024 != 0 {
+				t.Errorf("tile %d is neither the share nor a multiple of 1024", p.tileRows)
+			}
+			if p.candLd < candPerQuery(kernels.KMax, p.tileRows) || p.candLd < candPerQuery(1, p.tileRows) {
+				t.Errorf("candLd %d too small", p.candLd)
+			}
+			t.Logf("tile %d rows, workspace %d MiB", p.tileRows, p.workspaceBytes()>>20)
+		})
+	}
+}
+
+// TestGPUDifferential runs the real GPU index against the flat oracle. With
+// no GPU it checks the no-device path instead (OpenGPU's error matches
+// cuda.ErrNoDevice so callers fall back to the CPU), and fails under
+// REQUIRE_GPU=1.
+func TestGPUDifferential(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	vecs := gpuTestVecs(r, 1025, 31, true)
+	path := writeGPUTestShard(t, vecs, 31)
+	g, err := OpenGPU(path, GPUConfig{})
+	if err != nil {
+		if os.Getenv(cudatest.EnvRequireGPU) != "1" && errors.Is(err, cuda.ErrNoDevice) {
+			t.Logf("no GPU: OpenGPU returned %v (matches cuda.ErrNoDevice: callers fall back to the CPU)", err)
+		}
+		cudatest.Skip(t, err)
+	}
+	g.Close()
+	for _, n := range []int{1, 2, 1023, 1024, 1025, 100003} {
+		for _, dim := range []int{1, 31, 384, 768} {
+			for _, quantized := range []bool{true, false} {
+				t.Run(fmt.Sprintf("n=%d/dim=%d/quantized=%v", n, dim, quantized), func(t *testing.T) {
+					vecs := gpuTestVecs(r, n, dim, quantized)
+					oracle, _ := NewFlat(vecs, dim, FP16)
+					for _, cfg := range []GPUConfig{{Logf: t.Logf}, {WorkspaceBytes: 64 << 20, MaxBatch: 512}} {
+						g, err := NewGPU(oracle, cfg)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for _, nq := range []int{1, 512} {
+							q := gpuTestVecs(r, nq, dim, true)
+							for _, k := range []int{1, 10, 100, 1024, n, n + 1} {
+								if nq == 512 && k > kernels.KMax && n > 2000 {
+									continue // host selection of 512 full score rows: slow, covered at nq=1
+								}
+								got, err := g.Search(context.Background(), q, k)
+								if err != nil {
+									t.Fatalf("nq=%d k=%d: %v", nq, k, err)
+								}
+								want, _ := oracle.Search(context.Background(), q, k)
+								for qi := range want {
+									compareHits(t, fmt.Sprintf("nq=%d k=%d q%d", nq, k, qi), got[qi], want[qi], quantized, 2e-3*math.Sqrt(float64(dim)), oracle, q[qi*dim:(qi+1)*dim])
+								}
+							}
+						}
+						g.Close()
+					}
+				})
+			}
+		}
+	}
+}

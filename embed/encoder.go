@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -104,6 +106,14 @@ type Config struct {
 	MaxLength int
 	// BatchSize is the number of texts per ORT run. Default 32.
 	BatchSize int
+	// Provider is the ONNX Runtime execution provider: "cpu" (default) or
+	// "cuda" / "cuda:N" for ORT's CUDA execution provider on GPU N (default
+	// 0). When the ORT library lacks the CUDA provider (the npm CPU build
+	// that scripts/setup.sh installs) or it cannot start, Open logs the
+	// reason through Logf and uses the CPU; Encoder.Provider reports which.
+	Provider string
+	// Logf receives notices such as the CUDA fallback. Default: log.Printf.
+	Logf func(format string, args ...any)
 }
 
 // Validate reports the first invalid field. Zero values are valid (defaults).
@@ -122,7 +132,26 @@ func (c Config) Validate() error {
 	case c.BatchSize < 0 || c.BatchSize > MaxBatchSize:
 		return fmt.Errorf("embed: Config.BatchSize %d outside [0, %d]", c.BatchSize, MaxBatchSize)
 	}
+	if _, err := parseProvider(c.Provider); err != nil {
+		return err
+	}
 	return nil
+}
+
+// parseProvider returns the CUDA device of "cuda[:N]", or -1 for the CPU.
+func parseProvider(p string) (int, error) {
+	switch {
+	case p == "" || p == "cpu":
+		return -1, nil
+	case p == "cuda":
+		return 0, nil
+	case strings.HasPrefix(p, "cuda:"):
+		n, err := strconv.Atoi(p[len("cuda:"):])
+		if err == nil && n >= 0 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("embed: Config.Provider %q is not cpu, cuda or cuda:N", p)
 }
 
 // withDefaults fills zero fields (MaxLength is resolved in Open, where
@@ -139,6 +168,9 @@ func (c Config) withDefaults() Config {
 		c.BatchSize = DefaultBatchSize
 	}
 	c.ORTLib = resolveORTLib(c.ORTLib)
+	if c.Logf == nil {
+		c.Logf = log.Printf
+	}
 	return c
 }
 
@@ -248,8 +280,9 @@ type Encoder struct {
 	tok   *WordPiece
 	norm  bool
 
-	pool chan *ort.DynamicAdvancedSession
-	all  []*ort.DynamicAdvancedSession
+	pool     chan *ort.DynamicAdvancedSession
+	all      []*ort.DynamicAdvancedSession
+	provider string // "cpu" or "cuda:N": what the sessions run on
 
 	mu     sync.RWMutex // held for reading by calls, for writing by Close
 	closed bool
@@ -301,8 +334,23 @@ func Open(cfg Config) (*Encoder, error) {
 		norm:  *mc.Normalize,
 		pool:  make(chan *ort.DynamicAdvancedSession, cfg.Sessions),
 	}
-	for range cfg.Sessions {
-		s, err := newSession(onnxData, mc.Inputs, mc.Output, cfg.IntraOpThreads)
+	cudaDev, _ := parseProvider(cfg.Provider)
+	e.provider = "cpu"
+	if cudaDev >= 0 {
+		s, err := newSession(onnxData, mc.Inputs, mc.Output, cfg.IntraOpThreads, cudaDev)
+		if err != nil {
+			cfg.Logf("embed: ONNX Runtime CUDA execution provider unavailable (%v): using the CPU", err)
+		} else {
+			e.provider = fmt.Sprintf("cuda:%d", cudaDev)
+			e.all = append(e.all, s)
+			e.pool <- s
+		}
+	}
+	if e.provider == "cpu" {
+		cudaDev = -1
+	}
+	for len(e.all) < cfg.Sessions {
+		s, err := newSession(onnxData, mc.Inputs, mc.Output, cfg.IntraOpThreads, cudaDev)
 		if err != nil {
 			e.destroySessions()
 			return nil, fmt.Errorf("embed: create ONNX Runtime session for %s: %w", modelPath, err)
@@ -649,3 +697,7 @@ func (e *Encoder) destroySessions() error {
 	e.all = nil
 	return errors.Join(errs...)
 }
+
+// Provider reports the execution provider the sessions run on: "cpu" or
+// "cuda:N" (see Config.Provider).
+func (e *Encoder) Provider() string { return e.provider }

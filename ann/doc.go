@@ -1,16 +1,38 @@
-// Package ann holds the vector indexes: the on-disk shard of passage
-// embeddings and exact flat inner-product search on CPU (the oracle every
-// other index is compared with).
+// Package ann holds the vector indexes and their on-disk formats: exact
+// flat inner-product search on CPU (Flat, the oracle every other index is
+// compared with), HNSW graphs (HNSW), the GPU flat index (GPUFlat, gpu*.go)
+// and Open, the one code path that chooses among them.
 //
-// A shard stores one embedding per index row (row i is the passage at row i
-// of the docstore) as fp16 (default; IEEE 754 binary16, widened to float32
-// per tile while scoring) or fp32. The byte layout is in FORMAT.md beside
-// this file.
+// # Shards
 //
-// Flat.Search scores a batch of queries against the whole shard, spreading
-// row tiles over all cores (GOMAXPROCS) and keeping a bounded top-k heap
-// per query. Results are exact: sorted by descending inner product, ties by
-// ascending row, identical to a naive loop over the widened vectors.
+// A shard stores one embedding per index row as fp16 (default; IEEE 754
+// binary16), fp32 or int8 (per-dimension scale/offset, FitInt8), in blocks
+// with a CRC-32C each, optionally zstd-compressed with byte-shuffle, with an
+// optional int64 id table (FORMAT.md, byte by byte). CreateShard streams
+// rows into a temporary file renamed by Close; ReadShard loads a shard
+// whole; ShardReader streams it block by block. Corrupt or truncated files
+// are refused with ErrCorrupt naming the block and byte offset.
 //
-// No cgo; CPU only in this package for now.
+// # Exact flat search
+//
+// Flat.Search scores blocks of 4 queries against tiles of shard rows
+// (192 KiB of float32, fp16/int8 widened per tile) with an assembly kernel
+// chosen at run time (golang.org/x/sys/cpu): AVX-512F (4 queries × 6 rows)
+// or AVX2+FMA (4 × 3), else pure Go (build tag purego forces it). Tiles are
+// spread over GOMAXPROCS goroutines, each with a bounded top-k heap per
+// query. Results are exact: descending inner product, ties by ascending row.
+//
+// # HNSW
+//
+// NewHNSW builds a graph (Malkov & Yashunin, arXiv:1603.09320) with all
+// cores in a deterministic batch-parallel order; Search is concurrent;
+// Int8 traverses on int8 codes and re-ranks with float32; Save/LoadHNSW use
+// the shard block format; Add works after loading.
+//
+// # Choosing
+//
+//	o, err := ann.Open(ctx, ann.Config{Path: "dense.shard"}) // Backend "auto"
+//	hits, err := o.Search(ctx, queries, 10)                   // o.Backend: "gpu", "flat" or "hnsw"
+//
+// No cgo in the CPU paths; the GPU index uses package cuda (build tag cuda).
 package ann

@@ -1,0 +1,78 @@
+package ann
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestOpenChoosesBackend(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(20))
+	dir := t.TempDir()
+	vecs := clustered(rng, 600, 16, 20, 0.2)
+	path := writeShard(t, dir, vecs, 16, Header{DType: FP16, Zstd: true, Shuffle: true}, nil)
+	g, gpuErr := openGPU(&Flat{h: Header{Dim: 16, DType: FP32}, f32: []float32{}}, GPUConfig{})
+	if g != nil {
+		g.(interface{ Close() error }).Close()
+	}
+	gpu := gpuErr == nil
+	graph := filepath.Join(dir, "g.hnsw")
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string // backend, or error substring after "!"
+	}{
+		{"auto small", Config{Path: path}, map[bool]string{true: "gpu", false: "flat"}[gpu]},
+		{"auto large", Config{Path: path, FlatMax: 100, HNSW: HNSWConfig{M: 8, Seed: 1}}, map[bool]string{true: "gpu", false: "hnsw"}[gpu]},
+		{"flat", Config{Path: path, Backend: "flat"}, "flat"},
+		{"hnsw builds and saves", Config{Path: path, Backend: "hnsw", HNSWPath: graph, HNSW: HNSWConfig{M: 8, Seed: 1}}, "hnsw"},
+		{"hnsw loads", Config{Path: path, Backend: "hnsw", HNSWPath: graph, HNSW: HNSWConfig{EfSearch: 99}}, "hnsw"},
+		{"gpu", Config{Path: path, Backend: "gpu"}, map[bool]string{true: "gpu", false: "!GPU backend unavailable"}[gpu]},
+		{"bad backend", Config{Path: path, Backend: "faiss"}, "!Config.Backend"},
+		{"no path", Config{}, "!Config.Path"},
+		{"bad FlatMax", Config{Path: path, FlatMax: -1}, "!Config.FlatMax"},
+		{"bad M", Config{Path: path, HNSW: HNSWConfig{M: 1}}, "!HNSWConfig.M"},
+		{"missing shard", Config{Path: filepath.Join(dir, "nope")}, "!no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Open(ctx, tc.cfg)
+			if strings.HasPrefix(tc.want, "!") {
+				if err == nil || !strings.Contains(err.Error(), tc.want[1:]) {
+					t.Fatalf("error %v, want one containing %q", err, tc.want[1:])
+				}
+				if tc.name == "gpu" && !errors.Is(err, ErrGPUUnavailable) {
+					t.Fatalf("error %v does not match ErrGPUUnavailable", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer o.Close()
+			if o.Backend != tc.want || o.Reason == "" {
+				t.Fatalf("backend %q (%s), want %q", o.Backend, o.Reason, tc.want)
+			}
+			got, err := o.Search(ctx, vecs[:16*5], 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := o.Flat.Search(ctx, vecs[:16*5], 5)
+			if r := recallAt(got, want, 5); r < 0.95 {
+				t.Fatalf("recall@5 against the shard's exact search: %.2f", r)
+			}
+			if tc.name == "hnsw loads" {
+				if h := o.Index.(*HNSW); h.Config().EfSearch != 99 || h.Config().M != 8 {
+					t.Fatalf("loaded graph config %+v, want M 8 from the file and EfSearch 99 from Config", h.Config())
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(graph); err != nil {
+		t.Fatalf("graph not saved: %v", err)
+	}
+}

@@ -11,7 +11,13 @@ import (
 // its line here.
 func extraEndpoints(ix *index.Index) (map[string]http.Handler, error) {
 	m := map[string]http.Handler{}
+	if err := addHybridEndpoints(m, ix); err != nil {
+		return nil, err
+	}
 	if err := addRewardEndpoints(m); err != nil {
+		return nil, err
+	}
+	if err := addProgramEndpoints(m, ix); err != nil {
 		return nil, err
 	}
 	_ = ix

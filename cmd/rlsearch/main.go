@@ -35,8 +35,10 @@ func commands() []command {
 		{"search", "print ranked titles and scores for questions", runSearch},
 		{"eval", "print recall@k of gold passages for a question set", runEval},
 		{"bench", "measure query throughput, HTTP requests/s and peak memory", runBench},
+		{"hybrid", "build hybrid SQL+vector collections, execute ProRetrieval programs, generate and evaluate benchmarks", runHybrid},
 		{"reward", "score rollouts (JSONL on stdin) with QA, RPL, Search-P1 or ProRetrieval rewards", runReward},
 		{"rerank", "score documents (JSONL) against a query with a Qwen3-Reranker or cross-encoder", runRerank},
+		{"programs", "run RPL retrieval programs (JSONL in, JSONL results out) against an index", runPrograms},
 	}
 }
 

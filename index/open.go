@@ -30,6 +30,11 @@ type OpenConfig struct {
 	SelfCheckRows int
 	// DocCacheBlocks is the docstore's decoded-block cache (0 = default).
 	DocCacheBlocks int
+	// DenseBackend chooses how the dense shard is searched (ann.Open):
+	// "auto" (default: GPU when usable, else exact flat up to
+	// ann.DefaultFlatMax vectors, else HNSW), "flat", "hnsw" or "gpu". An
+	// HNSW graph is cached in the index directory as dense.hnsw.
+	DenseBackend string
 }
 
 // Index is an opened index directory. Read-only and safe for concurrent use.
@@ -38,8 +43,11 @@ type Index struct {
 	Meta  Meta
 	Docs  *docstore.Store
 	BM25  *bm25.Index
-	Dense *ann.Flat        // nil when the index has no dense shard
-	enc   rlsearch.Encoder // nil without an encoder
+	Dense *ann.Flat // nil when the index has no dense shard
+	// DenseSearch is the backend ann.Open chose over Dense (Backend and
+	// Reason say which and why); nil without a dense shard.
+	DenseSearch *ann.Opened
+	enc         rlsearch.Encoder // nil without an encoder
 }
 
 // Open loads the index in dir. With cfg.Encoder set, the index must have a
@@ -78,6 +86,9 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 		}
 		if ix.Dense.Len() != ix.Meta.NumDocs {
 			return nil, fmt.Errorf("index: %s: dense shard has %d vectors for %d passages", dir, ix.Dense.Len(), ix.Meta.NumDocs)
+		}
+		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Flat: ix.Dense, Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, "dense.hnsw")}); err != nil {
+			return nil, fmt.Errorf("index: %s: %w", dir, err)
 		}
 	}
 	if cfg.Encoder != nil {
@@ -162,7 +173,11 @@ func abs32(x float32) float32 {
 func (ix *Index) Retrievers() map[string]rlsearch.Retriever {
 	m := map[string]rlsearch.Retriever{"bm25": bm25Retriever{ix.BM25}}
 	if ix.Dense != nil && ix.enc != nil {
-		m["e5"] = denseRetriever{enc: ix.enc, flat: ix.Dense}
+		var search ann.Index = ix.Dense
+		if ix.DenseSearch != nil {
+			search = ix.DenseSearch
+		}
+		m["e5"] = denseRetriever{enc: ix.enc, flat: search}
 	}
 	return m
 }
@@ -178,10 +193,14 @@ func (ix *Index) Len() int { return ix.Meta.NumDocs }
 
 // Close releases the files.
 func (ix *Index) Close() error {
-	if ix.Docs != nil {
-		return ix.Docs.Close()
+	var err error
+	if ix.DenseSearch != nil {
+		err = ix.DenseSearch.Close()
 	}
-	return nil
+	if ix.Docs != nil {
+		err = errors.Join(err, ix.Docs.Close())
+	}
+	return err
 }
 
 type bm25Retriever struct{ ix *bm25.Index }
@@ -197,7 +216,7 @@ func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([
 
 type denseRetriever struct {
 	enc  rlsearch.Encoder
-	flat *ann.Flat
+	flat ann.Index
 }
 
 func (r denseRetriever) Name() string { return "e5" }

@@ -31,7 +31,6 @@ type serveFlags struct {
 
 func (s *serveFlags) bind(fs *flag.FlagSet) {
 	s.idx.bind(fs)
-	bindHybridServeFlags(fs)
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8000", "listen address (Search-R1's retrieval server uses port 8000)")
 	fs.StringVar(&s.retriever, "retriever", "", `default retriever when a request names none: "bm25" or "e5" (default e5 when --model is set, else bm25)`)
 	fs.IntVar(&s.maxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")
@@ -124,6 +123,10 @@ func health(ix *index.Index) map[string]any {
 	if ix.Dense != nil {
 		hd := ix.Dense.Header()
 		h["dense"] = map[string]any{"num_vectors": hd.Count, "dim": hd.Dim, "dtype": hd.DType.String(), "encoder": hd.EncoderID, "search": "exact flat inner product (CPU)"}
+		if ds := ix.DenseSearch; ds != nil {
+			h["dense"].(map[string]any)["search"] = ds.Backend
+			h["dense"].(map[string]any)["search_reason"] = ds.Reason
+		}
 		if _, ok := ix.Retrievers()["e5"]; ok {
 			h["model"] = hd.EncoderID
 		}

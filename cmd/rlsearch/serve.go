@@ -31,6 +31,7 @@ type serveFlags struct {
 
 func (s *serveFlags) bind(fs *flag.FlagSet) {
 	s.idx.bind(fs)
+	bindHybridServeFlags(fs)
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8000", "listen address (Search-R1's retrieval server uses port 8000)")
 	fs.StringVar(&s.retriever, "retriever", "", `default retriever when a request names none: "bm25" or "e5" (default e5 when --model is set, else bm25)`)
 	fs.IntVar(&s.maxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")

@@ -32,7 +32,7 @@
 // operators — is rejected with an *Error naming the position and the
 // reason (ErrSyntax, ErrRejected, ErrCheck, ErrLimit; all wrap
 // rlsearch.ErrBadInput). An apostrophe inside a string that ends the literal
-// early ('Children's') gets its own message with the fix ('Children''s'),
+// early ('Children's') gets its own message showing the apostrophe doubled,
 // the one error the paper's trained models still make (Figure 5). The SQL that
 // runs is rendered from the AST (SQL): identifiers come from the schema,
 // every literal and every candidate row is a bound parameter.

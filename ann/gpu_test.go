@@ -2,8 +2,10 @@ package ann
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/x448/float16"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/cuda"
@@ -303,31 +307,68 @@ func TestGPUDifferential(t *testing.T) {
 				t.Run(fmt.Sprintf("n=%d/dim=%d/quantized=%v", n, dim, quantized), func(t *testing.T) {
 					vecs := gpuTestVecs(r, n, dim, quantized)
 					oracle, _ := NewFlat(vecs, dim, FP16)
-					for _, cfg := range []GPUConfig{{Logf: t.Logf}, {WorkspaceBytes: 64 << 20, MaxBatch: 512}} {
+					cfgs := []GPUConfig{{Logf: t.Logf}, {WorkspaceBytes: 64 << 20, MaxBatch: 512}}
+					gs := make([]*GPUFlat, len(cfgs))
+					for i, cfg := range cfgs {
 						g, err := NewGPU(oracle, cfg)
 						if err != nil {
 							t.Fatal(err)
 						}
-						for _, nq := range []int{1, 512} {
-							q := gpuTestVecs(r, nq, dim, true)
-							for _, k := range []int{1, 10, 100, 1024, n, n + 1} {
-								if nq == 512 && k > kernels.KMax && n > 2000 {
-									continue // host selection of 512 full score rows: slow, covered at nq=1
-								}
+						defer g.Close()
+						gs[i] = g
+					}
+					for _, nq := range []int{1, 512} {
+						q := gpuTestVecs(r, nq, dim, true)
+						for _, k := range []int{1, 10, 100, 1024, n, n + 1} {
+							if nq == 512 && k > kernels.KMax && n > 2000 {
+								continue // host selection of 512 full score rows: slow, covered at nq=1
+							}
+							want, _ := oracle.Search(context.Background(), q, k)
+							for ci, g := range gs {
 								got, err := g.Search(context.Background(), q, k)
 								if err != nil {
-									t.Fatalf("nq=%d k=%d: %v", nq, k, err)
+									t.Fatalf("config %d nq=%d k=%d: %v", ci, nq, k, err)
 								}
-								want, _ := oracle.Search(context.Background(), q, k)
 								for qi := range want {
-									compareHits(t, fmt.Sprintf("nq=%d k=%d q%d", nq, k, qi), got[qi], want[qi], quantized, 2e-3*math.Sqrt(float64(dim)), oracle, q[qi*dim:(qi+1)*dim])
+									compareHits(t, fmt.Sprintf("config %d nq=%d k=%d q%d", ci, nq, k, qi), got[qi], want[qi], quantized, 2e-3*math.Sqrt(float64(dim)), oracle, q[qi*dim:(qi+1)*dim])
 								}
 							}
 						}
-						g.Close()
 					}
 				})
 			}
 		}
+	}
+}
+
+// TestSyntheticUnitSource checks the benchmark's corpus generator: rows in
+// order, unit norm to fp16 precision, deterministic.
+func TestSyntheticUnitSource(t *testing.T) {
+	const n, dim = 70000, 8
+	src := syntheticUnitSource(n, dim, 1)
+	seen := 0
+	for {
+		row0, raw, err := src()
+		if err == io.EOF {
+			break
+		}
+		if err != nil || row0 != seen {
+			t.Fatalf("block at %d (want %d): %v", row0, seen, err)
+		}
+		rows := len(raw) / (2 * dim)
+		for r := 0; r < rows; r++ {
+			var ss float64
+			for j := 0; j < dim; j++ {
+				v := float64(float16.Frombits(binary.LittleEndian.Uint16(raw[2*(r*dim+j):])).Float32())
+				ss += v * v
+			}
+			if math.Abs(ss-1) > 2e-3 {
+				t.Fatalf("row %d: squared norm %v", row0+r, ss)
+			}
+		}
+		seen += rows
+	}
+	if seen != n {
+		t.Fatalf("%d rows, want %d", seen, n)
 	}
 }

@@ -62,6 +62,7 @@ type BPE struct {
 	added   []addedTok // longest first
 	first   [256]bool  // first bytes of added tokens
 	split   *regexp2.Regexp
+	fast    bool // split is qwenSplitPattern: use splitQwen
 	nfc     bool
 	mu      sync.Mutex
 	cache   map[string][]int32
@@ -181,6 +182,7 @@ func parseBPE(data []byte) (*BPE, error) {
 		return nil, bad("pre-tokenizer regex: %v", err)
 	}
 	t.split = re
+	t.fast = pattern == qwenSplitPattern
 
 	size := 0
 	for tok, id := range m.Vocab {
@@ -359,17 +361,20 @@ func (t *BPE) segment(s string, emit func([]int32) bool) bool {
 	if t.nfc {
 		s = norm.NFC.String(s)
 	}
+	if t.fast {
+		return splitQwen(s, func(p string) bool { return emit(t.bpe(p)) })
+	}
+	return t.splitRegexp(s, func(p string) bool { return emit(t.bpe(p)) })
+}
+
+// splitRegexp calls emit with each piece of s split by the pre-tokenizer
+// regex (regexp2), including any text between matches, until emit returns
+// false.
+func (t *BPE) splitRegexp(s string, emit func(string) bool) bool {
 	runes := []rune(s)
 	m, err := t.split.FindRunesMatch(runes)
 	pos := 0
-	var buf []byte
-	piece := func(rs []rune) bool {
-		buf = buf[:0]
-		for _, r := range rs {
-			buf = utf8.AppendRune(buf, r)
-		}
-		return emit(t.bpe(buf))
-	}
+	piece := func(rs []rune) bool { return emit(string(rs)) }
 	for err == nil && m != nil {
 		if m.Index > pos && !piece(runes[pos:m.Index]) {
 			return false
@@ -388,11 +393,11 @@ func (t *BPE) segment(s string, emit func([]int32) bool) bool {
 }
 
 // bpe merges one piece's bytes. The result may be shared with the cache: callers must not modify it.
-func (t *BPE) bpe(b []byte) []int32 {
+func (t *BPE) bpe(b string) []int32 {
 	cacheable := len(b) <= bpeCacheMaxPiece
 	if cacheable {
 		t.mu.Lock()
-		ids, ok := t.cache[string(b)]
+		ids, ok := t.cache[b]
 		t.mu.Unlock()
 		if ok {
 			return ids
@@ -404,7 +409,7 @@ func (t *BPE) bpe(b []byte) []int32 {
 		if len(t.cache) >= bpeCacheMax {
 			clear(t.cache)
 		}
-		t.cache[string(b)] = ids
+		t.cache[strings.Clone(b)] = ids // not a view into a long text
 		t.mu.Unlock()
 	}
 	return ids
@@ -441,13 +446,13 @@ func (q *mergeQueue) Pop() any {
 // merge is tokenizers' Word::merge_all without dropout: a priority queue of
 // candidate merges ordered by rank, then by position (leftmost first); a
 // popped candidate is skipped when its symbols changed since it was pushed.
-func (t *BPE) merge(b []byte) []int32 {
+func (t *BPE) merge(b string) []int32 {
 	if len(b) == 0 {
 		return nil
 	}
 	syms := make([]symbol, len(b))
-	for i, c := range b {
-		syms[i] = symbol{id: t.byteID[c], prev: int32(i) - 1, next: int32(i) + 1, alive: true}
+	for i := range len(b) {
+		syms[i] = symbol{id: t.byteID[b[i]], prev: int32(i) - 1, next: int32(i) + 1, alive: true}
 	}
 	syms[len(b)-1].next = -1
 	q := make(mergeQueue, 0, len(b))

@@ -150,3 +150,12 @@ func TestPairTruncation(t *testing.T) {
 		})
 	}
 }
+
+func TestCrossEncoderMaxLengthBeyondPositions(t *testing.T) {
+	dir := crossModel(t, 1)
+	r, err := Open(Config{Dir: dir, ORTLib: testutil.ORTLib(t), Sessions: 1, MaxLength: 600})
+	if err == nil {
+		r.Close()
+		t.Fatal("Open accepted MaxLength 600 for a 512-position BERT")
+	}
+}

@@ -91,3 +91,40 @@ func oracleEncode(tb testing.TB, tokPath string, texts []string) [][]int32 {
 	}
 	return resp.IDs
 }
+
+// oraclePretokenize returns Hugging Face's pre-tokenizer pieces of texts.
+func oraclePretokenize(tb testing.TB, tokPath string, texts []string) [][]string {
+	tb.Helper()
+	root := testutil.RepoRoot(tb)
+	dir := filepath.Join(root, ".cache", "oracle")
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testutil.RequireNative(tb, "node")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@anush008", "tokenizers")); err != nil {
+		testutil.RequireNative(tb, "tokenizer oracle")
+	}
+	req := map[string]any{"tokenizer": tokPath, "pretokenize": true}
+	var ss []string
+	for _, s := range texts {
+		ss = append(ss, base64.StdEncoding.EncodeToString([]byte(s)))
+	}
+	req["strings"] = ss
+	body, _ := json.Marshal(req)
+	cmd := exec.Command(node, filepath.Join(root, "scripts", "tokenizer_oracle.js"), "encode")
+	cmd.Env = append(os.Environ(), "TOKENIZER_ORACLE_DIR="+dir)
+	cmd.Stdin = bytes.NewReader(body)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("oracle: %v\n%s", err, stderr.String())
+	}
+	var resp struct {
+		Pieces [][]string `json:"pieces"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil || len(resp.Pieces) != len(texts) {
+		tb.Fatalf("oracle reply: %v (%d results for %d strings)", err, len(resp.Pieces), len(texts))
+	}
+	return resp.Pieces
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +23,9 @@ import (
 
 // Model directory layout, read by Open:
 //
-//	model.onnx      the ONNX graph (see Kind* for inputs and outputs)
+//	model.onnx      the ONNX graph (see Kind* for inputs and outputs), loaded
+//	                by path, so external weights (model.onnx.data, needed
+//	                above 2 GB) next to it are found
 //	tokenizer.json  Hugging Face tokenizer file (Qwen3: byte-level BPE;
 //	                cross-encoders: WordPiece)
 //	rlsearch.json   ModelConfig
@@ -341,9 +344,8 @@ func Open(cfg Config) (*Reranker, error) {
 		r.cls, r.sep, r.padID = ends[0], ends[1], r.wp.PadID()
 	}
 	modelPath := filepath.Join(cfg.Dir, ModelFile)
-	onnxData, err := os.ReadFile(modelPath)
-	if err != nil {
-		return nil, fmt.Errorf("rerank: read model: %w", err)
+	if _, err := os.Stat(modelPath); err != nil {
+		return nil, fmt.Errorf("rerank: %w", err)
 	}
 	if err := ortenv.Init(cfg.ORTLib); err != nil {
 		if errors.Is(err, ortenv.ErrLibMismatch) {
@@ -352,7 +354,7 @@ func Open(cfg Config) (*Reranker, error) {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
 	for range cfg.Sessions {
-		s, err := ortenv.NewSession(onnxData, mc.Inputs, []string{mc.Output}, cfg.IntraOpThreads)
+		s, err := ortenv.NewSession(modelPath, mc.Inputs, []string{mc.Output}, cfg.IntraOpThreads)
 		if err != nil {
 			r.destroy()
 			return nil, fmt.Errorf("rerank: create ONNX Runtime session for %s: %w", modelPath, err)
@@ -374,9 +376,17 @@ func Open(cfg Config) (*Reranker, error) {
 	return r, nil
 }
 
-// probe runs one pair and checks the output shape.
+// probe runs one pair and checks the output shape. For cross-encoders the
+// pair fills MaxLength, so that a MaxLength beyond the model's position
+// table fails here rather than on the first long document (Qwen3 uses
+// rotary positions without a table; a full-length probe would only cost
+// time and, with full logits, gigabytes).
 func (r *Reranker) probe() error {
-	ids, types := r.encodePair("probe query", "probe document")
+	doc := "probe document"
+	if r.model.Kind == KindCrossEncoder {
+		doc = strings.Repeat("a ", r.cfg.MaxLength)
+	}
+	ids, types := r.encodePair("probe query", doc)
 	outputs := []ort.Value{nil}
 	var ts ortenv.Tensors
 	defer ts.Release()
@@ -385,7 +395,8 @@ func (r *Reranker) probe() error {
 		return fmt.Errorf("rerank: probe %s: %w", r.cfg.Dir, err)
 	}
 	if err := r.sessions[0].Run(inputs, outputs); err != nil {
-		return fmt.Errorf("rerank: probe run of %s (inputs %v, output %q): %w", filepath.Join(r.cfg.Dir, ModelFile), r.model.Inputs, r.model.Output, err)
+		return fmt.Errorf("rerank: probe run of %s on one %d-token pair (inputs %v, output %q; is MaxLength within the model's positions?): %w",
+			filepath.Join(r.cfg.Dir, ModelFile), len(ids), r.model.Inputs, r.model.Output, err)
 	}
 	defer outputs[0].Destroy()
 	if _, ok := outputs[0].(*ort.Tensor[float32]); !ok {

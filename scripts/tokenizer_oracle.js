@@ -13,6 +13,8 @@
 //     truncation is disabled when max_len <= 0, else set to max_len tokens in
 //     total (specials included, as tokenizers counts them).
 //     reply (stdout): {"ids": [[101, ..., 102], ...]}
+//     With "pretokenize": true the reply is {"pieces": [[piece, ...], ...]}:
+//     the pre-tokenizer's output alone (rerank's splitter test).
 //     With "pairs": [["<base64 a>", "<base64 b>"], ...] instead of
 //     "strings", each pair is encoded as a sentence pair (rerank's
 //     cross-encoder test) and the reply is {"ids": [[ids, type_ids], ...]}.
@@ -66,6 +68,14 @@ async function encode() {
     return;
   }
   const texts = req.strings.map(dec);
+  if (req.pretokenize) {
+    // Only the tokenizer's pre-tokenizer: pieces in its output alphabet
+    // (byte-level for Qwen3), no normalizer and no added-token split.
+    const pre = tk.getPreTokenizer();
+    for (const s of texts) out.push(pre.preTokenizeString(s).map((p) => p[0]));
+    process.stdout.write(JSON.stringify({ pieces: out }));
+    return;
+  }
   // Batches keep memory flat and let tokenizers use its thread pool.
   const batch = 256;
   for (let i = 0; i < texts.length; i += batch) {

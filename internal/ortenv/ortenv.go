@@ -77,10 +77,13 @@ func Init(lib string) error {
 	return nil
 }
 
-// NewSession creates one ORT session over a serialized model with the given
-// intra-op thread count (inter-op 1: the graphs here are sequential). Init
-// must have succeeded. The caller destroys the session.
-func NewSession(model []byte, inputs, outputs []string, intraOp int) (*ort.DynamicAdvancedSession, error) {
+// NewSession creates one ORT session over the model file at path with the
+// given intra-op thread count (inter-op 1: the graphs here are sequential).
+// Loading by path lets ONNX Runtime find external weight files next to the
+// model (model.onnx.data: exports over 2 GB, such as Qwen3-Reranker in
+// float32, must use them). Init must have succeeded. The caller destroys
+// the session.
+func NewSession(path string, inputs, outputs []string, intraOp int) (*ort.DynamicAdvancedSession, error) {
 	opts, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, err
@@ -92,7 +95,7 @@ func NewSession(model []byte, inputs, outputs []string, intraOp int) (*ort.Dynam
 	if err := opts.SetInterOpNumThreads(1); err != nil {
 		return nil, err
 	}
-	return ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, outputs, opts)
+	return ort.NewDynamicAdvancedSession(path, inputs, outputs, opts)
 }
 
 // Tensors holds the ORT values of one run. The Go slices behind them are

@@ -78,12 +78,22 @@ func candPerQuery(k, tileRows int) int {
 	return (1 + nSeg) * k
 }
 
+// maxCandPerQuery is candPerQuery's maximum over k = 1..KMax (it is not
+// monotone in k because of the ceiling).
+func maxCandPerQuery(tileRows int) int {
+	m := 0
+	for k := 1; k <= kernels.KMax; k++ {
+		m = max(m, candPerQuery(k, tileRows))
+	}
+	return m
+}
+
 // gpuPlan is the workspace shape of one device.
 type gpuPlan struct {
 	dim, rows int // this device's share
 	maxBatch  int // queries per pipeline run
 	tileRows  int // T: rows per GEMM tile
-	candLd    int // candidate slots per query (for k = KMax)
+	candLd    int // candidate slots per query (the most any k ≤ KMax needs)
 }
 
 // workspaceBytes is the device memory p needs besides the corpus.
@@ -101,7 +111,7 @@ func planFor(dim, rows, maxBatch int, budget int64, forceTile int) (gpuPlan, err
 	p := gpuPlan{dim: dim, rows: rows, maxBatch: maxBatch}
 	fit := func(t int) bool {
 		p.tileRows = t
-		p.candLd = candPerQuery(kernels.KMax, t)
+		p.candLd = maxCandPerQuery(t)
 		return p.workspaceBytes() <= budget
 	}
 	if forceTile > 0 {

@@ -110,6 +110,13 @@ func (o *refOps) region(b gpuBuf) ([]float32, []int32) {
 func (o *refOps) topk(c topkCall) error {
 	ss, sr := o.region(c.src)
 	ds, dr := o.region(c.dst)
+	// The device kernels would silently read or write out of bounds: check
+	// the layout here, where the tests run.
+	nSeg := (c.len + c.segLen - 1) / c.segLen
+	spill := c.nq > 1 && (c.srcOff%c.ldS+c.len > c.ldS || c.dstOff%c.ldOut+nSeg*c.k > c.ldOut)
+	if spill || c.srcOff+(c.nq-1)*c.ldS+c.len > len(ss) || c.dstOff+(c.nq-1)*c.ldOut+nSeg*c.k > len(ds) {
+		return fmt.Errorf("ann: topk layout out of bounds: %+v (src %d, dst %d elements)", c, len(ss), len(ds))
+	}
 	if sr != nil {
 		sr = sr[c.srcOff:]
 	}

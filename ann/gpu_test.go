@@ -180,7 +180,7 @@ func TestGPUBatchingConcurrentRef(t *testing.T) {
 			rr := rand.New(rand.NewPCG(uint64(w), 1))
 			for it := 0; it < 4; it++ {
 				nq := 1 + rr.IntN(12)
-				k := []int{1, 5, 64, 3000}[rr.IntN(4)]
+				k := []int{1, 5, 64, 1500, 2000, 2048, 3000}[rr.IntN(7)]
 				q := gpuTestVecs(rr, nq, dim, true)
 				got, err := g.Search(context.Background(), q, k)
 				if err != nil {
@@ -261,6 +261,7 @@ func TestGPUPlan(t *testing.T) {
 		{768, 1_000_000, 1, 4 << 30, false},
 		{384, 100, 512, 1 << 30, false},
 		{768, 21_000_000, 512, 1 << 20, true},
+		{16, 32001, 4, 1 << 30, false}, // k=2000 needs more slots than k=2048 here
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("dim=%d/rows=%d/batch=%d/budget=%d", tt.dim, tt.rows, tt.batch, tt.budget), func(t *testing.T) {
@@ -277,8 +278,10 @@ func TestGPUPlan(t *testing.T) {
 			if p.tileRows != tt.rows && p.tileRows%1024 != 0 {
 				t.Errorf("tile %d is neither the share nor a multiple of 1024", p.tileRows)
 			}
-			if p.candLd < candPerQuery(kernels.KMax, p.tileRows) || p.candLd < candPerQuery(1, p.tileRows) {
-				t.Errorf("candLd %d too small", p.candLd)
+			for k := 1; k <= kernels.KMax; k++ {
+				if c := candPerQuery(k, p.tileRows); c > p.candLd {
+					t.Fatalf("k=%d needs %d candidate slots, plan has %d", k, c, p.candLd)
+				}
 			}
 			t.Logf("tile %d rows, workspace %d MiB", p.tileRows, p.workspaceBytes()>>20)
 		})

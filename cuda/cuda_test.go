@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/x448/float16"
@@ -200,4 +202,30 @@ func u16bytes(v []uint16) []byte {
 		binary.LittleEndian.PutUint16(out[2*i:], x)
 	}
 	return out
+}
+
+// TestMissingDriverLibrary re-runs TestNoDevicePath in a child process
+// whose driver library path does not exist: the no-GPU contract must hold
+// when libcuda.so.1 is absent altogether, not only when it finds no device.
+func TestMissingDriverLibrary(t *testing.T) {
+	if os.Getenv(cuda.EnvCUDALib) != "" {
+		t.Skip("already the child")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestNoDevicePath$", "-test.v")
+	cmd.Env = append(os.Environ(), cuda.EnvCUDALib+"=/nonexistent/libcuda.so.1", cudatest.EnvRequireGPU+"=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "/nonexistent/libcuda.so.1") {
+		t.Fatalf("child did not report the missing library:\n%s", out)
+	}
+}
+
+func TestCUBLASLibrary(t *testing.T) {
+	lib, err := cuda.CUBLASLibrary()
+	if err != nil && !errors.Is(err, cuda.ErrNoCUBLAS) {
+		t.Fatalf("CUBLASLibrary: %v, want nil or ErrNoCUBLAS", err)
+	}
+	t.Logf("cuBLAS: %q, %v", lib, err)
 }

@@ -23,6 +23,7 @@ type serveFlags struct {
 	retriever  string
 	maxTopK    int
 	maxQueries int
+	maxResults int
 	maxBody    int64
 	batchMax   int
 	batchWait  time.Duration
@@ -35,6 +36,7 @@ func (s *serveFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8000", "listen address (Search-R1's retrieval server uses port 8000)")
 	fs.StringVar(&s.retriever, "retriever", "", `default retriever when a request names none: "bm25" or "e5" (default e5 when --model is set, else bm25)`)
 	fs.IntVar(&s.maxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")
+	fs.IntVar(&s.maxResults, "max-results", server.DefaultMaxResults, "most hits per request, queries x topk (413 above it)")
 	fs.IntVar(&s.maxQueries, "max-queries", server.DefaultMaxQueries, "most queries per request")
 	fs.Int64Var(&s.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
 	fs.IntVar(&s.batchMax, "batch-max", 64, "most queries the e5 batching queue merges into one encoder call")
@@ -87,6 +89,7 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		MaxTopK:      s.maxTopK,
 		MaxQueries:   s.maxQueries,
 		MaxBodyBytes: s.maxBody,
+		MaxResults:   s.maxResults,
 		Health:       func() map[string]any { return health(ix) },
 		Logger:       logger,
 	})

@@ -13,16 +13,39 @@
 // {"result": [[{"id", "contents"}, ...], ...]} (bare documents) when it is false.
 // "topk" defaults to 3 (Search-R1's retrieval_topk), "return_scores" to false,
 // and "retriever" (our extension) to Config.Default. A JSON null counts as an
-// absent field; unknown fields are ignored, as clients send extras.
+// absent field. Unknown fields are ignored, as clients send extras, except
+// near-misses of the four known ones: a key that equals a known field once
+// lower-cased and stripped of '_' and '-' ("top_k", "TopK", "returnScores",
+// "Queries") is a 400 {"error": "unknown field \"top_k\": did you mean
+// \"topk\"?", "field": "top_k"} rather than a silent default.
+//
+// The body must be UTF-8 (a 400 with field "" gives the byte offset of the
+// first invalid byte; encoding/json would turn it into U+FFFD). A missing
+// Content-Type, application/json, any +json type and text/plain are
+// accepted; forms (application/x-www-form-urlencoded, multipart/*), XML
+// and HTML get 415 with field "Content-Type" — what curl -d sends without
+// -H 'Content-Type: application/json'.
+//
+// Limits per request, each with a Config field: "topk" ≤ 1000
+// (MaxTopK), ≤ 4096 queries (MaxQueries), a body of ≤ 16 MiB
+// (MaxBodyBytes), and ≤ 100,000 hits, len("queries") × topk
+// (MaxResults), so that a 50 KB body cannot ask for gigabytes. Served by
+// ListenAndServe, a request must arrive, headers and body, within 60 s
+// (ReadTimeout; headers within 10 s) or it gets 408 and its connection is
+// closed; there is no write timeout, so a long retrieval is never cut. On
+// cancellation ListenAndServe drains in-flight requests for up to 30 s
+// (ShutdownTimeout) and returns an error if any remain.
 //
 // Bad input is always a 4xx with a JSON body {"error": "...", "field": "..."}
 // naming the offending field ("" for the body as a whole), never a 5xx:
 // verl's search tool retries every 5xx ten times. Statuses: 400 for a
 // malformed body or field and for retriever errors wrapping
 // rlsearch.ErrBadInput, 404 for an unknown path, 405 (with Allow) for a
-// wrong method, 413 for a body over Config.MaxBodyBytes or more than
-// Config.MaxQueries queries, 499 when the client went away, 503 on a
-// context deadline, and 500 only for real faults (a retriever or document
+// wrong method, 408 for a body not received within Config.ReadTimeout,
+// 413 for a body over Config.MaxBodyBytes, more than Config.MaxQueries
+// queries or more than Config.MaxResults hits (field "topk"), 415 for a
+// non-JSON Content-Type, 499 when the client went away, 503 on a context
+// deadline, and 500 only for real faults (a retriever or document
 // store error, a recovered panic), always with the same JSON body.
 //
 // Blank (empty or whitespace-only) queries get an empty list without

@@ -29,6 +29,9 @@ func FuzzRetrieveBody(f *testing.F) {
 		``,
 		`{"queries":["a"],"queries":[2]}`,
 		`{"queries":["a"],"retriever":"nope"}`,
+		`{"queries":["a"],"top_k":5,"Return-Scores":true}`,
+		`{"queries":["a","b"],"topk":1000}`,
+		"{\"queries\":[\"caf\xe9\"],\"x\":\"\xed\xa0\x80\"}",
 	} {
 		f.Add([]byte(seed))
 	}

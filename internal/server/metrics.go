@@ -20,6 +20,8 @@ const (
 	kindBadRequest     = "bad_request"     // malformed or invalid request (400)
 	kindTooLarge       = "too_large"       // body or batch over a limit (413)
 	kindMethod         = "method"          // wrong HTTP method (405)
+	kindMediaType      = "media_type"      // non-JSON Content-Type (415)
+	kindReadTimeout    = "read_timeout"    // body not received within Config.ReadTimeout (408)
 	kindNotFound       = "not_found"       // unknown path (404)
 	kindRetrieverInput = "retriever_input" // retriever returned rlsearch.ErrBadInput (400)
 	kindCanceled       = "canceled"        // client went away (499)
@@ -61,7 +63,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rlsearch_http_errors_total",
-			Help: "Failed HTTP requests by kind (bad_request, too_large, method, not_found, retriever_input, canceled, deadline, internal, panic, write).",
+			Help: "Failed HTTP requests by kind (bad_request, too_large, method, media_type, read_timeout, not_found, retriever_input, canceled, deadline, internal, panic, write).",
 		}, []string{"kind"}),
 		retrieval: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "rlsearch_retrieval_duration_seconds",

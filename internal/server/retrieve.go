@@ -1,17 +1,22 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/rlsearch/rlsearch"
 )
@@ -38,15 +43,131 @@ func bad(field, format string, args ...any) *badRequest {
 	return &badRequest{status: http.StatusBadRequest, kind: kindBadRequest, msg: fmt.Sprintf(format, args...), field: field}
 }
 
+// retrieveFields are the fields of a /retrieve request, by their key
+// folded with foldField.
+var retrieveFields = map[string]string{
+	"queries":      "queries",
+	"topk":         "topk",
+	"returnscores": "return_scores",
+	"retriever":    "retriever",
+}
+
+// foldField lower-cases key and drops '_' and '-', so that "top_k",
+// "TopK" and "return-scores" meet the field they were meant to be.
+func foldField(key string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, key)
+}
+
+// nearMiss rejects the first key (in byte order) that is not a known field
+// but folds to one: such a key is a typo that would otherwise be ignored
+// and silently give the default. Other unknown keys pass, as clients send
+// extras.
+func nearMiss(fields map[string]json.RawMessage) *badRequest {
+	var miss []string
+	for key := range fields {
+		if known, ok := retrieveFields[foldField(key)]; ok && key != known {
+			miss = append(miss, key)
+		}
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	slices.Sort(miss)
+	key := miss[0]
+	return bad(key, "unknown field %q: did you mean %q?", key, retrieveFields[foldField(key)])
+}
+
+// checkContentType accepts a missing Content-Type, JSON (application/json
+// and any +json type) and text/plain (what some clients send for a string
+// body), as well as anything not clearly another format; it refuses forms,
+// XML and HTML with 415, which is what a client that forgot to send JSON
+// (curl -d without -H, requests' data= with a dict) sends.
+func checkContentType(r *http.Request) *badRequest {
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	switch {
+	case mt == "application/x-www-form-urlencoded",
+		strings.HasPrefix(mt, "multipart/"),
+		mt == "application/xml", mt == "text/xml", strings.HasSuffix(mt, "+xml"),
+		mt == "text/html":
+		return &badRequest{status: http.StatusUnsupportedMediaType, kind: kindMediaType, field: "Content-Type",
+			msg: fmt.Sprintf("Content-Type %q is not JSON; send the body as application/json (curl: -H 'Content-Type: application/json'; requests: json=...)", ct)}
+	}
+	return nil
+}
+
+// readBody reads the whole body, at most max bytes, and checks that it is
+// UTF-8: encoding/json would silently turn invalid bytes inside a string
+// into U+FFFD and answer for a query the client never sent.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, *badRequest) {
+	if r.ContentLength > max {
+		return nil, tooLarge(max)
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom wants MinRead spare bytes per read
+	}
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max)); err != nil {
+		var (
+			mbe *http.MaxBytesError
+			ne  net.Error
+		)
+		switch {
+		case errors.As(err, &mbe):
+			return nil, tooLarge(max)
+		case errors.As(err, &ne) && ne.Timeout():
+			return nil, &badRequest{status: http.StatusRequestTimeout, kind: kindReadTimeout, field: "",
+				msg: fmt.Sprintf("request body not received within the read timeout of %v (%d bytes arrived)", s.cfg.ReadTimeout, buf.Len())}
+		default:
+			return nil, bad("", "read request body: %v", err)
+		}
+	}
+	b := buf.Bytes()
+	if off := invalidUTF8(b); off >= 0 {
+		return nil, bad("", "request body is not valid UTF-8: byte 0x%02x at byte offset %d (0-based) starts no valid UTF-8 sequence", b[off], off)
+	}
+	return b, nil
+}
+
+// invalidUTF8 returns the offset of the first byte of b that starts no
+// valid UTF-8 sequence, or -1 when b is valid UTF-8.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1 // not reached: utf8.Valid said otherwise
+}
+
 // parseRetrieve reads and validates the body of a /retrieve request. The
 // body is decoded into json.RawMessage values and each field's type is
 // checked here so that the messages can say precisely what is wrong.
 func (s *Server) parseRetrieve(w http.ResponseWriter, r *http.Request) (*retrieveRequest, *badRequest) {
-	max := s.cfg.MaxBodyBytes
-	if r.ContentLength > max {
-		return nil, tooLarge(max)
+	if b := checkContentType(r); b != nil {
+		return nil, b
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, max))
+	max := s.cfg.MaxBodyBytes
+	body, b := s.readBody(w, r, max)
+	if b != nil {
+		return nil, b
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	var fields map[string]json.RawMessage
 	if err := dec.Decode(&fields); err != nil {
 		return nil, bodyError(err, max)
@@ -55,11 +176,10 @@ func (s *Server) parseRetrieve(w http.ResponseWriter, r *http.Request) (*retriev
 		return nil, bad("", "request body must be a JSON object, got null")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge(max)
-		}
 		return nil, bad("", "invalid JSON: unexpected data after the top-level object")
+	}
+	if b := nearMiss(fields); b != nil {
+		return nil, b
 	}
 
 	req := &retrieveRequest{topK: defaultTopK, name: s.cfg.Default}
@@ -97,6 +217,13 @@ func (s *Server) parseRetrieve(w http.ResponseWriter, r *http.Request) (*retriev
 			return nil, b
 		}
 		req.topK = k
+	}
+	// Hits asked for, counted before any work: a 50 KB body of 4096
+	// queries at topk 1000 would otherwise stream gigabytes.
+	if n := len(req.queries) * req.topK; n > s.cfg.MaxResults {
+		return nil, &badRequest{status: http.StatusRequestEntityTooLarge, kind: kindTooLarge, field: "topk",
+			msg: fmt.Sprintf("too many results: %d queries x topk %d = %d, over the limit of %d results per request; lower topk or split the batch",
+				len(req.queries), req.topK, n, s.cfg.MaxResults)}
 	}
 
 	// "return_scores": optional boolean.

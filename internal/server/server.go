@@ -36,6 +36,21 @@ const (
 	DefaultMaxQueries = 4096
 	// DefaultMaxBodyBytes bounds the request body: 16 MiB.
 	DefaultMaxBodyBytes = 16 << 20
+	// DefaultMaxResults bounds len("queries") × "topk", the hits one
+	// request may ask for. A hit with its passage and score is about 700
+	// bytes of JSON on the wiki-18 corpus (4,096 × 1,000 hits measured at
+	// 2.9 GB), so 100,000 hits bound a response near 70 MB, while
+	// Search-R1-style training (hundreds of queries, topk 3) stays far
+	// below it.
+	DefaultMaxResults = 100_000
+	// DefaultReadTimeout bounds reading one request, headers and body
+	// (http.Server.ReadTimeout), so that a client stalling mid-body cannot
+	// hold a connection and its handler forever. A 16 MiB body needs only
+	// about 2.2 Mbit/s to arrive within it.
+	DefaultReadTimeout = 60 * time.Second
+	// readHeaderTimeout bounds reading the request headers (at most
+	// ReadTimeout).
+	readHeaderTimeout = 10 * time.Second
 	// DefaultShutdownTimeout bounds how long ListenAndServe waits for
 	// in-flight requests after its context is cancelled.
 	DefaultShutdownTimeout = 30 * time.Second
@@ -61,6 +76,20 @@ type Config struct {
 	// MaxBodyBytes bounds the request body in bytes; 0 means
 	// DefaultMaxBodyBytes (16 MiB).
 	MaxBodyBytes int64
+	// MaxResults bounds the hits a /retrieve request may ask for,
+	// len("queries") × "topk" (the default topk counts), so that a small
+	// body cannot demand a response of gigabytes; 0 means
+	// DefaultMaxResults (100,000). Over it the answer is 413 naming
+	// "topk".
+	MaxResults int
+	// ReadTimeout bounds reading one request, headers and body, from the
+	// connection (http.Server.ReadTimeout; headers alone get at most 10 s);
+	// 0 means DefaultReadTimeout (60 s). A /retrieve body not received in
+	// time is answered 408 and the connection is closed. It is applied by
+	// ListenAndServe only, not by Handler. There is deliberately no write
+	// timeout: a large batch on a slow retriever may take minutes, and the
+	// retrieval itself is not bounded by ReadTimeout.
+	ReadTimeout time.Duration
 	// Health, when set, adds fields (index sizes, backend, model) to the
 	// /healthz answer. It is called once per /healthz request, from any
 	// goroutine. Its keys cannot override "status", "retrievers",
@@ -119,6 +148,12 @@ func (c *Config) Validate() error {
 	if c.MaxBodyBytes < 0 {
 		return fmt.Errorf("server: Config.MaxBodyBytes %d is negative", c.MaxBodyBytes)
 	}
+	if c.MaxResults < 0 {
+		return fmt.Errorf("server: Config.MaxResults %d is negative", c.MaxResults)
+	}
+	if c.ReadTimeout < 0 {
+		return fmt.Errorf("server: Config.ReadTimeout %v is negative", c.ReadTimeout)
+	}
 	for path := range c.Extra {
 		switch {
 		case !strings.HasPrefix(path, "/"):
@@ -165,6 +200,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxResults == 0 {
+		cfg.MaxResults = DefaultMaxResults
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
 	}
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = DefaultShutdownTimeout
@@ -232,9 +273,12 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
 // ListenAndServe listens on addr (host:port; ":0" picks a free port),
 // calls ready with the bound address when ready is non-nil, and serves
-// until ctx is cancelled. Then it stops accepting connections and waits up
-// to Config.ShutdownTimeout for in-flight requests to finish
-// (http.Server.Shutdown), after which it closes the remaining connections.
+// until ctx is cancelled. Each request must arrive, headers and body,
+// within Config.ReadTimeout; responses have no write timeout, so a long
+// retrieval is never cut. Once ctx is cancelled it stops accepting
+// connections and waits up to Config.ShutdownTimeout for in-flight
+// requests to finish (http.Server.Shutdown), after which it closes the
+// remaining connections.
 //
 // It returns nil after a clean shutdown, the listen or serve error
 // otherwise, or the shutdown error (context.DeadlineExceeded) when
@@ -247,10 +291,15 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net
 	}
 	hs := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		// No WriteTimeout: a large batch on a slow retriever may take long.
+		ReadHeaderTimeout: min(readHeaderTimeout, s.cfg.ReadTimeout),
+		// ReadTimeout cuts a stalled body. It does not cancel a handler
+		// that outlives it: net/http clears the read deadline once the
+		// body is read (connReader.startBackgroundRead).
+		ReadTimeout: s.cfg.ReadTimeout,
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// No WriteTimeout: a large batch on a slow retriever may take
+		// minutes, and a client that stops reading fails the write.
 	}
 	if ready != nil {
 		ready(ln.Addr())

@@ -156,6 +156,7 @@ func TestRetrieveBadInput(t *testing.T) {
 	s, _ := newTestServer(t, func(c *Config) {
 		c.MaxQueries = 4
 		c.MaxBodyBytes = 1024
+		c.MaxResults = 20
 	})
 	long := `{"queries":["` + strings.Repeat("a", 2000) + `"]}`
 	tests := []struct {
@@ -175,7 +176,10 @@ func TestRetrieveBadInput(t *testing.T) {
 		{"string body", "POST", "/retrieve", `"queries"`, 400, "", "JSON object"},
 		{"trailing data", "POST", "/retrieve", `{"queries":["a"]} {"x":1}`, 400, "", "after the top-level object"},
 		{"missing queries", "POST", "/retrieve", `{"query":["a"]}`, 400, "queries", "missing"},
-		{"queries wrong case", "POST", "/retrieve", `{"Queries":["a"]}`, 400, "queries", "missing"},
+		{"queries wrong case", "POST", "/retrieve", `{"Queries":["a"]}`, 400, "Queries", `did you mean "queries"?`},
+		{"topk near miss", "POST", "/retrieve", `{"queries":["a"],"top_k":10}`, 400, "top_k", `unknown field "top_k": did you mean "topk"?`},
+		{"too many results", "POST", "/retrieve", `{"queries":["a","b","c"],"topk":7}`, 413, "topk", "3 queries x topk 7 = 21, over the limit of 20"},
+		{"invalid UTF-8", "POST", "/retrieve", "{\"queries\":[\"\xff\"]}", 400, "", "not valid UTF-8: byte 0xff at byte offset 13"},
 		{"queries null", "POST", "/retrieve", `{"queries":null}`, 400, "queries", "got null"},
 		{"queries string", "POST", "/retrieve", `{"queries":"paris"}`, 400, "queries", "list of strings, got string"},
 		{"queries object", "POST", "/retrieve", `{"queries":{"a":1}}`, 400, "queries", "got object"},

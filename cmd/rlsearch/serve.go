@@ -33,6 +33,7 @@ type serveFlags struct {
 func (s *serveFlags) bind(fs *flag.FlagSet) {
 	s.idx.bind(fs)
 	bindHybridServeFlags(fs)
+	fs.BoolVar(&s.idx.verifyDocs, "verify-docs", true, "check every docstore block's CRC at startup (one read of docs.zst)")
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8000", "listen address (Search-R1's retrieval server uses port 8000)")
 	fs.StringVar(&s.retriever, "retriever", "", `default retriever when a request names none: "bm25" or "e5" (default e5 when --model is set, else bm25)`)
 	fs.IntVar(&s.maxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")
@@ -153,7 +154,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer closeAll()
 	logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", names(ix.Retrievers()), "backend", "cpu")
 	return srv.ListenAndServe(ctx, s.addr, func(a net.Addr) {
-		logger.Info("listening", "addr", a.String())
 		fmt.Fprintf(stdout, "listening on http://%s\n", a)
 	})
 }

@@ -99,6 +99,11 @@ func TestLexicalJudge(t *testing.T) {
 	if !near(rs.Score, 0.5) {
 		t.Errorf("reasoning %v, want 0.5 (one of two gold terms)", rs.Score)
 	}
+	// Only actions count: a trajectory text restating the steps covers nothing without a search.
+	none, _ := j.Judge(ctx, JudgeRequest{Kind: JudgeCoverage, Steps: []string{"director of Titanic"}, Trajectory: "the director of Titanic"})
+	if len(none.Covered) != 1 || none.Covered[0] || none.Score != 0 {
+		t.Errorf("coverage without actions %+v, want nothing covered", none)
+	}
 	if _, err := j.Judge(ctx, JudgeRequest{Kind: "nope"}); err == nil {
 		t.Error("unknown kind accepted")
 	}

@@ -132,9 +132,10 @@ func termSet(s string) map[string]bool {
 //     keeps them.
 //   - JudgeCoverage: step s is covered when some single action a contains
 //     at least CoverThreshold of s's content terms (|C(s) ∩ T(a)| / |C(s)|,
-//     T(a) all analysed terms of a). With no Actions, Trajectory is used as
-//     the one action. Order-agnostic: permuting steps permutes Covered, and
-//     permuting actions changes nothing.
+//     T(a) all analysed terms of a). Only actions count (Trajectory is for
+//     LLM judges): with no search, no step is carried out, and adding a
+//     search never lowers coverage. Order-agnostic: permuting steps permutes
+//     Covered, and permuting actions changes nothing.
 //   - JudgePlan: 0 for an empty plan, else the fraction of steps that have
 //     content terms and are not duplicates (content-term Jaccard ≥
 //     DuplicateJaccard with an earlier step).
@@ -177,12 +178,8 @@ func (j LexicalJudge) Judge(_ context.Context, req JudgeRequest) (Judgement, err
 }
 
 func lexicalCoverage(req JudgeRequest, threshold float64) Judgement {
-	actions := req.Actions
-	if len(actions) == 0 && strings.TrimSpace(req.Trajectory) != "" {
-		actions = []string{req.Trajectory}
-	}
-	sets := make([]map[string]bool, len(actions))
-	for i, a := range actions {
+	sets := make([]map[string]bool, len(req.Actions))
+	for i, a := range req.Actions {
 		sets[i] = termSet(a)
 	}
 	out := Judgement{Covered: make([]bool, len(req.Steps))}

@@ -20,6 +20,9 @@ func extraEndpoints(ix *index.Index) (map[string]http.Handler, error) {
 	if err := addProgramEndpoints(m, ix); err != nil {
 		return nil, err
 	}
+	if err := addMutateEndpoints(m, ix); err != nil {
+		return nil, err
+	}
 	_ = ix
 	return m, nil
 }

@@ -39,6 +39,7 @@ func commands() []command {
 		{"reward", "score rollouts (JSONL on stdin) with QA, RPL, Search-P1 or ProRetrieval rewards", runReward},
 		{"rerank", "score documents (JSONL) against a query with a Qwen3-Reranker or cross-encoder", runRerank},
 		{"programs", "run RPL retrieval programs (JSONL in, JSONL results out) against an index", runPrograms},
+		{"mutate", "propose verified RPL mutations of rollouts' last programs, build D_mut records, or --eval on a question set", runMutate},
 	}
 }
 

@@ -92,7 +92,17 @@ func (m *Module) F32ToF16(c *cuda.Ctx, s *cuda.Stream, src, dst cuda.DevPtr, n i
 	}
 	blocks := min((n+255)/256, 65535)
 	return c.Launch(m.f2h, cuda.Dim3{X: uint32(blocks), Y: 1, Z: 1}, cuda.Dim3{X: 256, Y: 1, Z: 1}, 0, s,
-		src, dst, int64(n))
+		f2hArgs(src, dst, n)...)
+}
+
+// f2hArgs is rls_f32_to_f16's parameter list (checked against the PTX by
+// TestLaunchArgsMatchPTX).
+func f2hArgs(src, dst cuda.DevPtr, n int) []any { return []any{src, dst, int64(n)} }
+
+// topkArgs is rls_topk's parameter list (checked against the PTX by
+// TestLaunchArgsMatchPTX).
+func topkArgs(a TopKArgs) []any {
+	return []any{a.Scores, a.Rows, a.LdS, int32(a.Len), int32(a.SegLen), int32(a.RowBase), int32(a.K), a.OutS, a.OutR, a.LdOut}
 }
 
 // TopKArgs are rls_topk's arguments; see topk.cu and TopKRef. Pointers are
@@ -136,5 +146,5 @@ func (m *Module) TopK(c *cuda.Ctx, s *cuda.Stream, a TopKArgs) error {
 		return err
 	}
 	return c.Launch(m.topk, cuda.Dim3{X: uint32(a.Segments()), Y: uint32(a.NQ), Z: 1}, cuda.Dim3{X: Threads, Y: 1, Z: 1}, 0, s,
-		a.Scores, a.Rows, a.LdS, int32(a.Len), int32(a.SegLen), int32(a.RowBase), int32(a.K), a.OutS, a.OutR, a.LdOut)
+		topkArgs(a)...)
 }

@@ -315,3 +315,77 @@ func f32bytes(v []float32) []byte {
 	}
 	return b
 }
+
+// TestLaunchArgsMatchPTX checks, without a GPU, that the Go wrappers pass
+// each kernel's parameters with the sizes and in the order the committed
+// PTX declares (a mismatch would corrupt every launch silently).
+func TestLaunchArgsMatchPTX(t *testing.T) {
+	size := func(a any) int {
+		switch a.(type) {
+		case cuda.DevPtr, int64, uint64:
+			return 8
+		case int32, uint32, float32:
+			return 4
+		}
+		return -1
+	}
+	for _, img := range []struct {
+		name string
+		ptx  []byte
+	}{{"sm_80", ptxSM80}, {"sm_90", ptxSM90}} {
+		params := ptxParams(string(img.ptx))
+		for _, k := range []struct {
+			name string
+			args []any
+		}{
+			{"rls_f32_to_f16", f2hArgs(1, 2, 3)},
+			{"rls_topk", topkArgs(TopKArgs{})},
+		} {
+			t.Run(img.name+"/"+k.name, func(t *testing.T) {
+				want := params[k.name]
+				if len(want) == 0 {
+					t.Fatalf("no .entry %s in the PTX", k.name)
+				}
+				if len(want) != len(k.args) {
+					t.Fatalf("PTX declares %d parameters %v, wrapper passes %d", len(want), want, len(k.args))
+				}
+				for i, a := range k.args {
+					if size(a) != want[i] {
+						t.Errorf("parameter %d: wrapper passes %T (%d bytes), PTX declares %d bytes", i, a, size(a), want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+// ptxParams maps each .entry to its parameter sizes in bytes.
+func ptxParams(ptx string) map[string][]int {
+	out := map[string][]int{}
+	cur := ""
+	for _, line := range strings.Split(ptx, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, ".visible .entry ") {
+			cur = strings.TrimSuffix(strings.TrimPrefix(line, ".visible .entry "), "(")
+			continue
+		}
+		if cur == "" {
+			continue
+		}
+		if strings.HasPrefix(line, ")") {
+			cur = ""
+			continue
+		}
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == ".param" {
+			n := 0
+			switch f[1] {
+			case ".u64", ".b64", ".s64", ".f64":
+				n = 8
+			case ".u32", ".b32", ".s32", ".f32":
+				n = 4
+			}
+			out[cur] = append(out[cur], n)
+		}
+	}
+	return out
+}

@@ -27,6 +27,8 @@ ap.add_argument("--M", type=int, default=16)
 ap.add_argument("--efc", type=int, default=100)
 ap.add_argument("--efs", default="16,32,64,128,256")
 ap.add_argument("--time", type=float, default=3.0, help="seconds per measurement")
+ap.add_argument("--n-flat", type=int, default=100_000, help="vectors in the exact flat set (384-d)")
+ap.add_argument("--n-hnsw", type=int, default=50_000, help="vectors in the clustered and random HNSW sets (128-d)")
 args = ap.parse_args()
 os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
 os.environ["OMP_NUM_THREADS"] = str(args.threads)
@@ -168,8 +170,8 @@ def main():
     want = lambda s: not only or s in only  # noqa: E731
     rng = np.random.default_rng(1)
     print(f"load: {open('/proc/loadavg').read().split()[:3]}, faiss {faiss.__version__}, threads {args.threads}")
-    n_flat = 20_000 if args.quick else 100_000
-    n_h = 10_000 if args.quick else 50_000
+    n_flat = 20_000 if args.quick else args.n_flat
+    n_h = 10_000 if args.quick else args.n_hnsw
     if want("flat"):
         bench_flat("random unit vectors", unit(rng.standard_normal((n_flat, 384), dtype=np.float32)),
                    unit(rng.standard_normal((1024, 384), dtype=np.float32)))

@@ -140,7 +140,17 @@ func TestHNSWDeterministic(t *testing.T) {
 			}
 		}
 	}
-	other, _ := NewHNSW(context.Background(), vecs, 16, HNSWConfig{M: 8, EfConstruction: 40, Seed: 4})
+	var calls, last int
+	other, _ := NewHNSW(context.Background(), vecs, 16, HNSWConfig{M: 8, EfConstruction: 40, Seed: 4,
+		Progress: func(done, total int) {
+			if done <= last || total != 2000 {
+				t.Errorf("progress %d/%d after %d", done, total, last)
+			}
+			calls, last = calls+1, done
+		}})
+	if calls < 2 || last != 2000 {
+		t.Errorf("progress called %d times, last %d, want several ending at 2000", calls, last)
+	}
 	if slices.Equal(other.level, first.level) {
 		t.Fatal("seed 4 drew the same levels as seed 3")
 	}

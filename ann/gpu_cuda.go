@@ -100,6 +100,7 @@ type cudaOps struct {
 	hq               *cuda.HostBuffer // pinned fp32 queries [maxBatch, dim]
 	q32, q16, scores *cuda.Buffer
 	cs, cr, os, or   *cuda.Buffer
+	hostScores       []byte // host copy of one query's score row (k > KMax path)
 }
 
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
@@ -212,15 +213,18 @@ func (o *cudaOps) topk(c topkCall) error {
 		RowBase: c.rowBase, K: c.k, NQ: c.nq, OutS: ds, OutR: dr, LdOut: int64(c.ldOut)})
 }
 
-func (o *cudaOps) readScores(dst []float32, nq, rows int) error {
+func (o *cudaOps) readScores(dst []float32, qi, rows int) error {
 	if err := o.c.Sync(o.stream); err != nil {
 		return err
 	}
-	b := make([]byte, 4*nq*rows)
-	if err := o.c.CopyDtoH(b, o.scores, 0); err != nil {
+	if cap(o.hostScores) < 4*rows {
+		o.hostScores = make([]byte, 4*rows)
+	}
+	b := o.hostScores[:4*rows]
+	if err := o.c.CopyDtoH(b, o.scores, int64(qi)*int64(rows)*4); err != nil {
 		return err
 	}
-	for i := range dst[:nq*rows] {
+	for i := range dst[:rows] {
 		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return nil

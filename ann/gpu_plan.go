@@ -58,8 +58,8 @@ type gpuOps interface {
 	gemm(lo, rows, nq int) error
 	// topk runs one rls_topk launch.
 	topk(c topkCall) error
-	// readScores copies bufScores[0 : nq·rows] to dst.
-	readScores(dst []float32, nq, rows int) error
+	// readScores copies query qi's scores, bufScores[qi·rows : (qi+1)·rows], to dst.
+	readScores(dst []float32, qi, rows int) error
 	// readOut copies bufOut[0 : nq·k] to s and r.
 	readOut(s []float32, r []int32, nq, k int) error
 	// close frees the device memory.
@@ -184,7 +184,8 @@ func runPipeline(o gpuOps, p gpuPlan, q []float32, nq, k int) ([][]rlsearch.Hit,
 }
 
 // hostSelect is the path for k > kernels.KMax: each score tile is copied to
-// the host and selected there (one PCIe copy of nq·T·4 bytes per tile).
+// the host one query row at a time (T·4 bytes of host memory) and selected
+// there; per query at most 2k candidates are kept between prunes.
 func hostSelect(o gpuOps, p gpuPlan, nq, k int) ([][]rlsearch.Hit, error) {
 	type ent struct {
 		key uint32
@@ -203,17 +204,17 @@ func hostSelect(o gpuOps, p gpuPlan, nq, k int) ([][]rlsearch.Hit, error) {
 		})
 		return e[:min(k, len(e))]
 	}
-	buf := make([]float32, nq*min(p.tileRows, p.rows))
+	buf := make([]float32, min(p.tileRows, p.rows))
 	for lo := 0; lo < p.rows; lo += p.tileRows {
 		rows := min(p.tileRows, p.rows-lo)
 		if err := o.gemm(lo, rows, nq); err != nil {
 			return nil, err
 		}
-		if err := o.readScores(buf[:nq*rows], nq, rows); err != nil {
-			return nil, err
-		}
 		for qi := 0; qi < nq; qi++ {
-			for r, s := range buf[qi*rows : (qi+1)*rows] {
+			if err := o.readScores(buf[:rows], qi, rows); err != nil {
+				return nil, err
+			}
+			for r, s := range buf[:rows] {
 				if key := kernels.Key(s); key != 0 {
 					best[qi] = append(best[qi], ent{key, int32(lo + r)})
 				}

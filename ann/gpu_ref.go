@@ -124,8 +124,8 @@ func (o *refOps) topk(c topkCall) error {
 		RowBase: c.rowBase, K: c.k, NQ: c.nq, OutS: ds[c.dstOff:], OutR: dr[c.dstOff:], LdOut: c.ldOut})
 }
 
-func (o *refOps) readScores(dst []float32, nq, rows int) error {
-	copy(dst, o.scores[:nq*rows])
+func (o *refOps) readScores(dst []float32, qi, rows int) error {
+	copy(dst, o.scores[qi*rows:(qi+1)*rows])
 	return nil
 }
 

@@ -52,3 +52,8 @@ kernels:
 
 clean:
 	rm -rf bin out
+
+# CPU vector search side by side with faiss (same vectors, same threads): bench/ann/compare.py.
+bench-ann:
+	apt-get install -y --no-install-recommends python3-faiss python3-numpy libopenblas0-pthread
+	/usr/bin/python3 bench/ann/compare.py --threads $$(nproc) $(ANNBENCH_FLAGS)

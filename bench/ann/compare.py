@@ -29,7 +29,11 @@ ap.add_argument("--efs", default="16,32,64,128,256")
 ap.add_argument("--time", type=float, default=3.0, help="seconds per measurement")
 ap.add_argument("--n-flat", type=int, default=100_000, help="vectors in the exact flat set (384-d)")
 ap.add_argument("--n-hnsw", type=int, default=50_000, help="vectors in the clustered and random HNSW sets (128-d)")
+ap.add_argument("--omp-passive", action="store_true",
+                help="OMP_WAIT_POLICY=PASSIVE for faiss (idle OpenMP threads sleep instead of spinning: fairer on a loaded machine)")
 args = ap.parse_args()
+if args.omp_passive:
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
 os.environ["OMP_NUM_THREADS"] = str(args.threads)
 
@@ -169,7 +173,8 @@ def main():
     only = set(filter(None, args.only.split(",")))
     want = lambda s: not only or s in only  # noqa: E731
     rng = np.random.default_rng(1)
-    print(f"load: {open('/proc/loadavg').read().split()[:3]}, faiss {faiss.__version__}, threads {args.threads}")
+    print(f"load: {open('/proc/loadavg').read().split()[:3]}, faiss {faiss.__version__}, threads {args.threads}, "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}")
     n_flat = 20_000 if args.quick else args.n_flat
     n_h = 10_000 if args.quick else args.n_hnsw
     if want("flat"):

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -116,7 +117,8 @@ type tokenizerFile struct {
 	} `json:"model"`
 }
 
-// LoadBPE reads a byte-level BPE tokenizer.json. path "" means
+// LoadBPE reads a byte-level BPE tokenizer.json (once per process and
+// file: later calls return the same *BPE). path "" means
 // $RLSEARCH_QWEN3_TOKENIZER, else DefaultQwen3Tokenizer (relative to the
 // working directory). It accepts exactly the shape Qwen2/Qwen3 use (NFC or no
 // normalizer; a Split regex followed by ByteLevel without its own regex, or
@@ -131,6 +133,17 @@ func LoadBPE(path string) (*BPE, error) {
 	if path == "" {
 		path = DefaultQwen3Tokenizer
 	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("rerank: read tokenizer: %w", err)
+	}
+	key := bpeKey{path, st.Size(), st.ModTime().UnixNano()}
+	if abs, err := filepath.Abs(path); err == nil {
+		key.path = abs
+	}
+	if t, ok := loaded.Load(key); ok {
+		return t.(*BPE), nil
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("rerank: read tokenizer: %w", err)
@@ -139,7 +152,20 @@ func LoadBPE(path string) (*BPE, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return t, nil
+	actual, _ := loaded.LoadOrStore(key, t)
+	return actual.(*BPE), nil
+}
+
+// loaded shares parsed tokenizers within the process (a BPE is immutable
+// and safe for concurrent use; Qwen3's takes ~40 MB and a second to parse):
+// the reranker and the program runtime's token counter load the same file.
+// Keyed by absolute path, size and modification time, so a replaced file
+// is read again.
+var loaded sync.Map // bpeKey -> *BPE
+
+type bpeKey struct {
+	path        string
+	size, mtime int64
 }
 
 func parseBPE(data []byte) (*BPE, error) {

@@ -228,3 +228,19 @@ func TestRanking(t *testing.T) {
 		}
 	}
 }
+
+// An entry that retrieves nothing (stop words only) is an empty set: IN is
+// false for every row, NOT IN true.
+func TestEmptyCandidateSet(t *testing.T) {
+	ctx := context.Background()
+	c := shipped(t, "enron_emails")
+	list := []Retrieval{txt("subject", "the of and")}
+	in, err := c.Execute(ctx, Program{SQL: "WHERE message_id IN <text_0>", RetrievalList: list})
+	if err != nil || in.Total != 0 {
+		t.Fatalf("IN empty set: %v total %d", err, in.Total)
+	}
+	out, err := c.Execute(ctx, Program{SQL: "WHERE message_id NOT IN <text_0>", RetrievalList: list})
+	if err != nil || out.Total != c.Len() {
+		t.Fatalf("NOT IN empty set: %v total %d, want %d", err, out.Total, c.Len())
+	}
+}

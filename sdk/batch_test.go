@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rlsearch/rlsearch"
 )
@@ -63,7 +64,9 @@ func TestBatchEqualsOneByOne(t *testing.T) {
 	for _, opt := range []BatchOptions{{}, {NoCoalesce: true}, {NoMemo: true}, {Concurrency: 3}} {
 		t.Run(fmt.Sprintf("%+v", opt), func(t *testing.T) {
 			cr := &countingRetriever{Retriever: inner}
-			rt := newRT(t, ix, Config{Retrievers: map[string]rlsearch.Retriever{"bm25": cr}, Reranker: &lexReranker{}})
+			// A long CoalesceWait makes flushes depend only on program
+			// progress (all waiting, or MaxBatch queued), not on timing.
+			rt := newRT(t, ix, Config{Retrievers: map[string]rlsearch.Retriever{"bm25": cr}, Reranker: &lexReranker{}, CoalesceWait: time.Minute})
 			got := rt.RunBatch(context.Background(), reqs, opt)
 			for i := range got {
 				g, w := got[i], want[i]

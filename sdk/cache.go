@@ -22,6 +22,7 @@ import (
 type Cache struct {
 	mu     sync.Mutex
 	m      map[cacheKey]cacheEntry
+	docs   sync.Map // int32 row -> *docEntry, so repeated hits are not decoded again
 	hits   atomic.Int64
 	misses atomic.Int64
 }
@@ -61,6 +62,24 @@ func (c *Cache) Put(route, query string, k int, hits []rlsearch.Hit) {
 	c.m[key] = cacheEntry{hits: hits, k: k}
 }
 
+// doc returns the document at row through the cache; concurrent callers
+// of one row decode it once.
+func (c *Cache) doc(corpus Corpus, row int32) (rlsearch.Document, error) {
+	v, _ := c.docs.LoadOrStore(row, &docEntry{})
+	e := v.(*docEntry)
+	e.once.Do(func() { e.doc, e.err = corpus.Doc(row) })
+	if e.err != nil {
+		c.docs.CompareAndDelete(row, e)
+	}
+	return e.doc, e.err
+}
+
+type docEntry struct {
+	once sync.Once
+	doc  rlsearch.Document
+	err  error
+}
+
 // Stats returns the number of Get calls answered and missed.
 func (c *Cache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
 
@@ -74,7 +93,11 @@ func (c *Cache) Len() int {
 // fetcher answers one retrieval call of one program.
 type fetcher interface {
 	fetch(ctx context.Context, r rlsearch.Retriever, query string, k int) ([]rlsearch.Hit, error)
+	docCache() *Cache // nil: resolve rows through the corpus every time
 }
+
+func (f directFetcher) docCache() *Cache { return f.cache }
+func (c *coalescer) docCache() *Cache    { return c.cache }
 
 // directFetcher calls the retriever once per call, through an optional cache.
 type directFetcher struct{ cache *Cache }

@@ -82,8 +82,9 @@ func (v *Verifier) BuildRecord(ctx context.Context, req RecordRequest, cache *Ca
 	if cache == nil && !v.cfg.NoCache {
 		cache = NewCache()
 	}
-	ex := executor{v: v, cache: cache, gold: gold.IDs, need: need}
+	ex := executor{v: v, rt: v.rt, cache: cache, gold: gold.IDs, need: need}
 	if cache != nil {
+		ex.rt = v.rt.withRowMemo()
 		ex.fetched = map[cacheKey]bool{}
 		ex.widest = map[cacheKey]int{}
 	}

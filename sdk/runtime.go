@@ -441,8 +441,14 @@ func (rt *Runtime) search(ctx context.Context, f fetcher, route, query string, k
 		return nil, newErr(CodeInternal, err, "%s: retrieval failed: %v", route, err)
 	}
 	docs := make([]Doc, 0, len(hits))
+	cache := f.docCache()
 	for _, h := range hits {
-		doc, err := rt.cfg.Docs.Doc(h.Row)
+		var doc rlsearch.Document
+		if cache != nil {
+			doc, err = cache.doc(rt.cfg.Docs, h.Row)
+		} else {
+			doc, err = rt.cfg.Docs.Doc(h.Row)
+		}
 		if err != nil {
 			return nil, newErr(CodeInternal, err, "%s: document row %d: %v", route, h.Row, err)
 		}

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/rlsearch/rlsearch"
 )
 
 // Execution budgets of the mutation search (RPL Appendix B: 64 executions
@@ -259,8 +262,9 @@ func (v *Verifier) Search(ctx context.Context, p Program, pool []string, gold Go
 	} else if cache == nil {
 		cache = NewCache()
 	}
-	ex := executor{v: v, cache: cache, gold: gold.IDs, need: res.NeedGold}
+	ex := executor{v: v, rt: v.rt, cache: cache, gold: gold.IDs, need: res.NeedGold}
 	if cache != nil {
+		ex.rt = v.rt.withRowMemo()
 		ex.widest = map[cacheKey]int{}
 		for _, pr := range append([]Program{p}, programsOf(plan)...) {
 			for _, c := range pr.calls() {
@@ -313,6 +317,7 @@ func programsOf(ms []Mutation) []Program {
 // executor runs the programs of one search.
 type executor struct {
 	v        *Verifier
+	rt       *Runtime // v.rt, or v.rt with a row memo when caching
 	cache    *Cache
 	widest   map[cacheKey]int // widest width per (route, query) of the plan
 	fetched  map[cacheKey]bool
@@ -327,7 +332,7 @@ func (ex *executor) run(ctx context.Context, p Program) (Execution, error) {
 	if err := ctx.Err(); err != nil {
 		return Execution{}, err
 	}
-	rt := ex.v.rt
+	rt := ex.rt
 	if ex.cache != nil {
 		for _, c := range p.calls() {
 			k := cacheKey{c.route, c.query}
@@ -339,9 +344,15 @@ func (ex *executor) run(ctx context.Context, p Program) (Execution, error) {
 			if _, ok := ex.cache.Get(rt.retrieverName(c.route), c.query, w); ok {
 				continue // a shared cache already holds it
 			}
+			r, ok := rt.cfg.Retrievers[rt.routeName(c.route)]
+			if !ok || w > rt.cfg.Budgets.MaxWidth {
+				continue // Evaluate reports it
+			}
+			// Fill the cache with the hits only; documents are resolved
+			// (once, through the row memo) when an execution prints them.
 			ex.searches++
-			if _, err := rt.Search(ctx, c.route, c.query, w, ex.cache); err != nil && (ctx.Err() != nil || codeOf(err) == CodeInternal) {
-				return Execution{}, fmt.Errorf("sdk: mutation search: %w", err)
+			if _, err := (directFetcher{cache: ex.cache}).fetch(ctx, r, c.query, w); err != nil {
+				return Execution{}, fmt.Errorf("sdk: mutation search: %s retrieval failed: %w", c.route, err)
 			}
 		}
 	}
@@ -366,14 +377,52 @@ func (ex *executor) run(ctx context.Context, p Program) (Execution, error) {
 	return Execution{PrintedIDs: ids, Observation: obs, GoldCovered: n, Verified: n >= ex.need, Code: CodeOK}, nil
 }
 
+// routeName is the configured retriever name behind a route.
+func (rt *Runtime) routeName(route string) string {
+	if route == RouteDense {
+		return rt.cfg.DenseRoute
+	}
+	return rt.cfg.SparseRoute
+}
+
 // retrieverName is the retriever behind a route, the key of Cache entries.
 func (rt *Runtime) retrieverName(route string) string {
-	name := rt.cfg.SparseRoute
-	if route == RouteDense {
-		name = rt.cfg.DenseRoute
-	}
+	name := rt.routeName(route)
 	if r, ok := rt.cfg.Retrievers[name]; ok {
 		return r.Name()
 	}
 	return name
+}
+
+// withRowMemo returns a runtime equal to rt whose document lookups are
+// memoised by row: the executions of one mutation search print the same
+// passages many times, and each is read (and decompressed) once.
+func (rt *Runtime) withRowMemo() *Runtime {
+	cfg := rt.cfg
+	cfg.Docs = &rowMemo{inner: rt.cfg.Docs, m: map[int32]rlsearch.Document{}}
+	return &Runtime{cfg: cfg}
+}
+
+// rowMemo memoises Corpus.Doc. Safe for concurrent use.
+type rowMemo struct {
+	inner Corpus
+	mu    sync.Mutex
+	m     map[int32]rlsearch.Document
+}
+
+func (r *rowMemo) Doc(row int32) (rlsearch.Document, error) {
+	r.mu.Lock()
+	d, ok := r.m[row]
+	r.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	d, err := r.inner.Doc(row)
+	if err != nil {
+		return d, err
+	}
+	r.mu.Lock()
+	r.m[row] = d
+	r.mu.Unlock()
+	return d, nil
 }

@@ -1,0 +1,98 @@
+// Package sdk is the retrieval-program SDK of RPL ("Learning to Program
+// Retrievals", Section 3 and Appendix B): retrieval primitives over an
+// opened index, a sandboxed runtime for the short Python-like programs a
+// policy writes between <code> tags, the typed program subset the mutation
+// verifier works on, and batch execution for rollouts.
+//
+// Only what a program prints comes back to the policy (the observation):
+// a program can retrieve 50 candidates, fuse and rerank them, and print
+// three. Pure Go, no cgo, no build tags; CPU only (dense retrieval uses
+// whatever backend the index's "e5" retriever has).
+//
+// # Programs
+//
+// Programs are Starlark (go.starlark.net): Python syntax, deterministic, no
+// I/O. Variables, loops (for, while), if, def (no recursion), lambda,
+// comprehensions, slicing, sorted(key=, reverse=), dict, list, set,
+// str.format and % formatting (no precision flags such as %.2f: Starlark has
+// none) are available. import, class, try/except, with, f-strings, open()
+// and load() are not: they give an unsupported_feature error observation.
+//
+// Builtins (widths are capped by Budgets.MaxWidth, default 50, the top of
+// RPL's width ladder):
+//
+//	question                     the request's question (str)
+//	dense(query, k=10)           E5 dense top-k (Config.DenseRoute, default "e5"); list of Doc
+//	sparse(query, k=10)          BM25 top-k (Config.SparseRoute, default "bm25"); list of Doc
+//	fuse(lists, k=60)            reciprocal rank fusion of a list of lists, or fuse(a, b, ...):
+//	                             score = Σ 1/(k + rank), rank 1-based (Cormack et al. 2009; RPL k = 60)
+//	dedup(docs)                  exact duplicates removed, first kept, order kept
+//	rerank(query, docs, k=len)   reorder by the reranker (Config.Reranker), keep k; scores become rerank scores
+//	doc(id)                      a Doc this program has retrieved (unknown_document otherwise)
+//	print(*args, sep=" ")        a Doc, or lists of Docs, print in the observation format and count as
+//	                             printed evidence; anything else prints like Python's print
+//
+// A Doc has .id, .title, .text, .contents ("Title"\ntext), .score (float: the
+// retriever, RRF or rerank score of the primitive that produced it) and
+// .routes (tuple of "dense"/"sparse" that found it). Docs compare equal when
+// id and contents are equal and hash by id, so `d in docs`, sets and dict
+// keys work; they are not ordered (sort with key=lambda d: d.score).
+//
+// Contract rules (RPL Appendix B): exact duplicates are removed (by dedup,
+// fuse, rerank and within a retrieval list); the same id with different
+// contents is an error (document_conflict) within a list, across lists and
+// across routes; rerank can only reorder and cut the documents it was
+// given; without a reranker rerank fails with "unavailable", never a fake
+// score; a dense() call without a dense retriever fails the same way.
+//
+// # Budgets and errors
+//
+// Per program (Budgets; defaults in config.go): 1,000,000 Starlark steps,
+// 10 s wall clock, 16 retrieval calls, 1,000 retrieved candidates, width 50
+// per call, 400 documents per rerank call, 20 printed documents (RPL), an
+// observation of 2,048 policy tokens (RPL; Config.Tokens, whitespace words
+// until the Qwen3 tokenizer is configured) and 256 KiB, 64 KiB of source,
+// 2 KiB per query, and a process heap growth of 2 GiB (Config.MaxHeapBytes,
+// sampled every millisecond). A request may lower them, never raise them.
+//
+// A failing program's observation is what it printed before the failure,
+// then one line (Config.ErrorFormat):
+//
+//	Error (budget_exceeded): line 3: sparse: width k = 1000000000 exceeds the cap of 50
+//
+// with the code in Result.Code: ok, syntax_error, unsupported_feature,
+// runtime_error, budget_exceeded, unknown_document, document_conflict,
+// unavailable, internal_error (the index or a model failed: not the
+// program's fault). A print that would break a budget is not printed. The
+// runtime never panics on a program; the same program on the same index and
+// configuration gives a byte-identical observation (timeouts and memory
+// stops aside, which depend on the machine).
+//
+// Known limits: a single Starlark operation is not interruptible, so one
+// step that builds a huge value ("x" * (1 << 29): Starlark caps one
+// allocation at 1 GiB) or formats a value nested 10^5 deep (quadratic in
+// Starlark's printer) can run for seconds before the time budget is seen.
+//
+// # Typed programs
+//
+// Program is RPL's typed grammar: 1–4 distinct queries, mode dense | sparse
+// | fuse, width ∈ {3, 5, 10, 20, 50}, rerank ∈ {0, 3, 5, 10, 20}, print ≤ 20.
+// Program.Source renders canonical source; Recognize reads canonical (and
+// equivalent hand-written) source back, or says why a program is not in the
+// subset (ErrNotTyped). Runtime.Evaluate runs a Program with the Go
+// primitives, without Starlark, and gives the same observation as
+// Runtime.RunProgram (the metamorphic test checks this).
+//
+// # Execution
+//
+// Runtime.Run runs one program; Runtime.RunBatch runs many concurrently,
+// coalescing the retrieval calls that wait at the same moment into one
+// Retrieve per route and memoising (route, query) at the widest width asked
+// (Cache; top-k lists of exact retrievers are prefixes of each other).
+// Runtime.Handler serves POST /v1/programs/execute; `rlsearch programs`
+// runs JSONL files. A Runtime and a Cache are safe for concurrent use.
+//
+//	rt, _ := sdk.New(sdk.Config{Retrievers: ix.Retrievers(), Docs: ix})
+//	res := rt.Run(ctx, sdk.Request{Code: "print(sparse(question, k=3))", Question: q}, nil)
+//	fmt.Print(res.Observation)
+package sdk

@@ -68,8 +68,24 @@ type gpuOps interface {
 
 // segLenFor is the rows per top-k block: enough blocks for one query to
 // fill a GPU (T/4096 blocks per tile) while the candidates per tile stay
-// about T/16 per query for large k.
+// about T/16 per query for large k. It is the smallest segment runPipeline
+// uses (candidate space is sized for it).
 func segLenFor(k int) int { return max(4096, 16*k) }
+
+// topkBlocksTarget is about how many rls_topk blocks one tile should launch:
+// several waves of an H100/H200 (132 SMs × 2 resident 1,024-thread blocks).
+const topkBlocksTarget = 2048
+
+// segLenRun is the segment length for a batch: segLenFor(k) for small
+// batches, growing with the batch so that the launch stays near
+// topkBlocksTarget blocks, up to 32,768 rows (128 KiB of scores per block,
+// so the ~264 resident blocks' segments, ≈ 34 MB, stay in the 50 MB L2 for
+// the radix passes after the first).
+func segLenRun(k, nq, tileRows int) int {
+	base := segLenFor(k)
+	want := tileRows * nq / topkBlocksTarget
+	return max(base, min(want, max(base, 32768)))
+}
 
 // candPerQuery is the candidate slots per query for k over tiles of T rows:
 // the running best (k) plus k per segment.
@@ -141,7 +157,7 @@ func runPipeline(o gpuOps, p gpuPlan, q []float32, nq, k int) ([][]rlsearch.Hit,
 	if k > kernels.KMax {
 		return hostSelect(o, p, nq, k)
 	}
-	segLen := segLenFor(k)
+	segLen := segLenRun(k, nq, p.tileRows)
 	for t, lo := 0, 0; lo < p.rows; t, lo = t+1, lo+p.tileRows {
 		rows := min(p.tileRows, p.rows-lo)
 		if err := o.gemm(lo, rows, nq); err != nil {

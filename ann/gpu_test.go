@@ -282,6 +282,12 @@ func TestGPUPlan(t *testing.T) {
 				if c := candPerQuery(k, p.tileRows); c > p.candLd {
 					t.Fatalf("k=%d needs %d candidate slots, plan has %d", k, c, p.candLd)
 				}
+				for _, nq := range []int{1, 64, tt.batch} {
+					seg := segLenRun(k, nq, p.tileRows)
+					if seg < segLenFor(k) || (1+(p.tileRows+seg-1)/seg)*k > p.candLd {
+						t.Fatalf("k=%d nq=%d: segment %d leaves candidates beyond the plan's %d", k, nq, seg, p.candLd)
+					}
+				}
 			}
 			t.Logf("tile %d rows, workspace %d MiB", p.tileRows, p.workspaceBytes()>>20)
 		})
@@ -373,5 +379,34 @@ func TestSyntheticUnitSource(t *testing.T) {
 	}
 	if seen != n {
 		t.Fatalf("%d rows, want %d", seen, n)
+	}
+}
+
+// TestGPULargeBatchSegmentsRef covers the batch-dependent segment length
+// (segLenRun above segLenFor: 35,000 × 300 / 2,048 = 5,126 rows, not a
+// power of two) against the oracle, exactly, on two simulated devices.
+func TestGPULargeBatchSegmentsRef(t *testing.T) {
+	const n, dim, nq = 70001, 4, 300
+	r := rand.New(rand.NewPCG(13, 14))
+	vecs := gpuTestVecs(r, n, dim, true)
+	oracle, _ := NewFlat(vecs, dim, FP16)
+	g, err := NewGPU(oracle, GPUConfig{refDevices: 2, tileRows: 40000, MaxBatch: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if tile := g.plans[0].tileRows; segLenRun(10, nq, tile) == segLenFor(10) {
+		t.Fatalf("segLenRun(10, %d, %d) = %d: the test no longer covers the grown segment", nq, tile, segLenRun(10, nq, tile))
+	}
+	q := gpuTestVecs(r, nq, dim, true)
+	for _, k := range []int{10, 300} {
+		got, err := g.Search(context.Background(), q, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := oracle.Search(context.Background(), q, k)
+		for qi := range want {
+			compareHits(t, fmt.Sprintf("k=%d q%d", k, qi), got[qi], want[qi], true, 0, oracle, nil)
+		}
 	}
 }

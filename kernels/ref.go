@@ -68,58 +68,44 @@ func TopKRef(a TopKRefArgs) error {
 	if a.K < 1 || a.Len < 1 || a.SegLen < 1 || a.NQ < 1 {
 		return fmt.Errorf("kernels: topk ref k=%d len=%d segLen=%d nq=%d", a.K, a.Len, a.SegLen, a.NQ)
 	}
-	type ent struct {
-		key uint32
-		row int32
-		idx int
-	}
+	// Entries are packed as uint64 so that an ascending integer sort gives
+	// the order wanted: (^key)<<32 | index for the selection (key desc,
+	// index asc), (^key)<<32 | row for the output (key desc, row asc; rows
+	// of valid entries are ≥ 0).
 	nSeg := (a.Len + a.SegLen - 1) / a.SegLen
-	var buf []ent
+	var sel, rowOf []uint64
 	for q := 0; q < a.NQ; q++ {
 		for s := 0; s < nSeg; s++ {
 			lo := s * a.SegLen
 			hi := min(lo+a.SegLen, a.Len)
-			buf = buf[:0]
+			sel = sel[:0]
 			for i := lo; i < hi; i++ {
-				row := int32(a.RowBase + i)
-				if a.Rows != nil {
-					row = a.Rows[q*a.LdS+i]
-				}
 				key := Key(a.Scores[q*a.LdS+i])
-				if a.Rows != nil && row < 0 {
+				if a.Rows != nil && a.Rows[q*a.LdS+i] < 0 {
 					key = 0
 				}
 				if key == 0 {
 					continue
 				}
-				buf = append(buf, ent{key, row, i})
+				sel = append(sel, uint64(^key)<<32|uint64(i-lo))
 			}
-			// Selection: keys descending, equal keys by index.
-			slices.SortFunc(buf, func(x, y ent) int {
-				if x.key != y.key {
-					if x.key > y.key {
-						return -1
-					}
-					return 1
+			slices.Sort(sel)
+			take := sel[:min(a.K, len(sel))]
+			rowOf = rowOf[:0]
+			for _, e := range take {
+				i := lo + int(uint32(e))
+				row := int32(a.RowBase + i)
+				if a.Rows != nil {
+					row = a.Rows[q*a.LdS+i]
 				}
-				return x.idx - y.idx
-			})
-			take := buf[:min(a.K, len(buf))]
-			// Output order: keys descending, equal keys by row.
-			slices.SortFunc(take, func(x, y ent) int {
-				if x.key != y.key {
-					if x.key > y.key {
-						return -1
-					}
-					return 1
-				}
-				return int(x.row) - int(y.row)
-			})
+				rowOf = append(rowOf, e&^0xffffffff|uint64(uint32(row)))
+			}
+			slices.Sort(rowOf)
 			out := q*a.LdOut + s*a.K
 			for i := 0; i < a.K; i++ {
-				if i < len(take) {
-					a.OutS[out+i] = Unkey(take[i].key)
-					a.OutR[out+i] = take[i].row
+				if i < len(rowOf) {
+					a.OutS[out+i] = Unkey(^uint32(rowOf[i] >> 32))
+					a.OutR[out+i] = int32(uint32(rowOf[i]))
 				} else {
 					a.OutS[out+i] = float32(math.Inf(-1))
 					a.OutR[out+i] = -1

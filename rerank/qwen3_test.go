@@ -192,6 +192,33 @@ func TestBatchedEqualsUnbatched(t *testing.T) {
 	}
 }
 
+// TestFullLogitsSplit: a batch split to respect MaxLogitsBytes scores
+// the same as one run.
+func TestFullLogitsSplit(t *testing.T) {
+	dir := qwen3Model(t, "full")
+	docs := testDocs(3)
+	ctx := context.Background()
+	whole := openTest(t, Config{Dir: dir, Sessions: 1, BatchSize: 8, BatchWait: 20 * time.Millisecond})
+	split := openTest(t, Config{Dir: dir, Sessions: 1, BatchSize: 8, BatchWait: 20 * time.Millisecond, MaxLogitsBytes: 64 << 20})
+	a, err := whole.score(ctx, "q", docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := split.score(ctx, "q", docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if math.Abs(float64(a[i]-b[i])) > 1e-5 {
+			t.Errorf("doc %d: one run %.7f, split %.7f", i, a[i], b[i])
+		}
+	}
+	// Probe + 1 run vs probe + one run per pair (each row is > 32 MB).
+	if w, s := whole.runs.Load(), split.runs.Load(); w != 1 || s != int64(len(docs)) {
+		t.Errorf("ORT runs: whole %d (want 1), split %d (want %d)", w, s, len(docs))
+	}
+}
+
 // TestConcurrentCallsShareBatches runs many concurrent Rerank calls and
 // checks every score against a sequential run.
 func TestConcurrentCallsShareBatches(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -64,12 +65,8 @@ const (
 	// DefaultBatchWait is how long the batching queue waits for more pairs
 	// after the first one arrives.
 	DefaultBatchWait = 2 * time.Millisecond
-	// MaxLogitsBytes caps the float32 output of one ORT run of a model that
-	// returns logits for every position ([batch, seq, vocab]): batches are
-	// split so that batch*seq*vocab*4 stays below it (one 8,192-token row of
-	// Qwen3's 151,669-entry vocabulary alone is 5 GB; export the
-	// last-position variant for long documents, see the README).
-	MaxLogitsBytes = 1 << 30
+	// DefaultMaxLogitsBytes is Config.MaxLogitsBytes left zero: 1 GiB.
+	DefaultMaxLogitsBytes = 1 << 30
 )
 
 // Qwen3-Reranker prompt parts, verbatim from the Qwen/Qwen3-Reranker-0.6B
@@ -111,6 +108,13 @@ type Config struct {
 	// arrives. Default 2ms; negative means no waiting (a batch holds what is
 	// already queued).
 	BatchWait time.Duration
+	// MaxLogitsBytes caps the float32 output of one ORT run of a model that
+	// returns logits for every position ([batch, seq, vocab]): batches are
+	// split so that batch*seq*vocab*4 stays below it, down to one pair per
+	// run (one 8,192-token row of Qwen3's 151,669-entry vocabulary alone is
+	// 5 GB; export the last-position variant for long documents, see the
+	// README). Default DefaultMaxLogitsBytes (1 GiB).
+	MaxLogitsBytes int64
 	// Instruction replaces the Qwen3 task instruction (default rlsearch.json
 	// instruction, else DefaultInstruction).
 	Instruction string
@@ -129,6 +133,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rerank: Config.MaxLength %d outside [0, %d]", c.MaxLength, 1<<17)
 	case c.BatchSize < 0 || c.BatchSize > 4096:
 		return fmt.Errorf("rerank: Config.BatchSize %d outside [0, 4096]", c.BatchSize)
+	case c.MaxLogitsBytes < 0:
+		return fmt.Errorf("rerank: Config.MaxLogitsBytes %d is negative", c.MaxLogitsBytes)
 	}
 	return nil
 }
@@ -252,6 +258,7 @@ type Reranker struct {
 	labels   int
 
 	sessions []*ort.DynamicAdvancedSession
+	runs     atomic.Int64 // ORT runs so far (tests)
 	queue    chan *pairJob
 	work     chan []*pairJob
 	quit     chan struct{}
@@ -295,6 +302,9 @@ func Open(cfg Config) (*Reranker, error) {
 	}
 	if cfg.BatchWait == 0 {
 		cfg.BatchWait = DefaultBatchWait
+	}
+	if cfg.MaxLogitsBytes == 0 {
+		cfg.MaxLogitsBytes = DefaultMaxLogitsBytes
 	}
 	if cfg.MaxLength == 0 {
 		cfg.MaxLength = mc.MaxLength
@@ -629,7 +639,7 @@ func (r *Reranker) worker(s *ort.DynamicAdvancedSession) {
 }
 
 // runChunked splits a batch when full-position logits would exceed
-// MaxLogitsBytes, then runs each part.
+// Config.MaxLogitsBytes, then runs each part.
 func (r *Reranker) runChunked(s *ort.DynamicAdvancedSession, jobs []*pairJob) error {
 	for len(jobs) > 0 {
 		n := len(jobs)
@@ -637,7 +647,7 @@ func (r *Reranker) runChunked(s *ort.DynamicAdvancedSession, jobs []*pairJob) er
 			seq := 0
 			for i, j := range jobs {
 				seq = max(seq, len(j.ids))
-				if int64(i+1)*int64(seq)*int64(r.vocab)*4 > MaxLogitsBytes && i > 0 {
+				if int64(i+1)*int64(seq)*int64(r.vocab)*4 > r.cfg.MaxLogitsBytes && i > 0 {
 					n = i
 					break
 				}
@@ -715,6 +725,7 @@ func (r *Reranker) run(s *ort.DynamicAdvancedSession, jobs []*pairJob) (err erro
 	for _, j := range jobs {
 		seq = max(seq, len(j.ids))
 	}
+	r.runs.Add(1)
 	var ts ortenv.Tensors
 	defer ts.Release()
 	in, err := r.inputs(&ts, jobs, seq)

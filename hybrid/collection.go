@@ -569,7 +569,7 @@ type OpenConfig struct {
 	// with an error naming the entry.
 	ImageEncoder rlsearch.Encoder
 	// K is the number of candidates each retrieval entry contributes
-	// (ProRetrieval §3.1 uses K = 20 throughout); 0 means 20.
+	// (ProRetrieval §3.1 uses K = 20 throughout); 0 means 20, at most 1000.
 	K int
 	// MaxResults caps the ranked rows a program returns (Result.Total still
 	// counts all); 0 means 100.
@@ -586,8 +586,8 @@ const DefaultK = 20
 // Validate names the first bad field.
 func (c OpenConfig) Validate() error {
 	switch {
-	case c.K < 0 || c.K > 10000:
-		return fmt.Errorf("hybrid: OpenConfig.K %d must be in [0, 10000]", c.K)
+	case c.K < 0 || c.K > 1000:
+		return fmt.Errorf("hybrid: OpenConfig.K %d must be in [0, 1000] (SQLite binds at most 32766 parameters: 16 entries × K plus literals)", c.K)
 	case c.MaxResults < 0:
 		return fmt.Errorf("hybrid: OpenConfig.MaxResults %d must be >= 0", c.MaxResults)
 	case c.Conns < 0:

@@ -56,7 +56,10 @@ func (c *Collection) Execute(ctx context.Context, p Program) (*Result, error) {
 		return nil, err
 	}
 	res := c.ExecuteCompiled(ctx, []*Compiled{cp})
-	return &res[0], res[0].Err
+	if res[0].Err != nil {
+		return nil, res[0].Err
+	}
+	return &res[0], nil
 }
 
 // ExecuteBatch compiles and runs programs; retrieval entries of all
@@ -81,8 +84,9 @@ func (c *Collection) ExecuteBatch(ctx context.Context, ps []Program) []Result {
 // candidates holds the top-K rows of one entry, in rank order.
 type candidates []int32
 
-// ExecuteCompiled runs compiled programs (nil entries give an empty
-// Result with Err == nil... callers pass only non-nil ones or set Err).
+// ExecuteCompiled runs compiled programs, batching their retrievals per
+// field. nil entries are skipped (their Result stays zero, Err nil), so a
+// caller can keep the slots of programs that failed to compile.
 func (c *Collection) ExecuteCompiled(ctx context.Context, cps []*Compiled) []Result {
 	res := make([]Result, len(cps))
 	t0 := time.Now()

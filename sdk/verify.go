@@ -395,12 +395,64 @@ func (rt *Runtime) retrieverName(route string) string {
 }
 
 // withRowMemo returns a runtime equal to rt whose document lookups are
-// memoised by row: the executions of one mutation search print the same
-// passages many times, and each is read (and decompressed) once.
+// memoised by row and whose rerank scores are memoised by (query,
+// document): the executions of one mutation search see the same passages
+// many times, and each is read (and decompressed) once and scored once per
+// rerank query. The score memo is exact for pointwise rerankers, whose
+// score of a (query, document) pair does not depend on the other documents
+// of the call (Qwen3-Reranker and cross-encoders score pairs
+// independently).
 func (rt *Runtime) withRowMemo() *Runtime {
 	cfg := rt.cfg
 	cfg.Docs = &rowMemo{inner: rt.cfg.Docs, m: map[int32]rlsearch.Document{}}
+	if cfg.Reranker != nil {
+		cfg.Reranker = &scoreMemo{inner: cfg.Reranker, m: map[scoreKey]float32{}}
+	}
 	return &Runtime{cfg: cfg}
+}
+
+// scoreMemo memoises a pointwise reranker's scores. Safe for concurrent use.
+type scoreMemo struct {
+	inner rlsearch.Reranker
+	mu    sync.Mutex
+	m     map[scoreKey]float32
+}
+
+type scoreKey struct{ query, id, contents string }
+
+func (s *scoreMemo) Name() string { return s.inner.Name() }
+
+func (s *scoreMemo) Rerank(ctx context.Context, query string, docs []rlsearch.Document) ([]float32, error) {
+	out := make([]float32, len(docs))
+	var miss []rlsearch.Document
+	var missAt []int
+	s.mu.Lock()
+	for i, d := range docs {
+		if v, ok := s.m[scoreKey{query, d.ID, d.Contents}]; ok {
+			out[i] = v
+		} else {
+			miss = append(miss, d)
+			missAt = append(missAt, i)
+		}
+	}
+	s.mu.Unlock()
+	if len(miss) == 0 {
+		return out, nil
+	}
+	scores, err := s.inner.Rerank(ctx, query, miss)
+	if err != nil {
+		return nil, err
+	}
+	if len(scores) != len(miss) {
+		return nil, fmt.Errorf("sdk: reranker %s returned %d scores for %d documents", s.inner.Name(), len(scores), len(miss))
+	}
+	s.mu.Lock()
+	for j, i := range missAt {
+		out[i] = scores[j]
+		s.m[scoreKey{query, miss[j].ID, miss[j].Contents}] = scores[j]
+	}
+	s.mu.Unlock()
+	return out, nil
 }
 
 // rowMemo memoises Corpus.Doc. Safe for concurrent use.

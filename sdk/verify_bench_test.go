@@ -2,8 +2,24 @@ package sdk
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+
+	"github.com/rlsearch/rlsearch"
 )
+
+// countingReranker counts the documents a reranker is asked to score.
+type countingReranker struct {
+	inner rlsearch.Reranker
+	docs  atomic.Int64
+}
+
+func (c *countingReranker) Name() string { return c.inner.Name() }
+
+func (c *countingReranker) Rerank(ctx context.Context, q string, docs []rlsearch.Document) ([]float32, error) {
+	c.docs.Add(int64(len(docs)))
+	return c.inner.Rerank(ctx, q, docs)
+}
 
 // BenchmarkVerify measures the mutation search over the first 64 HotpotQA
 // and MuSiQue questions of the shared set, each starting from the
@@ -32,8 +48,9 @@ func BenchmarkVerify(b *testing.B) {
 	for _, rr := range []struct {
 		name string
 		cfg  Config
-	}{{"bm25", Config{}}, {"bm25+rerank", Config{Reranker: &lexReranker{}}}} {
+	}{{"bm25", Config{}}, {"bm25+rerank", Config{Reranker: &countingReranker{inner: &lexReranker{}}}}} {
 		rt := newRT(b, ix, rr.cfg)
+		counter, _ := rr.cfg.Reranker.(*countingReranker)
 		for _, cached := range []bool{true, false} {
 			name := rr.name + "/cached"
 			if !cached {
@@ -42,6 +59,9 @@ func BenchmarkVerify(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				v := newVerifier(b, rt, MutateConfig{MaxVerified: MaxExecutions, NoCache: !cached})
 				var verified, executions, searches, programs int
+				if counter != nil {
+					counter.docs.Store(0)
+				}
 				for b.Loop() {
 					for _, q := range qs {
 						res, err := v.Search(ctx, Program{Queries: []string{q.q}, Mode: ModeSparse, Width: 3, Print: 3}, nil, Gold{IDs: q.gold}, nil)
@@ -59,6 +79,9 @@ func BenchmarkVerify(b *testing.B) {
 				b.ReportMetric(float64(executions)/sec, "executions/s")
 				b.ReportMetric(float64(searches)/float64(programs), "searches/program")
 				b.ReportMetric(float64(executions)/float64(programs), "executions/program")
+				if counter != nil {
+					b.ReportMetric(float64(counter.docs.Load())/float64(programs), "reranked-docs/program")
+				}
 			})
 		}
 	}

@@ -201,7 +201,9 @@ func (c *coalescer) fetch(ctx context.Context, r rlsearch.Retriever, query strin
 		c.timer = time.AfterFunc(c.wait, c.onTimer)
 	}
 	c.mu.Unlock()
-	c.flush(batch)
+	if batch != nil {
+		go c.flush(batch) // not inline: this program's own deadline must still end its wait
+	}
 	select {
 	case <-req.done:
 		return req.hits, req.err

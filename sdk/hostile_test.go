@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsearch/rlsearch"
 )
 
 func TestHostilePrograms(t *testing.T) {
@@ -75,6 +77,37 @@ func TestMemoryStop(t *testing.T) {
 		res := rt.Run(context.Background(), Request{Code: src}, nil)
 		if res.Code != CodeBudget || !strings.Contains(res.Error, "memory budget exceeded") {
 			t.Fatalf("%q: got %s %q", src, res.Code, res.Error)
+		}
+	}
+}
+
+// slowRetriever waits before answering, or until ctx ends.
+type slowRetriever struct {
+	rlsearch.Retriever
+	d time.Duration
+}
+
+func (s slowRetriever) Retrieve(ctx context.Context, qs []string, k int) ([][]rlsearch.Hit, error) {
+	select {
+	case <-time.After(s.d):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Retriever.Retrieve(ctx, qs, k)
+}
+
+func TestTimeoutWhileRetrieving(t *testing.T) {
+	ix := wikiIndex(t)
+	rt := newRT(t, ix, Config{
+		Retrievers: map[string]rlsearch.Retriever{"bm25": slowRetriever{ix.Retrievers()["bm25"], 2 * time.Second}},
+		Budgets:    Budgets{Timeout: 100 * time.Millisecond},
+	})
+	req := Request{Code: "print(\"start\")\nprint(sparse(\"Robin Hood\", k=3))"}
+	results := append([]Result{rt.Run(context.Background(), req, nil)}, rt.RunBatch(context.Background(), []Request{req, req}, BatchOptions{NoCoalesce: true})...)
+	results = append(results, rt.RunBatch(context.Background(), []Request{req, req}, BatchOptions{})...)
+	for _, res := range results {
+		if res.Code != CodeBudget || !strings.HasPrefix(res.Observation, "start\nError (budget_exceeded): line 2: time budget of 100ms exceeded") {
+			t.Fatalf("got %s %q", res.Code, res.Observation)
 		}
 	}
 }

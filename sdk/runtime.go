@@ -387,6 +387,9 @@ func FormatDoc(format string, index int, d Doc) string {
 func (st *execState) search(route string, query string, k int) ([]Doc, error) {
 	docs, err := st.rt.search(st.ctx, st.fetch, route, query, k, st.b)
 	if err != nil {
+		if st.ctx.Err() != nil {
+			return nil, st.ctxErr() // the program's time ran out while it waited
+		}
 		return nil, err
 	}
 	st.stats.Calls++

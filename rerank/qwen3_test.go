@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -189,6 +191,29 @@ func TestBatchedEqualsUnbatched(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExternalData opens a model whose weights live in model.onnx.data
+// (how exports over 2 GB are stored) and checks it scores like the
+// single-file model with the same seed.
+func TestExternalData(t *testing.T) {
+	ext := genModel(t, "gen_qwen3.py", "--variant", "last", "--seed", "1", "--tokenizer", qwen3TokenizerPath(t), "--external-data")
+	if _, err := os.Stat(filepath.Join(ext, "model.onnx.data")); err != nil {
+		t.Fatalf("generator wrote no external data: %v", err)
+	}
+	ctx := context.Background()
+	docs := testDocs(3)
+	want, err := openTest(t, Config{Dir: qwen3Model(t, "last"), Sessions: 1}).score(ctx, "q", docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := openTest(t, Config{Dir: ext, Sessions: 1}).score(ctx, "q", docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("external-data model scores %v, single file %v", got, want)
 	}
 }
 

@@ -18,6 +18,17 @@ var (
 	genDirs = map[string]string{}
 )
 
+// TestMain removes the generated models after the package's tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	genMu.Lock()
+	for _, dir := range genDirs {
+		os.RemoveAll(filepath.Dir(dir))
+	}
+	genMu.Unlock()
+	os.Exit(code)
+}
+
 // genModel runs a generator script once per test binary and argument list
 // and returns the model directory (in the OS temp dir).
 func genModel(tb testing.TB, script string, args ...string) string {

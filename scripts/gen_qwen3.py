@@ -32,6 +32,7 @@ Run with Debian's interpreter (/usr/bin/python3: python3-onnx, python3-numpy).
                   151,669 ids, so real token ids index the embedding)
   rlsearch.json   reranker config (kind qwen3-reranker, inputs, output)
   gen_qwen3.json  generator record (preset, variant, seed, shapes)
+  model.onnx.data only with --external-data: the weights, referenced by model.onnx
 
 Weights (seeded numpy default_rng): embedding normal(0, 1) so that tied
 logits spread the yes/no scores over (0, 1); projections normal(0, 0.1);
@@ -270,6 +271,13 @@ def cmd_gen(a):
         return write
 
     def save_model(path):
+        if a.external_data:
+            # Weights in model.onnx.data beside model.onnx, as exports over
+            # 2 GB (Qwen3-Reranker in float32) must be written.
+            import onnx
+            onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                            location="model.onnx.data", size_threshold=1024)
+            return
         with open(path, "wb") as f:
             f.write(model.SerializeToString())
 
@@ -368,6 +376,8 @@ def main(argv):
     g.add_argument("--out", required=True)
     g.add_argument("--name", default="")
     g.add_argument("--tokenizer", default=os.path.join(here, "..", ".cache", "tokenizers", "qwen3.json"))
+    g.add_argument("--external-data", action="store_true",
+                   help="store the weights in model.onnx.data (external data) next to model.onnx")
     r = sub.add_parser("reference", help="numpy reference logits at the last position")
     r.add_argument("--model", required=True)
     r.add_argument("--in", dest="inp", default="-")

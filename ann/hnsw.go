@@ -539,7 +539,7 @@ func (h *HNSW) findNeighbours(s *searcher, v, limit int32) [][]int32 {
 				cands = append(cands, cand{u, sc.score(u)})
 			}
 		}
-		out[l] = h.selectNeighbours(cands, h.cfg.M)
+		out[l] = h.selectNeighbours(cands, h.capacity(l))
 	}
 	// Levels above the current top only link within the batch.
 	for l := h.top + 1; l <= lv; l++ {

@@ -110,4 +110,3 @@ func TestRewardOnGeneratedInstances(t *testing.T) {
 		t.Fatalf("result layer: gold %.2f of %d, mutated %.2f", gold, len(insts), mut)
 	}
 }
-

@@ -29,7 +29,8 @@ type ExecuteRequest struct {
 }
 
 // ExecuteItem is one program's answer: the ranked ids and scores (see
-// Result for the ranking), or an error naming the field at fault.
+// Result for the ranking), or an error naming the field at fault (ids and
+// scores are then null).
 type ExecuteItem struct {
 	IDs    []string  `json:"ids"`
 	Scores []float64 `json:"scores"`
@@ -154,7 +155,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(ExecuteResponse{Results: items})
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // keep <text_0> readable in error messages
+	enc.Encode(ExecuteResponse{Results: items})
 }
 
 func errItem(i int, err error) ExecuteItem {

@@ -177,8 +177,8 @@ func OpenGPU(path string, cfg GPUConfig) (*GPUFlat, error) {
 	return newGPU(h, next, cfg)
 }
 
-// NewGPU uploads an in-memory Flat (any dtype, rounded to fp16) to the
-// GPUs, converting 65,536 rows at a time. See OpenGPU for errors.
+// NewGPU uploads an in-memory Flat to the GPUs 65,536 rows at a time: fp16
+// storage as is, fp32 and int8 rounded to fp16. See OpenGPU for errors.
 func NewGPU(f *Flat, cfg GPUConfig) (*GPUFlat, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -192,7 +192,15 @@ func NewGPU(f *Flat, cfg GPUConfig) (*GPUFlat, error) {
 			return lo, nil, io.EOF
 		}
 		hi := min(lo+step, h.Count)
-		buf = appendF16(buf[:0], f.Vectors(lo, hi))
+		if h.DType == FP16 && f.f16 != nil {
+			// fp16 storage goes as is (no widening and rounding back).
+			buf = buf[:0]
+			for _, b := range f.f16[lo*h.Dim : hi*h.Dim] {
+				buf = binary.LittleEndian.AppendUint16(buf, b)
+			}
+		} else {
+			buf = appendF16(buf[:0], f.Vectors(lo, hi))
+		}
 		row0 := lo
 		lo = hi
 		return row0, buf, nil

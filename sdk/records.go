@@ -84,7 +84,7 @@ func (v *Verifier) BuildRecord(ctx context.Context, req RecordRequest, cache *Ca
 	}
 	ex := executor{v: v, rt: v.rt, cache: cache, gold: gold.IDs, need: need}
 	if cache != nil {
-		ex.rt = v.rt.withRowMemo()
+		ex.rt = v.rt.withScoreMemo()
 		ex.fetched = map[cacheKey]bool{}
 		ex.widest = map[cacheKey]int{}
 	}

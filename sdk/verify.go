@@ -264,7 +264,7 @@ func (v *Verifier) Search(ctx context.Context, p Program, pool []string, gold Go
 	}
 	ex := executor{v: v, rt: v.rt, cache: cache, gold: gold.IDs, need: res.NeedGold}
 	if cache != nil {
-		ex.rt = v.rt.withRowMemo()
+		ex.rt = v.rt.withScoreMemo()
 		ex.widest = map[cacheKey]int{}
 		for _, pr := range append([]Program{p}, programsOf(plan)...) {
 			for _, c := range pr.calls() {
@@ -349,7 +349,7 @@ func (ex *executor) run(ctx context.Context, p Program) (Execution, error) {
 				continue // Evaluate reports it
 			}
 			// Fill the cache with the hits only; documents are resolved
-			// (once, through the row memo) when an execution prints them.
+			// (once per row, by the Cache) when an execution prints them.
 			ex.searches++
 			if _, err := (directFetcher{cache: ex.cache}).fetch(ctx, r, c.query, w); err != nil {
 				return Execution{}, fmt.Errorf("sdk: mutation search: %s retrieval failed: %w", c.route, err)
@@ -394,17 +394,15 @@ func (rt *Runtime) retrieverName(route string) string {
 	return name
 }
 
-// withRowMemo returns a runtime equal to rt whose document lookups are
-// memoised by row and whose rerank scores are memoised by (query,
-// document): the executions of one mutation search see the same passages
-// many times, and each is read (and decompressed) once and scored once per
-// rerank query. The score memo is exact for pointwise rerankers, whose
-// score of a (query, document) pair does not depend on the other documents
-// of the call (Qwen3-Reranker and cross-encoders score pairs
-// independently).
-func (rt *Runtime) withRowMemo() *Runtime {
+// withScoreMemo returns a runtime equal to rt whose rerank scores are
+// memoised by (query, document): the executions of one mutation search
+// rerank the same passages many times, and each is scored once per rerank
+// query (documents are already resolved once per row by the Cache). The
+// memo is exact for pointwise rerankers, whose score of a (query,
+// document) pair does not depend on the other documents of the call
+// (Qwen3-Reranker and cross-encoders score pairs independently).
+func (rt *Runtime) withScoreMemo() *Runtime {
 	cfg := rt.cfg
-	cfg.Docs = &rowMemo{inner: rt.cfg.Docs, m: map[int32]rlsearch.Document{}}
 	if cfg.Reranker != nil {
 		cfg.Reranker = &scoreMemo{inner: cfg.Reranker, m: map[scoreKey]float32{}}
 	}
@@ -453,28 +451,4 @@ func (s *scoreMemo) Rerank(ctx context.Context, query string, docs []rlsearch.Do
 	}
 	s.mu.Unlock()
 	return out, nil
-}
-
-// rowMemo memoises Corpus.Doc. Safe for concurrent use.
-type rowMemo struct {
-	inner Corpus
-	mu    sync.Mutex
-	m     map[int32]rlsearch.Document
-}
-
-func (r *rowMemo) Doc(row int32) (rlsearch.Document, error) {
-	r.mu.Lock()
-	d, ok := r.m[row]
-	r.mu.Unlock()
-	if ok {
-		return d, nil
-	}
-	d, err := r.inner.Doc(row)
-	if err != nil {
-		return d, err
-	}
-	r.mu.Lock()
-	r.m[row] = d
-	r.mu.Unlock()
-	return d, nil
 }

@@ -52,7 +52,9 @@ type GenConfig struct {
 	N int
 	// Seed of the PCG random source; equal seeds give equal instances.
 	Seed uint64
-	// Level fixes the level ("L1", "L2", "L3"); "" samples 40/40/20 %.
+	// Level fixes the level ("L1", "L2", "L3"); "" gives the paper's
+	// 40/40/20 % split of the kept instances (quotas, since deeper levels
+	// are pruned more often).
 	Level string
 	// MaxTruth drops instances whose ground-truth set is larger (default
 	// 20, the paper's K: one retrieval's worth of candidates).
@@ -114,6 +116,11 @@ func Generate(ctx context.Context, c *Collection, cfg GenConfig) ([]Instance, Ge
 		cfg.TextProb = 0.35
 	}
 	g := &generator{c: c, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))}
+	if cfg.Level == "" {
+		l1 := int(math.Round(0.4 * float64(cfg.N)))
+		l2 := int(math.Round(0.4 * float64(cfg.N)))
+		g.quota = map[string]int{L1: l1, L2: l2, L3: cfg.N - l1 - l2}
+	}
 	seen := map[string]bool{}
 	var out []Instance
 	for len(out) < cfg.N && st.Attempts < cfg.MaxAttempts {
@@ -138,14 +145,18 @@ func Generate(ctx context.Context, c *Collection, cfg GenConfig) ([]Instance, Ge
 		out = append(out, inst)
 		st.Kept++
 		st.PerLevel[inst.Level]++
+		if g.quota != nil {
+			g.quota[inst.Level]--
+		}
 	}
 	return out, st, nil
 }
 
 type generator struct {
-	c   *Collection
-	cfg GenConfig
-	rng *rand.Rand
+	c     *Collection
+	cfg   GenConfig
+	rng   *rand.Rand
+	quota map[string]int // instances still wanted per level (mixed mode)
 }
 
 type gleaf struct {
@@ -157,13 +168,20 @@ type gleaf struct {
 func (g *generator) level() (string, int) {
 	lv := g.cfg.Level
 	if lv == "" {
-		switch x := g.rng.Float64(); {
-		case x < 0.4:
-			lv = L1
-		case x < 0.8:
-			lv = L2
-		default:
-			lv = L3
+		// Sample a level in proportion to its remaining quota.
+		total := 0
+		for _, l := range []string{L1, L2, L3} {
+			total += max(0, g.quota[l])
+		}
+		x := g.rng.IntN(max(total, 1))
+		lv = L3
+		for _, l := range []string{L1, L2, L3} {
+			if q := max(0, g.quota[l]); x < q {
+				lv = l
+				break
+			} else {
+				x -= q
+			}
 		}
 	}
 	switch lv {

@@ -62,6 +62,7 @@ func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	executions := fs.Int("executions", 0, "execution budget per program (0 = 64, at most 256)")
 	minGold := fs.Int("min-gold", 0, "V_ret needs at least this many gold documents printed (0 = all)")
 	maxVerified := fs.Int("max-verified", 0, "verified mutations to find per program (0 = 1)")
+	maxPrint := fs.Int("max-print", 0, "documents a mutation prints: min(kept, this) (0 = 20, the paper's print budget)")
 	poolEarlier := fs.Bool("pool-earlier-turns", false, "add the queries of earlier retrieval turns to the query pool")
 	noCache := fs.Bool("no-cache", false, "no shared primitive cache: every execution retrieves on its own (the oracle)")
 	workers := fs.Int("workers", 4, "programs searched at once")
@@ -79,7 +80,7 @@ func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageErr("--workers %d must be ≥ 1", *workers)
 	}
 	cfg := sdk.MutateConfig{Executions: *executions, MinGold: *minGold, MaxVerified: *maxVerified,
-		PoolFromEarlierTurns: *poolEarlier, NoCache: *noCache}
+		PoolFromEarlierTurns: *poolEarlier, NoCache: *noCache, Space: sdk.Space{MaxPrint: *maxPrint}}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}

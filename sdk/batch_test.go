@@ -52,8 +52,8 @@ func typicalRequests(tb testing.TB, n int, modes []Mode, seed uint64) []Request 
 func TestBatchEqualsOneByOne(t *testing.T) {
 	ix := wikiIndex(t)
 	inner := ix.Retrievers()["bm25"]
-	reqs := typicalRequests(t, 200, []Mode{ModeSparse}, 3)
-	plain := newRT(t, ix, Config{Reranker: &lexReranker{}})
+	reqs := typicalRequests(t, 120, []Mode{ModeSparse}, 3)
+	plain := newRT(t, ix, Config{Reranker: stubReranker{}})
 	want := make([]Result, len(reqs))
 	for i, r := range reqs {
 		want[i] = plain.Run(context.Background(), r, nil)
@@ -66,7 +66,7 @@ func TestBatchEqualsOneByOne(t *testing.T) {
 			cr := &countingRetriever{Retriever: inner}
 			// A long CoalesceWait makes flushes depend only on program
 			// progress (all waiting, or MaxBatch queued), not on timing.
-			rt := newRT(t, ix, Config{Retrievers: map[string]rlsearch.Retriever{"bm25": cr}, Reranker: &lexReranker{}, CoalesceWait: time.Minute})
+			rt := newRT(t, ix, Config{Retrievers: map[string]rlsearch.Retriever{"bm25": cr}, Reranker: stubReranker{}, CoalesceWait: time.Minute})
 			got := rt.RunBatch(context.Background(), reqs, opt)
 			for i := range got {
 				g, w := got[i], want[i]

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bm25"
@@ -159,6 +160,11 @@ func newRT(tb testing.TB, ix *index.Index, cfg Config) *Runtime {
 	}
 	if cfg.Docs == nil {
 		cfg.Docs = ix
+	}
+	if cfg.Budgets.Timeout == 0 {
+		// Wall-clock budgets are tested on their own; elsewhere a loaded
+		// machine under -race must not turn results into timeouts.
+		cfg.Budgets.Timeout = 5 * time.Minute
 	}
 	rt, err := New(cfg)
 	if err != nil {

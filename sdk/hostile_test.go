@@ -69,7 +69,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 }
 
 func TestMemoryStop(t *testing.T) {
-	rt := newRT(t, wikiIndex(t), Config{MaxHeapBytes: 64 << 20, Budgets: Budgets{MaxSteps: 1 << 40}})
+	rt := newRT(t, wikiIndex(t), Config{MaxHeapBytes: 64 << 20, Budgets: Budgets{MaxSteps: 1 << 40, Timeout: 5 * time.Minute}})
 	for _, src := range []string{
 		"l = []\nfor i in range(100000000):\n    l.append(\"%d\" % i)",
 		"s = \"x\"\nfor i in range(40):\n    s = s + s",

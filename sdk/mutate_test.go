@@ -61,7 +61,7 @@ func TestMutationsProperties(t *testing.T) {
 		{Modes: []Mode{ModeDense, ModeFuse}, Widths: []int{3, 10, 50}, MaxPrint: 5},
 	}
 	total := 0
-	const n = 120
+	const n = 80
 	for i := range n {
 		s := spaces[i%len(spaces)]
 		maxPool := 5

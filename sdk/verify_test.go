@@ -202,19 +202,19 @@ func TestControlsOnWiki(t *testing.T) {
 func TestCachedEqualsUncached(t *testing.T) {
 	t.Run("sparse+rerank/wiki", func(t *testing.T) {
 		rt := newRT(t, wikiIndex(t), Config{Reranker: &lexReranker{}})
-		checkCachedUncached(t, rt, []Mode{ModeSparse}, 12, 3)
+		checkCachedUncached(t, rt, []Mode{ModeSparse}, 12, 3, 48)
 	})
 	t.Run("dense+sparse+fuse+rerank/tiny-model", func(t *testing.T) {
 		rt := newRT(t, denseIndex(t), Config{Reranker: &lexReranker{}})
-		checkCachedUncached(t, rt, []Mode{ModeDense, ModeSparse, ModeFuse}, 4, 11)
+		checkCachedUncached(t, rt, []Mode{ModeDense, ModeSparse, ModeFuse}, 4, 11, 24)
 	})
 }
 
-func checkCachedUncached(t *testing.T, rt *Runtime, modes []Mode, n int, seed uint64) {
+func checkCachedUncached(t *testing.T, rt *Runtime, modes []Mode, n int, seed uint64, budget int) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 5))
-	cached := newVerifier(t, rt, MutateConfig{Executions: 48, MaxVerified: 3, Space: Space{Modes: modes}})
-	uncached := newVerifier(t, rt, MutateConfig{Executions: 48, MaxVerified: 3, Space: Space{Modes: modes}, NoCache: true})
+	cached := newVerifier(t, rt, MutateConfig{Executions: budget, MaxVerified: 3, Space: Space{Modes: modes}})
+	uncached := newVerifier(t, rt, MutateConfig{Executions: budget, MaxVerified: 3, Space: Space{Modes: modes}, NoCache: true})
 	verified := 0
 	for i := range n {
 		p, pool := mutRandomProgram(rng, modes, true, 3)
@@ -225,7 +225,7 @@ func checkCachedUncached(t *testing.T, rt *Runtime, modes []Mode, n int, seed ui
 			t.Fatal(err)
 		}
 		var gold []string
-		for _, q := range []Program{p, muts[rng.IntN(min(len(muts), 48))].Program} {
+		for _, q := range []Program{p, muts[rng.IntN(min(len(muts), budget))].Program} {
 			docs, _, _, err := rt.Evaluate(ctx, q, nil)
 			if err == nil && len(docs) > 0 {
 				gold = append(gold, docs[rng.IntN(len(docs))].ID)

@@ -84,7 +84,7 @@ func (br BatchRequest) Options() BatchOptions {
 // Handler serves POST /v1/programs/execute: a BatchRequest in, a
 // BatchResponse out (200 even when programs fail: their failures are in
 // each result's code and observation). A malformed body is a 400 naming the
-// field, a body over DefaultMaxBodyBytes a 413, another method a 405.
+// field, a body over Config.MaxBodyBytes a 413, another method a 405.
 // Safe for concurrent use.
 func (rt *Runtime) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -93,12 +93,12 @@ func (rt *Runtime) Handler() http.Handler {
 			server.WriteError(w, http.StatusMethodNotAllowed, "use POST", "")
 			return
 		}
-		body := http.MaxBytesReader(w, r.Body, DefaultMaxBodyBytes)
+		body := http.MaxBytesReader(w, r.Body, rt.cfg.MaxBodyBytes)
 		br, field, err := DecodeBatch(body)
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				server.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", DefaultMaxBodyBytes), "")
+				server.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", rt.cfg.MaxBodyBytes), "")
 				return
 			}
 			server.WriteError(w, http.StatusBadRequest, err.Error(), field)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestHandler(t *testing.T) {
-	rt := newRT(t, wikiIndex(t), Config{})
+	rt := newRT(t, wikiIndex(t), Config{MaxBodyBytes: 1 << 20})
 	h := rt.Handler()
 	for _, tc := range []struct {
 		name, method, body string
@@ -46,7 +46,7 @@ func TestHandler(t *testing.T) {
 		})
 	}
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("POST", "/v1/programs/execute", strings.NewReader(`{"code": "`+strings.Repeat("x", DefaultMaxBodyBytes)+`"}`)))
+	h.ServeHTTP(w, httptest.NewRequest("POST", "/v1/programs/execute", strings.NewReader(`{"code": "`+strings.Repeat("x", 1<<20)+`"}`)))
 	if w.Code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized body: %d %s", w.Code, w.Body.String())
 	}

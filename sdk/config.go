@@ -175,6 +175,9 @@ type Config struct {
 	// for other programs of its batch; 0 means 2 ms.
 	MaxBatch     int
 	CoalesceWait time.Duration
+	// MaxBodyBytes bounds a request body of Handler; 0 means
+	// DefaultMaxBodyBytes (64 MiB).
+	MaxBodyBytes int64
 }
 
 // Validate reports the first bad field.
@@ -186,6 +189,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sdk: Config.RRFK %v is negative", c.RRFK)
 	case c.MaxBatch < 0:
 		return fmt.Errorf("sdk: Config.MaxBatch %d is negative", c.MaxBatch)
+	case c.MaxBodyBytes < 0:
+		return fmt.Errorf("sdk: Config.MaxBodyBytes %d is negative", c.MaxBodyBytes)
 	case c.CoalesceWait < 0:
 		return fmt.Errorf("sdk: Config.CoalesceWait %v is negative", c.CoalesceWait)
 	}
@@ -222,6 +227,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBatch == 0 {
 		c.MaxBatch = 512
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if c.CoalesceWait == 0 {
 		c.CoalesceWait = 2 * time.Millisecond

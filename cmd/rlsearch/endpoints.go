@@ -11,10 +11,11 @@ import (
 // its line here.
 func extraEndpoints(ix *index.Index) (map[string]http.Handler, error) {
 	m := map[string]http.Handler{}
-	if err := addHybridEndpoints(m, ix); err != nil {
+	exec, err := addHybridEndpoints(m, ix)
+	if err != nil {
 		return nil, err
 	}
-	if err := addRewardEndpoints(m); err != nil {
+	if err := addRewardEndpoints(m, exec); err != nil {
 		return nil, err
 	}
 	if err := addProgramEndpoints(m, ix); err != nil {
@@ -23,6 +24,5 @@ func extraEndpoints(ix *index.Index) (map[string]http.Handler, error) {
 	if err := addMutateEndpoints(m, ix); err != nil {
 		return nil, err
 	}
-	_ = ix
 	return m, nil
 }

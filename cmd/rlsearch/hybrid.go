@@ -17,6 +17,7 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/reward"
 )
 
 // hybridCollectionsDir is serve's --collections flag (bound by
@@ -31,17 +32,23 @@ func bindHybridServeFlags(fs *flag.FlagSet) {
 // addHybridEndpoints mounts POST /v1/hybrid/execute. Collections whose
 // text fields use e5 embed queries with the index's encoder (--model).
 // The collections stay open for the life of the process.
-func addHybridEndpoints(m map[string]http.Handler, ix *index.Index) error {
+//
+// It returns an executor over the collections for the ProRetrieval reward,
+// or nil when none were loaded.
+func addHybridEndpoints(m map[string]http.Handler, ix *index.Index) (reward.HybridExecutor, error) {
 	var enc rlsearch.Encoder
 	if ix != nil && ix.Encoder() != nil {
 		enc = ix.Encoder()
 	}
 	cols, err := openCollections(context.Background(), hybridCollectionsDir, hybrid.OpenConfig{Encoder: enc})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m["/v1/hybrid/execute"] = hybrid.NewHandler(cols, hybrid.HandlerConfig{})
-	return nil
+	if len(cols) == 0 {
+		return nil, nil
+	}
+	return hybrid.NewExecutor(cols), nil
 }
 
 // openCollections opens dir as one collection, or each subdirectory that

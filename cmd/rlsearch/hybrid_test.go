@@ -82,10 +82,22 @@ func TestHybridCommand(t *testing.T) {
 	hybridCollectionsDir = filepath.Dir(col)
 	defer func() { hybridCollectionsDir = "" }()
 	m := map[string]http.Handler{}
-	if err := addHybridEndpoints(m, nil); err != nil {
+	exec, err := addHybridEndpoints(m, nil)
+	if err != nil || exec == nil {
+		t.Fatalf("addHybridEndpoints: executor %v, error %v", exec, err)
+	}
+	// The ProRetrieval reward executes programs through the same collections.
+	if err := addRewardEndpoints(m, exec); err != nil {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
+	m["/v1/rewards/proretrieval"].ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/rewards/proretrieval",
+		strings.NewReader(`{"rollouts": [{"id": "r1", "collection": "toys", "ground_truth": ["p0"],
+		  "response": "<answer>{\"sql\": \"WHERE price < 3\", \"retrieval_list\": []}</answer>"}]}`)))
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"hit@1":1`) {
+		t.Fatalf("proretrieval reward through the collections: %d %s", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
 	m["/v1/hybrid/execute"].ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/hybrid/execute",
 		strings.NewReader(`{"collection": "toys", "programs": [{"sql": "WHERE price < 3", "retrieval_list": []}]}`)))
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"ids":["p0","p1","p2"]`) {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/reward"
 )
 
@@ -29,6 +30,10 @@ type rewardFlags struct {
 	alpha, decay                                        string
 	pathCombine, correct, metric                        string
 	lengthBudget                                        int
+	collections                                         string
+	// executor runs ProRetrieval programs (serve passes the collections it
+	// loaded for /v1/hybrid/execute); nil scores pre-executed rollouts only.
+	executor reward.HybridExecutor
 }
 
 func (f *rewardFlags) bind(fs *flag.FlagSet) {
@@ -41,6 +46,7 @@ func (f *rewardFlags) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&f.judgeTimeout, "judge-timeout", 0, "timeout per judge request (0 = 60s)")
 	fs.IntVar(&f.judgeRetries, "judge-retries", 0, "judge retries after a failure (0 = 4, -1 = none)")
 	fs.IntVar(&f.workers, "workers", 0, "rollouts scored at once (0 = 8)")
+	fs.StringVar(&f.collections, "collections", "", "hybrid collections (one directory or a directory of them) that execute ProRetrieval programs not executed beforehand")
 	fs.StringVar(&f.lambdaFormat, "lambda-format", "", "Search-P1 λ_f (default 0.1)")
 	fs.StringVar(&f.lambdaPath, "lambda-path", "", "Search-P1 λ_p (default 0.3)")
 	fs.StringVar(&f.lambdaOutcome, "lambda-outcome", "", "Search-P1 λ_a (default 0.6)")
@@ -81,6 +87,18 @@ func (f *rewardFlags) scorer() (*reward.Scorer, *reward.JudgeCache, error) {
 	}
 	p1.PathCombine, p1.Correct = f.pathCombine, f.correct
 	cfg.ProRetrieval.Metric, cfg.ProRetrieval.LengthBudget = f.metric, f.lengthBudget
+	if f.collections != "" && f.executor == nil {
+		cols, err := openCollections(context.Background(), f.collections, hybrid.OpenConfig{})
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(cols) > 0 {
+			f.executor = hybrid.NewExecutor(cols)
+		}
+	}
+	if f.executor != nil {
+		cfg.ProRetrieval.Executor = f.executor
+	}
 	if f.refs != "" {
 		refs, err := reward.LoadReferences(f.refs)
 		if err != nil {
@@ -109,8 +127,8 @@ func (f *rewardFlags) scorer() (*reward.Scorer, *reward.JudgeCache, error) {
 
 // addRewardEndpoints mounts POST /v1/rewards/{qa,rpl,search-p1,proretrieval},
 // configured from the environment (see rewardFlags).
-func addRewardEndpoints(m map[string]http.Handler) error {
-	var f rewardFlags
+func addRewardEndpoints(m map[string]http.Handler, exec reward.HybridExecutor) error {
+	f := rewardFlags{executor: exec}
 	fs := flag.NewFlagSet("reward", flag.ContinueOnError)
 	f.bind(fs)
 	s, cache, err := f.scorer()

@@ -92,7 +92,7 @@ func TestRewardCommand(t *testing.T) {
 
 func TestRewardEndpointsFromEnv(t *testing.T) {
 	m := map[string]http.Handler{}
-	if err := addRewardEndpoints(m); err != nil {
+	if err := addRewardEndpoints(m, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/v1/rewards/qa", "/v1/rewards/rpl", "/v1/rewards/search-p1", "/v1/rewards/proretrieval"} {
@@ -102,7 +102,7 @@ func TestRewardEndpointsFromEnv(t *testing.T) {
 	}
 	t.Setenv("RLSEARCH_JUDGE_URL", "http://127.0.0.1:1/v1")
 	t.Setenv("RLSEARCH_JUDGE_MODEL", "")
-	if err := addRewardEndpoints(map[string]http.Handler{}); err == nil || !strings.Contains(err.Error(), "Model") {
+	if err := addRewardEndpoints(map[string]http.Handler{}, nil); err == nil || !strings.Contains(err.Error(), "Model") {
 		t.Errorf("judge URL without model: err %v, want one naming Model", err)
 	}
 }

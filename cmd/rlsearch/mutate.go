@@ -29,9 +29,10 @@ import (
 
 // addMutateEndpoints mounts POST /v1/programs/mutate (package sdk) over the
 // served index, with the default verifier configuration (64 executions,
-// all gold) and no reranker (the mutation space leaves reranking out).
-func addMutateEndpoints(m map[string]http.Handler, ix *index.Index) error {
-	rt, err := sdk.New(sdk.Config{Retrievers: ix.Retrievers(), Docs: ix})
+// all gold); the rerank ladder is in the mutation space only when serve has
+// a --reranker.
+func addMutateEndpoints(m map[string]http.Handler, ix *index.Index, deps endpointDeps) error {
+	rt, err := sdk.New(sdk.Config{Retrievers: ix.Retrievers(), Docs: ix, Reranker: deps.reranker, Tokens: deps.tokens})
 	if err != nil {
 		return err
 	}

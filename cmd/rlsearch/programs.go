@@ -21,11 +21,11 @@ import (
 )
 
 // addProgramEndpoints mounts POST /v1/programs/execute (package sdk) over
-// the served index. The server's program runtime has no reranker yet
-// (rerank() answers "unavailable") and counts observation tokens by
-// whitespace; `rlsearch programs` takes --reranker and --policy-tokenizer.
-func addProgramEndpoints(m map[string]http.Handler, ix *index.Index) error {
-	rt, err := sdk.New(sdk.Config{Retrievers: ix.Retrievers(), Docs: ix})
+// the served index, with serve's --reranker behind rerank() (without one,
+// rerank() answers "unavailable") and --policy-tokenizer counting
+// observation tokens (whitespace words without one).
+func addProgramEndpoints(m map[string]http.Handler, ix *index.Index, deps endpointDeps) error {
+	rt, err := sdk.New(sdk.Config{Retrievers: ix.Retrievers(), Docs: ix, Reranker: deps.reranker, Tokens: deps.tokens})
 	if err != nil {
 		return err
 	}

@@ -62,19 +62,17 @@ func (f *rerankFlags) open(ctx context.Context, ortLib string) (*rerank.Reranker
 
 // mount opens the reranker and adds POST /rerank to extra; the closer
 // releases the reranker. Without --reranker it mounts nothing.
-func (f *rerankFlags) mount(ctx context.Context, extra map[string]http.Handler, ortLib string, logger *slog.Logger) (func(), error) {
-	r, err := f.open(ctx, ortLib)
-	if err != nil || r == nil {
-		return func() {}, err
+func (f *rerankFlags) mount(r *rerank.Reranker, extra map[string]http.Handler, logger *slog.Logger) error {
+	if r == nil {
+		return nil
 	}
 	h, err := rerank.NewHandler(r, rerank.HandlerConfig{DefaultTopK: f.topK})
 	if err != nil {
-		r.Close()
-		return nil, err
+		return err
 	}
 	extra["/rerank"] = h
 	logger.Info("reranker loaded", "dir", f.dir, "name", r.Name(), "kind", r.Kind(), "max_length", r.MaxLength(), "startup_check", f.check)
-	return func() { r.Close() }, nil
+	return nil
 }
 
 // runRerank scores documents (JSONL from --docs, default stdin:

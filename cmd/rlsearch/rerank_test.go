@@ -83,6 +83,17 @@ func TestRerankCommandAndEndpoint(t *testing.T) {
 	if resp.StatusCode != 200 || len(got.Result) != 2 || len(got.Result[0]) != 2 || len(got.Result[1]) != 0 {
 		t.Fatalf("/rerank: status %d, %+v", resp.StatusCode, got)
 	}
+	// Programs on the same server rerank with --reranker (not "unavailable").
+	resp, err = http.Post(base+"/v1/programs/execute", "application/json", strings.NewReader(
+		`{"programs": [{"id": "p", "code": "docs = sparse('capital city', k=3)\nprint(rerank('capital city', docs, k=2))"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"code":"ok"`) || strings.Contains(string(body), "unavailable") {
+		t.Fatalf("/v1/programs/execute with rerank: %d %s", resp.StatusCode, body)
+	}
 	cancel()
 	select {
 	case code := <-done:

@@ -14,6 +14,7 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/rerank"
 )
 
 // serveFlags configure the HTTP server; bench uses the same ones.
@@ -28,12 +29,15 @@ type serveFlags struct {
 	batchMax   int
 	batchWait  time.Duration
 	rr         rerankFlags
+	// policyTokenizer counts observation tokens of programs (Qwen3 BPE).
+	policyTokenizer string
 }
 
 func (s *serveFlags) bind(fs *flag.FlagSet) {
 	s.idx.bind(fs)
 	bindHybridServeFlags(fs)
 	fs.BoolVar(&s.idx.verifyDocs, "verify-docs", true, "check every docstore block's CRC at startup (one read of docs.zst)")
+	fs.StringVar(&s.policyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the programs' 2,048-token observation cap; empty = whitespace tokens")
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8000", "listen address (Search-R1's retrieval server uses port 8000)")
 	fs.StringVar(&s.retriever, "retriever", "", `default retriever when a request names none: "bm25" or "e5" (default e5 when --model is set, else bm25)`)
 	fs.IntVar(&s.maxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")
@@ -70,18 +74,34 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		closeIx()
 		return nil, nil, nil, usageErr("--retriever %q is not served by this index (have %v; e5 needs --model)", def, names(rs))
 	}
-	extra, err := extraEndpoints(ix)
+	var deps endpointDeps
+	rr, err := s.rr.open(ctx, s.idx.model.ortLib) // --reranker: POST /rerank and rerank() in programs
 	if err != nil {
 		closeIx()
 		return nil, nil, nil, err
 	}
-	closeRR, err := s.rr.mount(ctx, extra, s.idx.model.ortLib, logger) // POST /rerank with --reranker
+	if rr != nil {
+		deps.reranker = rr
+		prevClose := closeIx
+		closeIx = func() { rr.Close(); prevClose() }
+	}
+	if s.policyTokenizer != "" {
+		bpe, err := rerank.LoadBPE(s.policyTokenizer)
+		if err != nil {
+			closeIx()
+			return nil, nil, nil, err
+		}
+		deps.tokens = bpe
+	}
+	extra, err := extraEndpoints(ix, deps)
 	if err != nil {
 		closeIx()
 		return nil, nil, nil, err
 	}
-	prevClose := closeIx
-	closeIx = func() { closeRR(); prevClose() }
+	if err := s.rr.mount(rr, extra, logger); err != nil {
+		closeIx()
+		return nil, nil, nil, err
+	}
 	srv, err := server.New(server.Config{
 		Extra:        extra,
 		Retrievers:   rs,

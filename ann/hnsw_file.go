@@ -195,6 +195,9 @@ func loadHNSW(path string) (*HNSW, error) {
 	}
 	defer f.Close()
 	sr := &ShardReader{path: path, r: bufio.NewReaderSize(f, 64<<10), embedded: true}
+	if st, err := f.Stat(); err == nil {
+		sr.size = st.Size()
+	}
 	defer sr.Close()
 	le := binary.LittleEndian
 	var hb [hnswHdrLen]byte

@@ -78,9 +78,13 @@ const (
 	// the repeated exponent bytes, small enough to stream.
 	DefaultBlockRows = 4096
 
-	maxDim       = 1 << 16 // largest accepted dimension
-	maxEncoderID = 4096    // longest accepted encoder id, bytes
-	blockHdrLen  = 16
+	maxDim = 1 << 16 // largest accepted dimension
+	// maxBlockBytes caps one block's raw bytes (BlockRows·Dim·8, the id
+	// table's width) so that a reader never allocates more than this for a
+	// block a header claims: 1 GiB.
+	maxBlockBytes = 1 << 30
+	maxEncoderID  = 4096 // longest accepted encoder id, bytes
+	blockHdrLen   = 16
 )
 
 var (
@@ -121,8 +125,8 @@ func (h Header) Validate() error {
 		return fmt.Errorf("ann: Header.DType: unsupported dtype %v", h.DType)
 	case h.Dim <= 0 || h.Dim > maxDim:
 		return fmt.Errorf("ann: Header.Dim: %d must be in 1..%d", h.Dim, maxDim)
-	case h.BlockRows < 0 || h.BlockRows > 1<<24:
-		return fmt.Errorf("ann: Header.BlockRows: %d must be in 0..%d", h.BlockRows, 1<<24)
+	case h.BlockRows < 0 || h.BlockRows > 1<<24 || int64(max(h.BlockRows, DefaultBlockRows))*int64(h.Dim)*8 > maxBlockBytes:
+		return fmt.Errorf("ann: Header.BlockRows: %d must be in 0..%d with BlockRows·Dim·8 ≤ %d", h.BlockRows, 1<<24, maxBlockBytes)
 	case len(h.EncoderID) > maxEncoderID:
 		return fmt.Errorf("ann: Header.EncoderID: %d bytes, at most %d", len(h.EncoderID), maxEncoderID)
 	case h.DType == INT8 && (len(h.Scale) != h.Dim || len(h.Offset) != h.Dim):

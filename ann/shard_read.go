@@ -22,6 +22,7 @@ type ShardReader struct {
 	r     *bufio.Reader
 	h     Header
 	off   int64 // file offset of the next unread byte
+	size  int64 // file size, bounding what a block may claim
 	row   int   // rows delivered so far
 	block int   // index of the next block
 	dec   *zstd.Decoder
@@ -43,6 +44,9 @@ func OpenShardReader(path string) (*ShardReader, error) {
 		return nil, fmt.Errorf("ann: %w", err)
 	}
 	sr := &ShardReader{path: path, f: f, r: bufio.NewReaderSize(f, 64<<10)}
+	if st, err := f.Stat(); err == nil {
+		sr.size = st.Size()
+	}
 	if err := sr.readHeader(true); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("ann: read %s: %w", path, err)
@@ -107,8 +111,8 @@ func (sr *ShardReader) readHeader(checkMagic bool) error {
 		return fmt.Errorf("%w: unknown metric %d at offset 28", ErrCorrupt, le.Uint32(fixed[28:]))
 	case flags>>4 != 0:
 		return fmt.Errorf("%w: unknown flags %#x at offset 32", ErrCorrupt, flags)
-	case h.BlockRows <= 0 || h.BlockRows > 1<<24:
-		return fmt.Errorf("%w: block rows %d at offset 44 not in 1..%d", ErrCorrupt, h.BlockRows, 1<<24)
+	case h.BlockRows <= 0 || h.BlockRows > 1<<24 || int64(h.BlockRows)*int64(h.Dim)*8 > maxBlockBytes:
+		return fmt.Errorf("%w: block rows %d at offset 44 not in 1..%d or blocks over %d bytes", ErrCorrupt, h.BlockRows, 1<<24, maxBlockBytes)
 	case idLen > maxEncoderID:
 		return fmt.Errorf("%w: encoder id length %d at offset 48 exceeds %d", ErrCorrupt, idLen, maxEncoderID)
 	}
@@ -153,7 +157,7 @@ func (sr *ShardReader) newDecoder(maxRaw uint64) error {
 		sr.dec.Close()
 	}
 	var err error
-	sr.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxRaw+1<<20))
+	sr.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(min(maxRaw, maxBlockBytes)+1<<20))
 	if err != nil {
 		return fmt.Errorf("ann: zstd: %w", err)
 	}
@@ -181,6 +185,9 @@ func (sr *ShardReader) readBlock(tag string, rows, rowBytes, elemSize int) ([]by
 	stored := int(le.Uint32(hdr[8:]))
 	if (!sr.h.Zstd && stored != rawLen) || stored > rawLen+rawLen/8+1<<16 {
 		return nil, fmt.Errorf("%w: block %d at offset %d: stored length %d for %d raw bytes", ErrCorrupt, sr.block, start, stored, rawLen)
+	}
+	if sr.size > 0 && int64(stored) > sr.size-sr.off {
+		return nil, fmt.Errorf("%w: block %d at offset %d: stored length %d runs past the end of the file (%d bytes; truncated?)", ErrCorrupt, sr.block, start, stored, sr.size)
 	}
 	sr.buf = grow(sr.buf, stored)
 	if err := sr.readFull(sr.buf, fmt.Sprintf("block %d payload", sr.block)); err != nil {

@@ -184,7 +184,7 @@ func TestShardCorruptNamesBlockAndOffset(t *testing.T) {
 		mutate func([]byte) []byte
 		want   string
 	}{
-		{"truncated in block 2", func(b []byte) []byte { return b[:60+2*144+20] }, "block 2 payload at offset 364"},
+		{"truncated in block 2", func(b []byte) []byte { return b[:60+2*144+20] }, "block 2 at offset 348: stored length 64 runs past the end"},
 		{"truncated end", func(b []byte) []byte { return b[:len(b)-7] }, "end record"},
 		{"short header", func(b []byte) []byte { return b[:20] }, "header at offset 8"},
 		{"magic", func(b []byte) []byte { b[1] = 'x'; return b }, "magic"},

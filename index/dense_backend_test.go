@@ -1,0 +1,65 @@
+package index
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestDenseBackend opens one index with each ann.Open backend: auto picks
+// exact flat for a tiny corpus without a GPU, hnsw builds and caches
+// dense.hnsw and answers like flat on 4 passages, a bad name is refused.
+func TestDenseBackend(t *testing.T) {
+	ctx := context.Background()
+	enc := hashEncoder{dim: 33, seed: 1}
+	dir := filepath.Join(t.TempDir(), "idx")
+	if _, err := Build(ctx, BuildConfig{Corpus: writeCorpus(t, smallCorpus), Dir: dir, Encoder: enc}); err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{"capital of Germany", "Everest mountain"}
+	var flatHits [][]int32
+	for _, backend := range []string{"", "flat", "hnsw"} {
+		ix, err := Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: backend})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ix.DenseSearch.Backend
+		want := backend
+		if backend == "" {
+			want = "flat"
+			if got == "gpu" {
+				want = "gpu" // auto on a machine with a GPU
+			}
+		}
+		if got != want || ix.DenseSearch.Reason == "" {
+			t.Fatalf("DenseBackend %q: backend %q (%s), want %q", backend, got, ix.DenseSearch.Reason, want)
+		}
+		hits, err := ix.Retrievers()["e5"].Retrieve(ctx, queries, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows [][]int32
+		for _, hs := range hits {
+			var r []int32
+			for _, h := range hs {
+				r = append(r, h.Row)
+			}
+			rows = append(rows, r)
+		}
+		if flatHits == nil {
+			flatHits = rows
+		} else if !slices.EqualFunc(rows, flatHits, slices.Equal) {
+			t.Errorf("backend %q answers %v, exact flat %v", backend, rows, flatHits)
+		}
+		ix.Close()
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dense.hnsw")); err != nil {
+		t.Errorf("hnsw graph not cached in the index directory: %v", err)
+	}
+	if _, err := Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: "faiss"}); err == nil || !strings.Contains(err.Error(), "Config.Backend") {
+		t.Errorf("DenseBackend faiss: %v, want an error naming Config.Backend", err)
+	}
+}

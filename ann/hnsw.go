@@ -414,7 +414,9 @@ func (h *HNSW) selectNeighbours(cands []cand, m int) []int32 {
 }
 
 // Add inserts row-major [n, Dim] vectors (copied); they get rows Len()..
-// Len()+n-1. Not safe concurrently with Search. Errors: ErrDim, ctx.Err()
+// Len()+n-1. With Int8 their codes use the scale/offset fitted by NewHNSW,
+// clamped to [-128, 127] (re-ranking stays exact in float32). Not safe
+// concurrently with Search. Errors: ErrDim, ctx.Err()
 // (the graph then holds the vectors inserted so far).
 func (h *HNSW) Add(ctx context.Context, vecs []float32) error {
 	d := h.dim

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand"
 	"testing"
+
+	"github.com/rlsearch/rlsearch"
 )
 
 // BenchmarkFlatSearch measures exact search at the peer point
@@ -29,5 +31,33 @@ func BenchmarkFlatSearch(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkHNSWSearch measures HNSW queries/s and recall@10 against exact
+// search on clustered unit vectors (20k × 128, 300 centres), per efSearch.
+func BenchmarkHNSWSearch(b *testing.B) {
+	rng := rand.New(rand.NewSource(8))
+	const n, dim, nq = 20_000, 128, 500
+	vecs := clustered(rng, n+nq, dim, 300, 0.15)
+	base, q := vecs[:n*dim], vecs[n*dim:]
+	flat, _ := NewFlat(base, dim, FP32)
+	exact, _ := flat.Search(context.Background(), q, 10)
+	h, err := NewHNSW(context.Background(), base, dim, HNSWConfig{M: 16, EfConstruction: 100, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, ef := range []int{16, 64, 256} {
+		h.SetEfSearch(ef)
+		b.Run(fmt.Sprintf("n=%d/dim=%d/M=16/efSearch=%d/k=10", n, dim, ef), func(b *testing.B) {
+			var got [][]rlsearch.Hit
+			for i := 0; i < b.N; i++ {
+				if got, err = h.Search(context.Background(), q, 10); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(nq*b.N)/b.Elapsed().Seconds(), "queries/s")
+			b.ReportMetric(recallAt(got, exact, 10), "recall@10")
+		})
 	}
 }

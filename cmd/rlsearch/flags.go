@@ -65,10 +65,12 @@ type indexFlags struct {
 	dir        string
 	model      modelFlags
 	verifyDocs bool // set by serve's --verify-docs
+	backend    string
 }
 
 func (f *indexFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "index", "", "index directory built by 'rlsearch index' (required)")
+	fs.StringVar(&f.backend, "dense-backend", "auto", "dense search: auto (GPU when usable, else exact flat up to 500,000 vectors, else HNSW), flat, hnsw or gpu (an error without a usable GPU)")
 	f.model.bind(fs)
 }
 
@@ -82,7 +84,7 @@ func (f *indexFlags) open(ctx context.Context) (*index.Index, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := index.OpenConfig{VerifyDocs: f.verifyDocs}
+	cfg := index.OpenConfig{VerifyDocs: f.verifyDocs, DenseBackend: f.backend}
 	if enc != nil {
 		cfg.Encoder = enc
 	}

@@ -18,6 +18,7 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/ortenv"
 )
 
 // Model directory layout (E5 style), read by Open:
@@ -374,8 +375,8 @@ func (e *Encoder) probe() error {
 	if len(ids) == 0 {
 		return fmt.Errorf("embed: tokenizer %s encodes %q to nothing", filepath.Join(e.cfg.Dir, TokenizerFile), "a")
 	}
-	var ts tensorSet
-	defer ts.release()
+	var ts ortenv.Tensors
+	defer ts.Release()
 	inputs, err := e.inputTensors(&ts, [][]int32{ids}, len(ids))
 	if err != nil {
 		return fmt.Errorf("embed: probe %s: %w", e.cfg.Dir, err)
@@ -576,7 +577,7 @@ feed:
 // inputTensors builds the model inputs for rows right-padded to seq: ids
 // padded with PadID, attention mask 1 on tokens and 0 on padding, token
 // types 0 (single segment).
-func (e *Encoder) inputTensors(ts *tensorSet, rows [][]int32, seq int) ([]ort.Value, error) {
+func (e *Encoder) inputTensors(ts *ortenv.Tensors, rows [][]int32, seq int) ([]ort.Value, error) {
 	n := len(rows) * seq
 	shape := ort.NewShape(int64(len(rows)), int64(seq))
 	inputs := make([]ort.Value, len(e.model.Inputs))
@@ -603,7 +604,7 @@ func (e *Encoder) inputTensors(ts *tensorSet, rows [][]int32, seq int) ([]ort.Va
 		case inputTypes:
 			// all zero
 		}
-		v, err := newTensorOf(ts, shape, buf)
+		v, err := ortenv.NewTensor(ts, shape, buf)
 		if err != nil {
 			return nil, err
 		}
@@ -622,14 +623,14 @@ func (e *Encoder) runChunk(s *ort.DynamicAdvancedSession, ids [][]int32, chunk [
 		seq = max(seq, len(ids[r]))
 	}
 	dim := e.model.Dim
-	var ts tensorSet
-	defer ts.release()
+	var ts ortenv.Tensors
+	defer ts.Release()
 	inputs, err := e.inputTensors(&ts, rows, seq)
 	if err != nil {
 		return fmt.Errorf("embed: create input tensors: %w", err)
 	}
 	hidden := make([]float32, len(rows)*seq*dim)
-	outT, err := newTensorOf(&ts, ort.NewShape(int64(len(rows)), int64(seq), int64(dim)), hidden)
+	outT, err := ortenv.NewTensor(&ts, ort.NewShape(int64(len(rows)), int64(seq), int64(dim)), hidden)
 	if err != nil {
 		return fmt.Errorf("embed: create output tensor: %w", err)
 	}

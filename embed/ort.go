@@ -3,7 +3,6 @@ package embed
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -72,31 +71,4 @@ func newSession(model []byte, inputs []string, output string, intraOp, cudaDevic
 		}
 	}
 	return ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, []string{output}, opts)
-}
-
-// tensorSet holds the ORT values of one sub-batch. The Go slices behind them
-// are pinned while ORT holds pointers to them (house style: memory C keeps
-// after a call is C-allocated or pinned); release destroys the values and
-// unpins.
-type tensorSet struct {
-	pin    runtime.Pinner
-	values []ort.Value
-}
-
-func newTensorOf[T ort.TensorData](ts *tensorSet, shape ort.Shape, data []T) (*ort.Tensor[T], error) {
-	ts.pin.Pin(&data[0])
-	t, err := ort.NewTensor(shape, data)
-	if err != nil {
-		return nil, err
-	}
-	ts.values = append(ts.values, t)
-	return t, nil
-}
-
-func (ts *tensorSet) release() {
-	for _, v := range ts.values {
-		v.Destroy()
-	}
-	ts.values = nil
-	ts.pin.Unpin()
 }

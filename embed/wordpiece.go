@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/rlsearch/rlsearch/internal/utf8x"
 )
 
 // Errors returned by LoadWordPiece. Each is wrapped with the file name and
@@ -461,7 +463,7 @@ func (w *WordPiece) segment(st *wpState, s string) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			size = invalidLen(s[i:])
+			size = utf8x.InvalidLen(s[i:])
 		}
 		i += size
 		p := w.prop(r)
@@ -484,42 +486,6 @@ func (w *WordPiece) segment(st *wpState, s string) {
 	}
 	w.flushPending(st)
 	w.endWord(st)
-}
-
-// invalidLen returns the length of the maximal subpart of an ill-formed
-// UTF-8 sequence at the start of s: the bytes that Rust's from_utf8_lossy
-// and Node's Buffer.toString replace with a single U+FFFD (Unicode 15
-// section 3.9, "U+FFFD Substitution of Maximal Subparts"). Go's decoder
-// reports one error per byte instead.
-func invalidLen(s string) int {
-	lo, hi := byte(0x80), byte(0xBF)
-	var need int
-	switch c := s[0]; {
-	case 0xC2 <= c && c <= 0xDF:
-		need = 1
-	case c == 0xE0:
-		need, lo = 2, 0xA0
-	case c == 0xED:
-		need, hi = 2, 0x9F
-	case 0xE1 <= c && c <= 0xEF:
-		need = 2
-	case c == 0xF0:
-		need, lo = 3, 0x90
-	case c == 0xF4:
-		need, hi = 3, 0x8F
-	case 0xF1 <= c && c <= 0xF3:
-		need = 3
-	default:
-		return 1
-	}
-	n := 1
-	for ; n <= need && n < len(s); n++ {
-		if s[n] < lo || s[n] > hi {
-			break
-		}
-		lo, hi = 0x80, 0xBF
-	}
-	return n
 }
 
 // stripped applies strip_accents (NFD, drop Mn) to r and passes the result

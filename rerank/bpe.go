@@ -14,6 +14,8 @@ import (
 
 	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/rlsearch/rlsearch/internal/utf8x"
 )
 
 // EnvQwen3Tokenizer names the Qwen3 tokenizer.json when LoadBPE gets "".
@@ -534,45 +536,11 @@ func validUTF8(s string) string {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			sb.WriteRune(utf8.RuneError)
-			i += invalidLen(s[i:])
+			i += utf8x.InvalidLen(s[i:])
 			continue
 		}
 		sb.WriteString(s[i : i+size])
 		i += size
 	}
 	return sb.String()
-}
-
-// invalidLen returns the length of the maximal subpart of an ill-formed
-// UTF-8 sequence at the start of s (the bytes that one U+FFFD replaces);
-// the same rule as embed's WordPiece.
-func invalidLen(s string) int {
-	lo, hi := byte(0x80), byte(0xBF)
-	var need int
-	switch c := s[0]; {
-	case 0xC2 <= c && c <= 0xDF:
-		need = 1
-	case c == 0xE0:
-		need, lo = 2, 0xA0
-	case c == 0xED:
-		need, hi = 2, 0x9F
-	case 0xE1 <= c && c <= 0xEF:
-		need = 2
-	case c == 0xF0:
-		need, lo = 3, 0x90
-	case c == 0xF4:
-		need, hi = 3, 0x8F
-	case 0xF1 <= c && c <= 0xF3:
-		need = 3
-	default:
-		return 1
-	}
-	n := 1
-	for ; n <= need && n < len(s); n++ {
-		if s[n] < lo || s[n] > hi {
-			break
-		}
-		lo, hi = 0x80, 0xBF
-	}
-	return n
 }

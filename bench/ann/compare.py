@@ -21,8 +21,9 @@ import time
 ap = argparse.ArgumentParser()
 ap.add_argument("--threads", type=int, default=os.cpu_count())
 ap.add_argument("--quick", action="store_true", help="smaller sets, shorter timings")
-ap.add_argument("--only", default="", help="comma-separated subset: flat,clustered,random,bge,sift,fmnist")
+ap.add_argument("--only", default="", help="comma-separated subset: flat,clustered,random,bge,wiki,sift,fmnist")
 ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "../../../shared/data/vectors"))
+ap.add_argument("--wiki", default="", help="directory with base.fvecs/query.fvecs from bench/ann/wikivecs (wiki_multihop passages and questions embedded by the generated E5-shaped model)")
 ap.add_argument("--M", type=int, default=16)
 ap.add_argument("--efc", type=int, default=100)
 ap.add_argument("--efs", default="16,32,64,128,256")
@@ -192,6 +193,9 @@ def main():
         p = os.path.join(args.data, "beir_bge_base_queries")
         xb, xq = read_vecs(f"{p}/base.fvecs", np.float32), read_vecs(f"{p}/query.fvecs", np.float32)
         bench_hnsw("bge-base", xb, xq, truth(xb, xq))
+    if want("wiki") and args.wiki:
+        xb, xq = read_vecs(f"{args.wiki}/base.fvecs", np.float32), read_vecs(f"{args.wiki}/query.fvecs", np.float32)
+        bench_hnsw("wiki_multihop-e5-shaped", xb, xq, truth(xb, xq))
     if want("sift"):
         p = os.path.join(args.data, "bigann10k")
         xb, xq = unit(read_vecs(f"{p}/base.bvecs", np.uint8)), unit(read_vecs(f"{p}/query.bvecs", np.uint8))

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/rerank"
+	"github.com/rlsearch/rlsearch/sdk"
 )
 
 // endpointDeps are the optional models the extra endpoints share: the
@@ -13,6 +16,36 @@ import (
 type endpointDeps struct {
 	reranker rlsearch.Reranker
 	tokens   rlsearch.TokenCounter
+}
+
+// openDeps opens the reranker of rr (none without --reranker) and the
+// policy tokenizer at tokenizer (whitespace tokens when ""). The closer
+// releases what was opened; on error nothing stays open.
+func openDeps(ctx context.Context, rr *rerankFlags, ortLib, tokenizer string) (endpointDeps, *rerank.Reranker, func(), error) {
+	var deps endpointDeps
+	r, err := rr.open(ctx, ortLib)
+	if err != nil {
+		return deps, nil, nil, err
+	}
+	closer := func() {}
+	if r != nil {
+		deps.reranker = r
+		closer = func() { r.Close() }
+	}
+	if tokenizer != "" {
+		bpe, err := rerank.LoadBPE(tokenizer)
+		if err != nil {
+			closer()
+			return deps, nil, nil, err
+		}
+		deps.tokens = bpe
+	}
+	return deps, r, closer, nil
+}
+
+// runtimeConfig is the program runtime over ix with deps.
+func runtimeConfig(ix *index.Index, deps endpointDeps) sdk.Config {
+	return sdk.Config{Retrievers: ix.Retrievers(), Docs: ix, Reranker: deps.reranker, Tokens: deps.tokens}
 }
 
 // extraEndpoints returns the endpoints served beside /retrieve, /healthz and

@@ -32,7 +32,7 @@ import (
 // all gold); the rerank ladder is in the mutation space only when serve has
 // a --reranker.
 func addMutateEndpoints(m map[string]http.Handler, ix *index.Index, deps endpointDeps) error {
-	rt, err := sdk.New(sdk.Config{Retrievers: ix.Retrievers(), Docs: ix, Reranker: deps.reranker, Tokens: deps.tokens})
+	rt, err := sdk.New(runtimeConfig(ix, deps))
 	if err != nil {
 		return err
 	}
@@ -90,15 +90,12 @@ func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer closeIx()
-	rcfg := sdk.Config{Retrievers: ix.Retrievers(), Docs: ix}
-	r, err := rr.open(ctx, idx.model.ortLib)
+	deps, _, closeDeps, err := openDeps(ctx, &rr, idx.model.ortLib, "")
 	if err != nil {
 		return err
 	}
-	if r != nil {
-		defer r.Close()
-		rcfg.Reranker = r
-	}
+	defer closeDeps()
+	rcfg := runtimeConfig(ix, deps)
 	rt, err := sdk.New(rcfg)
 	if err != nil {
 		return err

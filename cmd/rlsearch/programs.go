@@ -16,7 +16,6 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
-	"github.com/rlsearch/rlsearch/rerank"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -25,7 +24,7 @@ import (
 // rerank() answers "unavailable") and --policy-tokenizer counting
 // observation tokens (whitespace words without one).
 func addProgramEndpoints(m map[string]http.Handler, ix *index.Index, deps endpointDeps) error {
-	rt, err := sdk.New(sdk.Config{Retrievers: ix.Retrievers(), Docs: ix, Reranker: deps.reranker, Tokens: deps.tokens})
+	rt, err := sdk.New(runtimeConfig(ix, deps))
 	if err != nil {
 		return err
 	}
@@ -64,22 +63,13 @@ func runPrograms(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer closeIx()
-	cfg := sdk.Config{Retrievers: ix.Retrievers(), Docs: ix, Budgets: sdk.Budgets{Timeout: *timeout, MaxSteps: *maxSteps}}
-	r, err := rr.open(ctx, idx.model.ortLib)
+	deps, _, closeDeps, err := openDeps(ctx, &rr, idx.model.ortLib, *tokenizer)
 	if err != nil {
 		return err
 	}
-	if r != nil {
-		defer r.Close()
-		cfg.Reranker = r
-	}
-	if *tokenizer != "" {
-		bpe, err := rerank.LoadBPE(*tokenizer)
-		if err != nil {
-			return err
-		}
-		cfg.Tokens = bpe
-	}
+	defer closeDeps()
+	cfg := runtimeConfig(ix, deps)
+	cfg.Budgets = sdk.Budgets{Timeout: *timeout, MaxSteps: *maxSteps}
 	rt, err := sdk.New(cfg)
 	if err != nil {
 		return err

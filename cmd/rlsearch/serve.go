@@ -14,7 +14,6 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/server"
-	"github.com/rlsearch/rlsearch/rerank"
 )
 
 // serveFlags configure the HTTP server; bench uses the same ones.
@@ -74,25 +73,13 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		closeIx()
 		return nil, nil, nil, usageErr("--retriever %q is not served by this index (have %v; e5 needs --model)", def, names(rs))
 	}
-	var deps endpointDeps
-	rr, err := s.rr.open(ctx, s.idx.model.ortLib) // --reranker: POST /rerank and rerank() in programs
+	deps, rr, closeDeps, err := openDeps(ctx, &s.rr, s.idx.model.ortLib, s.policyTokenizer) // --reranker: POST /rerank and rerank() in programs
 	if err != nil {
 		closeIx()
 		return nil, nil, nil, err
 	}
-	if rr != nil {
-		deps.reranker = rr
-		prevClose := closeIx
-		closeIx = func() { rr.Close(); prevClose() }
-	}
-	if s.policyTokenizer != "" {
-		bpe, err := rerank.LoadBPE(s.policyTokenizer)
-		if err != nil {
-			closeIx()
-			return nil, nil, nil, err
-		}
-		deps.tokens = bpe
-	}
+	prevClose := closeIx
+	closeIx = func() { closeDeps(); prevClose() }
 	extra, err := extraEndpoints(ix, deps)
 	if err != nil {
 		closeIx()

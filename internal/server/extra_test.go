@@ -43,6 +43,15 @@ func TestExtraEndpoints(t *testing.T) {
 	if !strings.Contains(string(body), `endpoint="/v1/echo"`) {
 		t.Error("/metrics has no series for the extra endpoint")
 	}
+	if !strings.Contains(string(body), `rlsearch_http_errors_total{kind="method"} 1`) {
+		t.Error("/metrics does not count the extra endpoint's 405 as an error of kind method")
+	}
+	resp, _ = http.Get(ts.URL + "/v1/nope")
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || !strings.Contains(string(body), "/v1/echo") {
+		t.Errorf("404 should list the mounted endpoints: %d %s", resp.StatusCode, body)
+	}
 	for _, bad := range []map[string]http.Handler{
 		{"v1/x": http.NotFoundHandler()},
 		{"/retrieve": http.NotFoundHandler()},

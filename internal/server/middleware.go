@@ -77,6 +77,12 @@ func (s *Server) finish(endpoint string, w *respWriter, r *http.Request, start t
 	if status == 0 {
 		status = http.StatusOK // net/http's default when nothing was written
 	}
+	if w.errKind == "" && status >= 400 {
+		// Handlers mounted through Config.Extra answer errors themselves
+		// (WriteError); count them by status so /metrics sees them too.
+		w.errKind = kindForStatus(status)
+		s.metrics.errors.WithLabelValues(w.errKind).Inc()
+	}
 	s.metrics.requests.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
 	s.metrics.latency.WithLabelValues(endpoint).Observe(d.Seconds())
 	level := slog.LevelInfo
@@ -143,4 +149,28 @@ func WriteError(w http.ResponseWriter, status int, msg, field string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	w.Write(b)
+}
+
+// kindForStatus is the error kind of a status written by a handler that did
+// not name one.
+func kindForStatus(status int) string {
+	switch {
+	case status == http.StatusNotFound:
+		return kindNotFound
+	case status == http.StatusMethodNotAllowed:
+		return kindMethod
+	case status == http.StatusRequestEntityTooLarge:
+		return kindTooLarge
+	case status == http.StatusUnsupportedMediaType:
+		return kindMediaType
+	case status == http.StatusRequestTimeout:
+		return kindReadTimeout
+	case status == 499:
+		return kindCanceled
+	case status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout:
+		return kindDeadline
+	case status >= 500:
+		return kindInternal
+	}
+	return kindBadRequest
 }

@@ -254,11 +254,12 @@ func New(cfg Config) (*Server, error) {
 		}
 		metricsHandler.ServeHTTP(w, r)
 	}))
+	endpoints := append([]string{endpointRetrieve, endpointHealthz, endpointMetrics}, sortedKeys(cfg.Extra)...)
 	for path, h := range cfg.Extra {
 		mux.Handle(path, s.instrument(path, func(w *respWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	}
 	mux.Handle("/", s.instrument(endpointOther, func(w *respWriter, r *http.Request) {
-		s.fail(w, http.StatusNotFound, kindNotFound, "no such endpoint: "+r.URL.Path+" (have /retrieve, /healthz, /metrics)", "")
+		s.fail(w, http.StatusNotFound, kindNotFound, "no such endpoint: "+r.URL.Path+" (have "+strings.Join(endpoints, ", ")+")", "")
 	}))
 	s.handler = mux
 	return s, nil

@@ -31,6 +31,9 @@ func (e *Executor) Execute(ctx context.Context, collection string, program json.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if collection == "" {
+		return nil, fmt.Errorf("%w: hybrid: the rollout names no collection (field \"collection\" is required to execute a program)", rlsearch.ErrBadInput)
+	}
 	c, ok := e.cols[collection]
 	if !ok {
 		return nil, fmt.Errorf("%w: hybrid: unknown collection %q", rlsearch.ErrBadInput, truncate(collection, 60))

@@ -99,6 +99,7 @@ func TestEndpoints(t *testing.T) {
 		{"wrong type", "search-p1", `{"rollouts": [{"golden_answers": "x"}]}`, 400, "rollouts[0].golden_answers"},
 		{"rollout not an object", "rpl", `{"rollouts": [3]}`, 400, "rollouts[0]"},
 		{"rpl without any gold", "rpl", `{"rollouts": [{"turns": []}]}`, 400, "rollouts[0].golden_answers"},
+		{"rpl negative counter", "rpl", `{"rollouts": [{"golden_answers": ["x"], "turns": [{"retrieval_calls": 1}, {"candidates": -1}]}]}`, 400, "rollouts[0].turns[1].candidates"},
 		{"turn field type", "rpl", `{"rollouts": [{"gold_ids": ["g"], "turns": [{"candidates": "many"}]}]}`, 400, "rollouts[0].turns.candidates"},
 		{"no ground truth", "proretrieval", `{"rollouts": [{"response": "x", "executed": true}]}`, 400, "rollouts[0].ground_truth"},
 		{"no execution, no executor", "proretrieval", `{"rollouts": [{"response": "x", "ground_truth": ["g"]}]}`, 400, "rollouts[0].executed"},

@@ -179,6 +179,16 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		if !hasText(r.GoldenAnswers) && !hasText(r.GoldIDs) && !hasText(r.GoldPassageIDs) && !hasText(r.GoldTitles) {
 			return nil, &InputError{Index: i, Field: "golden_answers", Err: errors.New("no gold answer and no gold support (gold_ids, gold_passage_ids, gold_titles)")}
 		}
+		for j, t := range r.Turns {
+			for _, c := range []struct {
+				name string
+				v    int
+			}{{"retrieval_calls", t.RetrievalCalls}, {"candidates", t.Candidates}, {"printed_tokens", derefInt(t.PrintedTokens)}} {
+				if c.v < 0 {
+					return nil, &InputError{Index: i, Field: fmt.Sprintf("turns[%d].%s", j, c.name), Err: fmt.Errorf("must be ≥ 0, got %d", c.v)}
+				}
+			}
+		}
 		return func(context.Context) (any, error) { return ScoreRPL(s.cfg.RPL, r), nil }, nil
 	case KindSearchP1:
 		var r SearchP1Rollout
@@ -260,4 +270,11 @@ feed:
 		return nil, err
 	}
 	return out, nil
+}
+
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

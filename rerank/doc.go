@@ -9,7 +9,9 @@
 //     = P(yes) from the last position's logits) and BERT-family
 //     cross-encoders ([CLS] q [SEP] p [SEP], score = a logit or class
 //     probability); it implements rlsearch.Reranker. Concurrent calls share
-//     batches through one queue served by a pool of ORT sessions.
+//     batches through one queue served by a pool of ORT sessions; a batch
+//     is sorted by length and cut into runs of at most
+//     Config.MaxBatchTokens padded tokens, so a long document runs alone.
 //   - NewHandler: Search-R1's POST /rerank contract over any
 //     rlsearch.Reranker; Check: the startup sanity check for real weights.
 //

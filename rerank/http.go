@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/server"
@@ -18,7 +20,7 @@ import (
 // Defaults of HandlerConfig.
 const (
 	// DefaultRerankTopK is the number of documents kept per query when a
-	// request omits rerank_topk (or sends 0): 10.
+	// request omits rerank_topk (or sends null): 10.
 	DefaultRerankTopK = 10
 	// DefaultMaxRerankQueries bounds len(queries) per request.
 	DefaultMaxRerankQueries = 1024
@@ -79,8 +81,75 @@ type requestError struct {
 
 func (e *requestError) Error() string { return e.msg }
 
-// candidate decodes one documents[i][j] item.
+// rerankFields are the fields of a /rerank request, by their key folded
+// with foldField; "topk" (the /retrieve name) is a known miss of
+// rerank_topk.
+var rerankFields = map[string]string{
+	"queries":      "queries",
+	"documents":    "documents",
+	"reranktopk":   "rerank_topk",
+	"topk":         "rerank_topk",
+	"returnscores": "return_scores",
+}
+
+// foldField lower-cases key and drops '_' and '-', so that "rerank_top_k",
+// "TopK" and "return-scores" meet the field they were meant to be (the
+// rule of /retrieve in internal/server).
+func foldField(key string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, key)
+}
+
+// nearMiss rejects the first key (in byte order) that is not a known field
+// but folds to one: such a typo would otherwise be ignored and silently
+// give the default. Other unknown keys pass, as clients send extras.
+func nearMiss(fields map[string]json.RawMessage) *requestError {
+	var miss []string
+	for key := range fields {
+		if known, ok := rerankFields[foldField(key)]; ok && key != known {
+			miss = append(miss, key)
+		}
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	slices.Sort(miss)
+	key := miss[0]
+	return &requestError{fmt.Sprintf("unknown field %q: did you mean %q?", key, rerankFields[foldField(key)]), key, 0}
+}
+
+// jsonKind names the JSON type of raw by its first byte.
+func jsonKind(raw []byte) string {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// candidate decodes one documents[i][j] item; errors read after the
+// item's path (documents[i][j]).
 func candidate(raw json.RawMessage) (rlsearch.Document, error) {
+	const wantObject = `must be an object with "contents" (or "title"/"text"), got `
+	if k := jsonKind(raw); k != "object" {
+		return rlsearch.Document{}, errors.New(" " + wantObject + k)
+	}
 	var item struct {
 		Document *struct {
 			ID       *string `json:"id"`
@@ -94,7 +163,14 @@ func candidate(raw json.RawMessage) (rlsearch.Document, error) {
 		Text     *string `json:"text"`
 	}
 	if err := json.Unmarshal(raw, &item); err != nil {
-		return rlsearch.Document{}, err
+		var ute *json.UnmarshalTypeError
+		if !errors.As(err, &ute) {
+			return rlsearch.Document{}, errors.New(": " + err.Error())
+		}
+		if ute.Field == "document" {
+			return rlsearch.Document{}, fmt.Errorf(".document %s%s", wantObject, ute.Value)
+		}
+		return rlsearch.Document{}, fmt.Errorf(".%s must be a string, got %s", ute.Field, ute.Value)
 	}
 	id, contents, title, text := item.ID, item.Contents, item.Title, item.Text
 	if item.Document != nil {
@@ -114,7 +190,7 @@ func candidate(raw json.RawMessage) (rlsearch.Document, error) {
 		}
 		d.Contents = rlsearch.MakeContents(t, *text)
 	default:
-		return d, errors.New("document has neither contents nor text")
+		return d, errors.New(`: document has neither "contents" nor "text"`)
 	}
 	return d, nil
 }
@@ -123,12 +199,22 @@ func candidate(raw json.RawMessage) (rlsearch.Document, error) {
 // *requestError values naming the bad field (4xx); it never panics.
 func ParseRerankRequest(body io.Reader, cfg HandlerConfig) (req RerankRequest, docs [][]rlsearch.Document, err error) {
 	cfg = cfg.withDefaults()
-	dec := json.NewDecoder(body)
-	if err := dec.Decode(&req); err != nil {
+	data, err := io.ReadAll(body)
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return req, nil, &requestError{fmt.Sprintf("request body larger than %d bytes", mbe.Limit), "", http.StatusRequestEntityTooLarge}
 		}
+		return req, nil, &requestError{"read request body: " + err.Error(), "", 0}
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) == nil {
+		if re := nearMiss(fields); re != nil {
+			return req, nil, re
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&req); err != nil {
 		field := ""
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
@@ -148,8 +234,8 @@ func ParseRerankRequest(body io.Reader, cfg HandlerConfig) (req RerankRequest, d
 		return req, nil, &requestError{"documents is required (one list of candidates per query)", "documents", 0}
 	case len(req.Documents) != len(req.Queries):
 		return req, nil, &requestError{fmt.Sprintf("%d document lists for %d queries (want one per query)", len(req.Documents), len(req.Queries)), "documents", 0}
-	case req.RerankTopK < 0:
-		return req, nil, &requestError{fmt.Sprintf("rerank_topk %d is negative", req.RerankTopK), "rerank_topk", 0}
+	case req.RerankTopK < 0, req.RerankTopK == 0 && fields != nil && fields["rerank_topk"] != nil && jsonKind(fields["rerank_topk"]) != "null":
+		return req, nil, &requestError{fmt.Sprintf("rerank_topk %d: must be >= 1 (omit it for %d)", req.RerankTopK, cfg.DefaultTopK), "rerank_topk", 0}
 	}
 	if req.RerankTopK == 0 {
 		req.RerankTopK = cfg.DefaultTopK
@@ -165,7 +251,7 @@ func ParseRerankRequest(body io.Reader, cfg HandlerConfig) (req RerankRequest, d
 		for j, raw := range list {
 			d, err := candidate(raw)
 			if err != nil {
-				return req, nil, &requestError{fmt.Sprintf("documents[%d][%d]: %v", i, j, err), "documents", 0}
+				return req, nil, &requestError{fmt.Sprintf("documents[%d][%d]%v", i, j, err), "documents", 0}
 			}
 			docs[i][j] = d
 		}
@@ -266,14 +352,17 @@ func RerankLists(ctx context.Context, r rlsearch.Reranker, queries []string, doc
 
 // NewHandler serves Search-R1's rerank contract:
 //
-//	POST /rerank {"queries": [str], "documents": [[doc]], "rerank_topk": int (default 10), "return_scores": bool}
+//	POST /rerank {"queries": [str], "documents": [[doc]], "rerank_topk": int >= 1 (default 10), "return_scores": bool}
 //	→ {"result": [[{"document": doc, "score": float}, ...] per query]}
 //
 // with bare documents when return_scores is false. Each query is scored
 // against its own documents only; a query without documents gets [];
 // exact duplicate candidates appear once with their own score. Bad input is
-// a 4xx with the house JSON error naming the field; reranker failures are
-// 500 (503 when the request was cancelled). Safe for concurrent use.
+// a 4xx with the house JSON error naming the field, including a key that
+// misspells a known one ("topk", "rerank_top_k" and "TopK" are a 400
+// asking whether rerank_topk was meant; other unknown keys pass).
+// Reranker failures are 500 (503 when the request was cancelled). Safe for
+// concurrent use.
 func NewHandler(r rlsearch.Reranker, cfg HandlerConfig) (http.Handler, error) {
 	if r == nil {
 		return nil, errors.New("rerank: NewHandler needs a reranker")

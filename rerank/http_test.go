@@ -170,6 +170,12 @@ func TestRerankBadInput(t *testing.T) {
 		{"doc without contents", `{"queries": ["a"], "documents": [[{"id": "x"}]]}`, "documents", 400},
 		{"doc not object", `{"queries": ["a"], "documents": [[3]]}`, "documents", 400},
 		{"negative topk", `{"queries": ["a"], "documents": [[]], "rerank_topk": -1}`, "rerank_topk", 400},
+		{"zero topk", `{"queries": ["a"], "documents": [[]], "rerank_topk": 0}`, "rerank_topk", 400},
+		{"topk (the /retrieve name)", `{"queries": ["a"], "documents": [[]], "topk": 3}`, "topk", 400},
+		{"rerank_top_k", `{"queries": ["a"], "documents": [[]], "rerank_top_k": 3}`, "rerank_top_k", 400},
+		{"TopK", `{"queries": ["a"], "documents": [[]], "TopK": 3}`, "TopK", 400},
+		{"Queries", `{"Queries": ["a"], "documents": [[]]}`, "Queries", 400},
+		{"return-scores", `{"queries": ["a"], "documents": [[]], "return-scores": true}`, "return-scores", 400},
 		{"too big", `{"queries": ["` + strings.Repeat("a", 500) + `"], "documents": [[]]}`, "", 413},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -254,4 +260,40 @@ func FuzzRerankBody(f *testing.F) {
 			t.Fatalf("reply not JSON: %q", rec.Body.String())
 		}
 	})
+}
+
+// TestRerankBadInputMessages pins the messages a client reads: a near-miss
+// names the field it meant, a non-object candidate says what was expected
+// (not a Go type), and an unknown extra key passes.
+func TestRerankBadInputMessages(t *testing.T) {
+	h, _ := NewHandler(&fakeReranker{}, HandlerConfig{})
+	for _, tc := range []struct{ name, body, want string }{
+		{"topk", `{"queries": ["a"], "documents": [[]], "topk": 3}`, `unknown field "topk": did you mean "rerank_topk"?`},
+		{"rerank_top_k", `{"queries": ["a"], "documents": [[]], "rerank_top_k": 3}`, `unknown field "rerank_top_k": did you mean "rerank_topk"?`},
+		{"TopK", `{"queries": ["a"], "documents": [[]], "TopK": 3}`, `unknown field "TopK": did you mean "rerank_topk"?`},
+		{"zero topk", `{"queries": ["a"], "documents": [[]], "rerank_topk": 0}`, `rerank_topk 0: must be >= 1 (omit it for 10)`},
+		{"string doc", `{"queries": ["a"], "documents": [["plain string"]]}`, `documents[0][0] must be an object with "contents" (or "title"/"text"), got string`},
+		{"null doc", `{"queries": ["a"], "documents": [[{"contents": "x"}, null]]}`, `documents[0][1] must be an object with "contents" (or "title"/"text"), got null`},
+		{"string document", `{"queries": ["a"], "documents": [[{"document": "x"}]]}`, `documents[0][0].document must be an object with "contents" (or "title"/"text"), got string`},
+		{"number contents", `{"queries": ["a"], "documents": [[{"contents": 3}]]}`, `documents[0][0].contents must be a string, got number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, m := post(t, h, tc.body)
+			if code != 400 || m["error"] != tc.want {
+				t.Errorf("got %d %q, want 400 %q", code, m["error"], tc.want)
+			}
+			if strings.Contains(fmt.Sprint(m["error"]), "struct") {
+				t.Errorf("message shows a Go type: %q", m["error"])
+			}
+		})
+	}
+	// Extras pass; null rerank_topk means the default.
+	for _, body := range []string{
+		`{"queries": ["a"], "documents": [[{"contents": "x"}]], "request_id": 7}`,
+		`{"queries": ["a"], "documents": [[{"contents": "x"}]], "rerank_topk": null}`,
+	} {
+		if code, m := post(t, h, body); code != 200 {
+			t.Errorf("%s: %d %v, want 200", body, code, m["error"])
+		}
+	}
 }

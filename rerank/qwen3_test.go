@@ -346,6 +346,7 @@ func TestConfigErrors(t *testing.T) {
 		{"negative threads", Config{Dir: dir, IntraOpThreads: -1}},
 		{"negative maxlen", Config{Dir: dir, MaxLength: -1}},
 		{"huge batch", Config{Dir: dir, BatchSize: 1 << 20}},
+		{"negative batch tokens", Config{Dir: dir, MaxBatchTokens: -1}},
 		{"missing dir", Config{Dir: t.TempDir()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -355,5 +356,95 @@ func TestConfigErrors(t *testing.T) {
 				t.Fatal("Open succeeded")
 			}
 		})
+	}
+}
+
+// TestTokenChunks: runs are sorted by length and cut so that batch × the
+// longest pair stays within the budget; a pair over the budget runs alone.
+func TestTokenChunks(t *testing.T) {
+	job := func(n int) *pairJob { return &pairJob{ids: make([]int32, n)} }
+	for _, tc := range []struct {
+		name   string
+		lens   []int
+		budget int
+		want   [][]int
+	}{
+		{"empty", nil, 100, nil},
+		{"one", []int{7}, 100, [][]int{{7}}},
+		{"one over budget", []int{500}, 100, [][]int{{500}}},
+		{"all fit", []int{10, 30, 20}, 100, [][]int{{10, 20, 30}}},
+		{"exactly the budget", []int{25, 25, 25, 25}, 100, [][]int{{25, 25, 25, 25}}},
+		{"long alone", []int{10, 8192, 12, 9, 11}, 8192, [][]int{{9, 10, 11, 12}, {8192}}},
+		{"long pair and short", []int{8192, 100}, 8192, [][]int{{100}, {8192}}},
+		{"similar long ones share", []int{3000, 10, 2900}, 8192, [][]int{{10, 2900}, {3000}}},
+		{"over budget each", []int{300, 200, 400}, 100, [][]int{{200}, {300}, {400}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			jobs := make([]*pairJob, len(tc.lens))
+			for i, n := range tc.lens {
+				jobs[i] = job(n)
+			}
+			var got [][]int
+			for _, run := range tokenChunks(jobs, tc.budget) {
+				var lens []int
+				for _, j := range run {
+					lens = append(lens, len(j.ids))
+				}
+				got = append(got, lens)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("runs %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestLongPairRunsAlone: one long document among short ones gets an ORT
+// run of its own instead of padding the short ones to its length, no run
+// exceeds the token budget, and the scores equal one pair per run.
+func TestLongPairRunsAlone(t *testing.T) {
+	dir := qwen3Model(t, "last")
+	const budget = 1024
+	r := openTest(t, Config{Dir: dir, Sessions: 1, BatchSize: 16, BatchWait: 50 * time.Millisecond, MaxBatchTokens: budget})
+	var mu sync.Mutex
+	var shapes [][2]int
+	r.onRun = func(b, seq int) {
+		mu.Lock()
+		shapes = append(shapes, [2]int{b, seq})
+		mu.Unlock()
+	}
+	docs := testDocs(5)
+	long := strings.Repeat("the river flows through the old city of Paris ", 80) // ~800 tokens
+	docs = slices.Insert(docs, 2, long)
+	ctx := context.Background()
+	got, err := r.score(ctx, "q", docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	runs := slices.Clone(shapes)
+	mu.Unlock()
+	longSeq := 0
+	for _, s := range runs {
+		if s[0] > 1 && s[0]*s[1] > budget {
+			t.Errorf("run of %d pairs × %d tokens exceeds the %d-token budget", s[0], s[1], budget)
+		}
+		longSeq = max(longSeq, s[1])
+	}
+	if longSeq <= budget/2 {
+		t.Fatalf("long document is only %d tokens; the test needs one over half the budget", longSeq)
+	}
+	if len(runs) != 2 || runs[0][0] != len(docs)-1 || runs[1] != [2]int{1, longSeq} {
+		t.Errorf("runs (batch, seq) %v, want the %d short pairs in one run and the long one alone", runs, len(docs)-1)
+	}
+	single := openTest(t, Config{Dir: dir, Sessions: 1, BatchSize: 1})
+	for i, d := range docs {
+		one, err := single.score(ctx, "q", []string{d}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := math.Abs(float64(got[i] - one[0])); diff > 1e-5 {
+			t.Errorf("doc %d: batched %.7f, alone %.7f (diff %.2g > 1e-5)", i, got[i], one[0], diff)
+		}
 	}
 }

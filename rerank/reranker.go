@@ -67,6 +67,12 @@ const (
 	DefaultBatchWait = 2 * time.Millisecond
 	// DefaultMaxLogitsBytes is Config.MaxLogitsBytes left zero: 1 GiB.
 	DefaultMaxLogitsBytes = 1 << 30
+	// DefaultMaxBatchTokens is Config.MaxBatchTokens left zero: 8192
+	// padded tokens per ORT run, so that one pair at DefaultQwen3MaxLength
+	// runs alone (attention memory grows with batch × seq², and a short
+	// pair batched with it would be padded to its length) while 16 pairs
+	// of up to 512 tokens still share a run.
+	DefaultMaxBatchTokens = 8192
 )
 
 // Qwen3-Reranker prompt parts, verbatim from the Qwen/Qwen3-Reranker-0.6B
@@ -104,6 +110,13 @@ type Config struct {
 	// BatchSize is the most pairs per ORT run; concurrent Rerank calls share
 	// batches. Default 16.
 	BatchSize int
+	// MaxBatchTokens caps the padded size of one ORT run, batch size ×
+	// longest pair in tokens: the pairs of a batch are sorted by length and
+	// cut into runs below it, so a long document runs alone (or with others
+	// as long) instead of padding short ones to its length. A pair longer
+	// than the cap runs alone. Scores do not depend on it. Default
+	// DefaultMaxBatchTokens (8192).
+	MaxBatchTokens int
 	// BatchWait is how long a batch waits to fill after its first pair
 	// arrives. Default 2ms; negative means no waiting (a batch holds what is
 	// already queued).
@@ -133,6 +146,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rerank: Config.MaxLength %d outside [0, %d]", c.MaxLength, 1<<17)
 	case c.BatchSize < 0 || c.BatchSize > 4096:
 		return fmt.Errorf("rerank: Config.BatchSize %d outside [0, 4096]", c.BatchSize)
+	case c.MaxBatchTokens < 0:
+		return fmt.Errorf("rerank: Config.MaxBatchTokens %d is negative", c.MaxBatchTokens)
 	case c.MaxLogitsBytes < 0:
 		return fmt.Errorf("rerank: Config.MaxLogitsBytes %d is negative", c.MaxLogitsBytes)
 	}
@@ -239,7 +254,8 @@ func cmpOr(s, def string) string {
 // A Reranker is safe for concurrent use. Pairs of all concurrent Rerank
 // calls go through one queue: an owner goroutine cuts it into batches of at
 // most Config.BatchSize pairs (waiting Config.BatchWait for a batch to
-// fill), and Config.Sessions workers, each owning one ORT session, run them.
+// fill), sorts them by length and cuts them into runs of at most
+// Config.MaxBatchTokens padded tokens, and Config.Sessions workers, each owning one ORT session, run them.
 // One batch costs a fixed handful of cgo calls. Close stops it.
 type Reranker struct {
 	cfg   Config
@@ -259,12 +275,15 @@ type Reranker struct {
 
 	sessions []*ort.DynamicAdvancedSession
 	runs     atomic.Int64 // ORT runs so far (tests)
-	queue    chan *pairJob
-	work     chan []*pairJob
-	quit     chan struct{}
-	wg       sync.WaitGroup
-	closeMu  sync.RWMutex
-	closed   bool
+	// onRun, when set before the first Rerank, sees the shape of every
+	// batch run (tests).
+	onRun   func(batch, seq int)
+	queue   chan *pairJob
+	work    chan []*pairJob
+	quit    chan struct{}
+	wg      sync.WaitGroup
+	closeMu sync.RWMutex
+	closed  bool
 }
 
 var _ rlsearch.Reranker = (*Reranker)(nil)
@@ -299,6 +318,9 @@ func Open(cfg Config) (*Reranker, error) {
 	}
 	if cfg.BatchSize == 0 {
 		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.MaxBatchTokens == 0 {
+		cfg.MaxBatchTokens = DefaultMaxBatchTokens
 	}
 	if cfg.BatchWait == 0 {
 		cfg.BatchWait = DefaultBatchWait
@@ -615,8 +637,31 @@ func (r *Reranker) dispatch() {
 			}
 		}
 		timer.Stop()
-		r.work <- batch
+		for _, run := range tokenChunks(batch, r.cfg.MaxBatchTokens) {
+			r.work <- run
+		}
 	}
+}
+
+// tokenChunks sorts jobs by length (stable) and cuts them into consecutive
+// runs whose padded size, len(run) × its longest pair, is at most budget;
+// a pair longer than budget gets a run of its own. Sorting first keeps
+// similar lengths together, so a long pair never pads short ones.
+func tokenChunks(jobs []*pairJob, budget int) [][]*pairJob {
+	slices.SortStableFunc(jobs, func(a, b *pairJob) int { return len(a.ids) - len(b.ids) })
+	var out [][]*pairJob
+	start := 0
+	for i, j := range jobs {
+		// Sorted: the longest pair of jobs[start:i+1] is j.
+		if i > start && (i+1-start)*len(j.ids) > budget {
+			out = append(out, jobs[start:i:i])
+			start = i
+		}
+	}
+	if start < len(jobs) {
+		out = append(out, jobs[start:])
+	}
+	return out
 }
 
 // worker runs batches on its own session.
@@ -726,6 +771,9 @@ func (r *Reranker) run(s *ort.DynamicAdvancedSession, jobs []*pairJob) (err erro
 		seq = max(seq, len(j.ids))
 	}
 	r.runs.Add(1)
+	if r.onRun != nil {
+		r.onRun(len(jobs), seq)
+	}
 	var ts ortenv.Tensors
 	defer ts.Release()
 	in, err := r.inputs(&ts, jobs, seq)

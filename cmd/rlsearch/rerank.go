@@ -23,6 +23,7 @@ type rerankFlags struct {
 	sessions    int
 	maxLength   int
 	batch       int
+	batchTokens int
 	wait        time.Duration
 	instruction string
 	check       bool
@@ -32,6 +33,7 @@ type rerankFlags struct {
 func (f *rerankFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "reranker", os.Getenv("RERANKER"), "reranker model directory (Qwen3-Reranker or cross-encoder ONNX export with rlsearch.json); default $RERANKER; empty = no /rerank")
 	fs.IntVar(&f.sessions, "rerank-sessions", 0, "ONNX Runtime sessions for the reranker (0 = GOMAXPROCS/2, 1..4)")
+	fs.IntVar(&f.batchTokens, "rerank-batch-tokens", 0, "most tokens per reranker run, batch size × longest pair (0 = 8192); a longer pair runs alone")
 	fs.IntVar(&f.maxLength, "rerank-max-length", 0, "token budget per (query, document) pair (0 = model config, else 8192 for Qwen3, 512 for cross-encoders)")
 	fs.IntVar(&f.batch, "rerank-batch", 0, "pairs per reranker run; concurrent requests share batches (0 = 16)")
 	fs.DurationVar(&f.wait, "rerank-wait", 0, "how long a reranker batch waits to fill (0 = 2ms)")
@@ -47,7 +49,7 @@ func (f *rerankFlags) open(ctx context.Context, ortLib string) (*rerank.Reranker
 		return nil, nil
 	}
 	r, err := rerank.Open(rerank.Config{Dir: f.dir, ORTLib: ortLib, Sessions: f.sessions, MaxLength: f.maxLength,
-		BatchSize: f.batch, BatchWait: f.wait, Instruction: f.instruction})
+		BatchSize: f.batch, MaxBatchTokens: f.batchTokens, BatchWait: f.wait, Instruction: f.instruction})
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,14 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"strings"
 
 	"github.com/rlsearch/rlsearch/internal/server"
 )
@@ -42,8 +45,34 @@ func DecodeBatch(r io.Reader) (BatchRequest, string, error) {
 	var br BatchRequest
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&br); err != nil {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
 		return br, "", fmt.Errorf("%w: body is not a valid request: %w", ErrBadArgument, err)
+	}
+	if path, err := decodeStrict(raw, &br); err != nil {
+		path = strings.TrimPrefix(path, "Request.") // the embedded inline program
+		if path == "" || strings.HasPrefix(path, "programs.") || errors.Is(err, errUnknownField) {
+			// Decode the programs one by one to name the index.
+			var list struct {
+				Programs []json.RawMessage `json:"programs"`
+			}
+			if json.Unmarshal(raw, &list) == nil {
+				for i, p := range list.Programs {
+					var r Request
+					if path, err := decodeStrict(p, &r); err != nil {
+						field := fmt.Sprintf("programs[%d]", i)
+						if path != "" {
+							field += "." + path
+						}
+						return br, field, fmt.Errorf("%w: %s %v", ErrBadArgument, field, err)
+					}
+				}
+			}
+		}
+		if path == "" {
+			return br, "", fmt.Errorf("%w: body is not a valid request: %v", ErrBadArgument, err)
+		}
+		return br, path, fmt.Errorf("%w: %s %v", ErrBadArgument, path, err)
 	}
 	if dec.More() {
 		return br, "", fmt.Errorf("%w: body has data after the JSON object", ErrBadArgument)
@@ -108,4 +137,51 @@ func (rt *Runtime) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(BatchResponse{Results: res})
 	})
+}
+
+var errUnknownField = errors.New("unknown field")
+
+// decodeStrict unmarshals data into v, rejecting unknown fields. A type
+// error comes back as "must be <kind>, got <JSON kind>" with path the
+// field's JSON path ("budgets.max_steps"; list indexes are not in it); an
+// unknown field wraps errUnknownField; path is "" for other errors.
+func decodeStrict(data []byte, v any) (path string, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return "", nil
+	case errors.As(err, &te) && te.Field != "":
+		return te.Field, fmt.Errorf("must be %s, got %s", jsonKind(te.Type), te.Value)
+	case strings.Contains(err.Error(), "unknown field"):
+		return "", fmt.Errorf("%w: %s", errUnknownField, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return "", err
+}
+
+// jsonKind names the JSON kind a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "a " + t.Kind().String()
 }

@@ -66,7 +66,9 @@ func TestBatchEqualsOneByOne(t *testing.T) {
 			cr := &countingRetriever{Retriever: inner}
 			// A long CoalesceWait makes flushes depend only on program
 			// progress (all waiting, or MaxBatch queued), not on timing.
-			rt := newRT(t, ix, Config{Retrievers: map[string]rlsearch.Retriever{"bm25": cr}, Reranker: stubReranker{}, CoalesceWait: time.Minute})
+			// MaxConcurrent above the batch size lets every program run
+			// at once, so that batches are as large as they can be.
+			rt := newRT(t, ix, Config{Retrievers: map[string]rlsearch.Retriever{"bm25": cr}, Reranker: stubReranker{}, CoalesceWait: time.Minute, MaxConcurrent: 256})
 			got := rt.RunBatch(context.Background(), reqs, opt)
 			for i := range got {
 				g, w := got[i], want[i]

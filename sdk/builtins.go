@@ -212,6 +212,9 @@ func (st *execState) rerank(_ *starlark.Thread, b *starlark.Builtin, args starla
 	st.stats.Reranks++
 	out, err := st.rt.Rerank(st.ctx, query, docs, k)
 	if err != nil {
+		if st.ctx.Err() != nil {
+			return nil, st.ctxErr() // the program's time ran out while the reranker ran
+		}
 		return nil, err
 	}
 	return docList(out), nil

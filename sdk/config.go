@@ -3,6 +3,7 @@ package sdk
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 	"unicode"
 
@@ -178,6 +179,14 @@ type Config struct {
 	// MaxBodyBytes bounds a request body of Handler; 0 means
 	// DefaultMaxBodyBytes (64 MiB).
 	MaxBodyBytes int64
+	// MaxConcurrent bounds the programs executing at once across all
+	// RunBatch calls of the Runtime (so across all Handler requests); 0
+	// means 2 × GOMAXPROCS at New. A program's time budget starts when it
+	// starts executing, not while it is queued, so results do not depend
+	// on the batch size; the bound also keeps concurrent programs from
+	// sharing the heap watchdog's budget many times over. Run is not
+	// bounded by it.
+	MaxConcurrent int
 }
 
 // Validate reports the first bad field.
@@ -191,6 +200,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sdk: Config.MaxBatch %d is negative", c.MaxBatch)
 	case c.MaxBodyBytes < 0:
 		return fmt.Errorf("sdk: Config.MaxBodyBytes %d is negative", c.MaxBodyBytes)
+	case c.MaxConcurrent < 0:
+		return fmt.Errorf("sdk: Config.MaxConcurrent %d is negative", c.MaxConcurrent)
 	case c.CoalesceWait < 0:
 		return fmt.Errorf("sdk: Config.CoalesceWait %v is negative", c.CoalesceWait)
 	}
@@ -233,6 +244,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CoalesceWait == 0 {
 		c.CoalesceWait = 2 * time.Millisecond
+	}
+	if c.MaxConcurrent == 0 {
+		c.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
 	}
 	return c
 }

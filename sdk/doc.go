@@ -63,15 +63,24 @@
 // with the code in Result.Code: ok, syntax_error, unsupported_feature,
 // runtime_error, budget_exceeded, unknown_document, document_conflict,
 // unavailable, internal_error (the index or a model failed: not the
-// program's fault). A print that would break a budget is not printed. The
+// program's fault), cancelled (the caller went away). A primitive that
+// fails because the program's deadline passed is budget_exceeded, never
+// internal_error. Source containing a NUL byte is a syntax_error naming its
+// offset (Starlark's scanner would silently drop the rest). A print that would break a budget is not printed. The
 // runtime never panics on a program; the same program on the same index and
 // configuration gives a byte-identical observation (timeouts and memory
 // stops aside, which depend on the machine).
 //
 // Known limits: a single Starlark operation is not interruptible, so one
 // step that builds a huge value ("x" * (1 << 29): Starlark caps one
-// allocation at 1 GiB) or formats a value nested 10^5 deep (quadratic in
-// Starlark's printer) can run for seconds before the time budget is seen.
+// allocation at 1 GiB), converts a huge integer (str(x) of x squared 26
+// times, int("9" * 10**6): big-integer decimal conversion is superlinear;
+// integer size is not capped) or formats a value nested 10^5 deep
+// (quadratic in Starlark's printer) can run for seconds before the time
+// budget is seen. The caller still gets budget_exceeded (time) 250 ms
+// after the deadline; the abandoned goroutine burns its core until the
+// operation ends, keeping its Config.MaxConcurrent slot so that the process
+// stays bounded.
 //
 // # Typed programs
 //
@@ -86,9 +95,13 @@
 // # Execution
 //
 // Runtime.Run runs one program; Runtime.RunBatch runs many concurrently,
-// coalescing the retrieval calls that wait at the same moment into one
-// Retrieve per route and memoising (route, query) at the widest width asked
-// (Cache; top-k lists of exact retrievers are prefixes of each other).
+// at most Config.MaxConcurrent (default 2 × GOMAXPROCS) at once across all
+// of a Runtime's batches and requests, each program's time budget starting
+// when it starts executing, so results do not depend on the batch size.
+// Among the executing programs, RunBatch coalesces the retrieval calls
+// that wait at the same moment into one Retrieve per route and memoises
+// (route, query) at the widest width asked (Cache; top-k lists of exact
+// retrievers are prefixes of each other).
 // Runtime.Handler serves POST /v1/programs/execute; `rlsearch programs`
 // runs JSONL files. A Runtime and a Cache are safe for concurrent use.
 //

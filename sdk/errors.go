@@ -1,8 +1,10 @@
 package sdk
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrorCode classifies how a program ended. It is part of Result and of the
@@ -20,6 +22,7 @@ const (
 	CodeConflict    ErrorCode = "document_conflict"   // the same id with different contents
 	CodeUnavailable ErrorCode = "unavailable"         // a route or the reranker is not configured on this server
 	CodeInternal    ErrorCode = "internal_error"      // the index or a model failed; not the program's fault
+	CodeCancelled   ErrorCode = "cancelled"           // the caller's context was cancelled (client gone, server stopping)
 )
 
 // Sentinel errors of the Go API. Errors returned by primitives wrap one of
@@ -55,4 +58,17 @@ func codeOf(err error) ErrorCode {
 		return e.Code
 	}
 	return CodeInternal
+}
+
+// ctxError maps a context error that a primitive returned (a retriever or
+// the reranker seeing the program's deadline) to budget_exceeded (time) or
+// cancelled; ok is false when err is not a context error.
+func ctxError(err error, timeout time.Duration) (*Error, bool) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return newErr(CodeBudget, ErrBudget, "time budget of %v exceeded", timeout), true
+	case errors.Is(err, context.Canceled):
+		return newErr(CodeCancelled, err, "execution cancelled: %v", err), true
+	}
+	return nil, false
 }

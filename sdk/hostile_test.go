@@ -34,7 +34,7 @@ func TestHostilePrograms(t *testing.T) {
 		{"1 MB program", big, CodeBudget, "source budget"},
 		{"deep nesting", strings.Repeat("[", 30000) + strings.Repeat("]", 30000), CodeSyntax, ""},
 		{"nested list str", "x = []\nfor i in range(2000):\n    x = [x]\nprint(str(x)[:10])", CodeOK, "[[[[[[[[[["},
-		{"null bytes", "print(\"a\x00b\")\x00", CodeOK, "a\x00b"},
+		{"null bytes", "print(\"a\x00b\")\x00", CodeSyntax, "NUL byte at offset 8"},
 		{"invalid utf-8", "print(\"\xff\xfe\")", CodeOK, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	res = rt.Run(ctx, Request{Code: "while True:\n    pass"}, nil)
-	if res.Code != CodeInternal || !strings.Contains(res.Error, "cancelled") {
+	if res.Code != CodeCancelled || !strings.Contains(res.Error, "cancelled") {
 		t.Fatalf("cancelled: got %s %q", res.Code, res.Error)
 	}
 }

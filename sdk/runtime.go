@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,11 @@ var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: t
 // concurrent use; each Run has its own Starlark thread and budgets.
 type Runtime struct {
 	cfg Config
+	// slots bounds the programs of all RunBatch calls (all Handler
+	// requests) executing at once: Config.MaxConcurrent. A slot is held
+	// until the program's goroutine really ends, even when its caller
+	// stopped waiting (see abandonGrace).
+	slots chan struct{}
 }
 
 // New validates cfg and returns a Runtime.
@@ -39,7 +45,8 @@ func New(cfg Config) (*Runtime, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Runtime{cfg: cfg.withDefaults()}, nil
+	cfg = cfg.withDefaults()
+	return &Runtime{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent)}, nil
 }
 
 // Config returns the runtime's configuration with defaults applied.
@@ -82,6 +89,14 @@ type Result struct {
 	Stats       Stats     `json:"stats"`
 }
 
+// abandonGrace is how long after a program's deadline (or its caller's
+// cancellation) the caller waits for the program to stop before it returns
+// a budget_exceeded (or cancelled) result without it: one Starlark
+// operation (a huge multiplication, str() of a huge int) cannot be
+// interrupted, and the caller must still get its answer on time. The
+// abandoned goroutine runs on until that operation ends.
+const abandonGrace = 250 * time.Millisecond
+
 // Run executes one program. cache, when non-nil, memoises retrieval calls
 // (share it across related runs); nil retrieves every call. Run never
 // panics and never returns an error: every failure is in Result.Code and
@@ -109,18 +124,73 @@ type execState struct {
 	out      strings.Builder
 	printed  []string
 	stats    Stats
+	mu       sync.Mutex            // guards out, printed and the printed counts of stats against abandon's reads
 	seen     map[string]Doc        // every document retrieved, by id
 	stop     atomic.Pointer[Error] // why the thread was cancelled (set from other goroutines too)
 	thread   *starlark.Thread
 	deadline time.Time
 }
 
-func (rt *Runtime) run(ctx context.Context, req Request, f fetcher) (res Result) {
+func (rt *Runtime) run(ctx context.Context, req Request, f fetcher) Result {
+	return rt.exec(ctx, req, f, nil)
+}
+
+// exec runs req in its own goroutine, its time budget starting now, and
+// returns its result, or, when the program has not stopped abandonGrace
+// after its deadline or ctx's cancellation, a budget_exceeded (cancelled)
+// result with what it had printed so far. done, when non-nil, is called
+// once the program's goroutine has really ended (after exec returned, for
+// an abandoned program).
+func (rt *Runtime) exec(ctx context.Context, req Request, f fetcher, done func()) Result {
 	b := rt.cfg.Budgets
 	if req.Budgets != nil {
 		b = b.Within(*req.Budgets)
 	}
 	st := &execState{rt: rt, b: b, fetch: f, seen: map[string]Doc{}}
+	ctx, cancel := context.WithTimeout(ctx, b.Timeout)
+	defer cancel()
+	st.ctx = ctx
+	st.deadline, _ = ctx.Deadline()
+	ch := make(chan Result, 1)
+	go func() {
+		if done != nil {
+			defer done()
+		}
+		ch <- st.runBody(req)
+	}()
+	select {
+	case res := <-ch:
+		return res
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(abandonGrace)
+	defer t.Stop()
+	select {
+	case res := <-ch:
+		return res
+	case <-t.C:
+	}
+	// Abandoned: the goroutine still owns st; only the printed output is
+	// shared, under st.mu.
+	err := st.ctxErr()
+	err.Msg += fmt.Sprintf(" (the program was abandoned %v after its deadline, inside one operation that cannot be interrupted)", abandonGrace)
+	st.cancel(err)
+	st.mu.Lock()
+	res := Result{
+		ID:          req.ID,
+		Code:        err.Code,
+		Error:       err.Msg,
+		Observation: st.out.String() + rt.errorLine(err.Code, err.Msg),
+		PrintedIDs:  append([]string{}, st.printed...),
+		Stats:       Stats{PrintedDocs: st.stats.PrintedDocs, PrintedTokens: st.stats.PrintedTokens},
+	}
+	st.mu.Unlock()
+	return res
+}
+
+// runBody compiles and executes req on the calling goroutine.
+func (st *execState) runBody(req Request) (res Result) {
+	b := st.b
 	res.ID = req.ID
 	defer func() {
 		if p := recover(); p != nil {
@@ -140,10 +210,12 @@ func (rt *Runtime) run(ctx context.Context, req Request, f fetcher) (res Result)
 		st.fail(&res, newErr(CodeBudget, ErrBudget, "program is %d bytes, over the %d-byte source budget", len(src), b.MaxSourceBytes))
 		return res
 	}
-	ctx, cancel := context.WithTimeout(ctx, b.Timeout)
-	defer cancel()
-	st.ctx = ctx
-	st.deadline, _ = ctx.Deadline()
+	if i := strings.IndexByte(src, 0); i >= 0 {
+		// Starlark's scanner stops at NUL: the rest would be dropped silently.
+		st.fail(&res, newErr(CodeSyntax, nil, "line %d: NUL byte at offset %d of the source (write \\x00 inside a string instead)", strings.Count(src[:i], "\n")+1, i))
+		return res
+	}
+	ctx := st.ctx
 
 	predeclared := st.builtins(req.Question)
 	_, prog, err := starlark.SourceProgramOptions(fileOptions, programFile, src, predeclared.Has)
@@ -158,7 +230,12 @@ func (rt *Runtime) run(ctx context.Context, req Request, f fetcher) (res Result)
 			return nil, newErr(CodeUnsupported, nil, "load() is not available: programs cannot read files or modules")
 		},
 	}
+	st.mu.Lock()
 	st.thread = th
+	st.mu.Unlock()
+	if e := st.stop.Load(); e != nil {
+		th.Cancel(e.Error()) // stopped while compiling
+	}
 	if st.rt.cfg.MaxHeapBytes > 0 {
 		watchStart(st)
 		defer watchStop(st)
@@ -210,12 +287,18 @@ func (st *execState) ctxErr() *Error {
 	if errors.Is(st.ctx.Err(), context.DeadlineExceeded) && !time.Now().Before(st.deadline) {
 		return newErr(CodeBudget, ErrBudget, "time budget of %v exceeded", st.b.Timeout)
 	}
-	return newErr(CodeInternal, st.ctx.Err(), "execution cancelled: %v", st.ctx.Err())
+	return newErr(CodeCancelled, st.ctx.Err(), "execution cancelled: %v", context.Cause(st.ctx))
 }
 
+// cancel records why the program stops and cancels its thread. It is safe
+// from any goroutine.
 func (st *execState) cancel(err *Error) {
-	if st.stop.CompareAndSwap(nil, err) {
-		st.thread.Cancel(err.Error())
+	st.stop.CompareAndSwap(nil, err)
+	st.mu.Lock()
+	th := st.thread
+	st.mu.Unlock()
+	if th != nil {
+		th.Cancel(st.stop.Load().Error())
 	}
 }
 
@@ -340,28 +423,30 @@ func (st *execState) emit(text string, docs []Doc) error {
 		return e
 	}
 	var err *Error
+	tokens := 0
 	switch {
 	case st.stats.PrintedDocs+len(docs) > st.b.MaxPrintedDocs:
 		err = newErr(CodeBudget, ErrBudget, "printed-document budget exceeded: %d documents printed, the cap is %d", st.stats.PrintedDocs+len(docs), st.b.MaxPrintedDocs)
 	case st.out.Len()+len(text) > DefaultMaxObservationBytes:
 		err = newErr(CodeBudget, ErrBudget, "observation budget exceeded: over %d bytes printed", DefaultMaxObservationBytes)
 	default:
-		n := st.rt.cfg.Tokens.CountTokens(text)
-		if st.stats.PrintedTokens+n > st.b.MaxObservationTokens {
-			err = newErr(CodeBudget, ErrBudget, "observation budget exceeded: printing this would make %d tokens, the cap is %d", st.stats.PrintedTokens+n, st.b.MaxObservationTokens)
-		} else {
-			st.stats.PrintedTokens += n
+		tokens = st.rt.cfg.Tokens.CountTokens(text)
+		if st.stats.PrintedTokens+tokens > st.b.MaxObservationTokens {
+			err = newErr(CodeBudget, ErrBudget, "observation budget exceeded: printing this would make %d tokens, the cap is %d", st.stats.PrintedTokens+tokens, st.b.MaxObservationTokens)
 		}
 	}
 	if err != nil {
 		st.cancel(err)
 		return err
 	}
+	st.mu.Lock()
 	st.out.WriteString(text)
 	for _, d := range docs {
 		st.printed = append(st.printed, d.ID)
 	}
 	st.stats.PrintedDocs += len(docs)
+	st.stats.PrintedTokens += tokens
+	st.mu.Unlock()
 	return nil
 }
 
@@ -441,6 +526,9 @@ func (rt *Runtime) search(ctx context.Context, f fetcher, route, query string, k
 		if errors.Is(err, rlsearch.ErrBadInput) {
 			return nil, newErr(CodeRuntime, err, "%s: %v", route, err)
 		}
+		if e, ok := ctxError(err, b.Timeout); ok {
+			return nil, e
+		}
 		return nil, newErr(CodeInternal, err, "%s: retrieval failed: %v", route, err)
 	}
 	docs := make([]Doc, 0, len(hits))
@@ -472,6 +560,9 @@ func (rt *Runtime) Rerank(ctx context.Context, query string, docs []Doc, k int) 
 		return out, nil
 	}
 	var e *Error
+	if ce, ok := ctxError(err, rt.cfg.Budgets.Timeout); ok && !errors.As(err, &e) {
+		return nil, ce
+	}
 	switch {
 	case errors.As(err, &e):
 		return nil, err

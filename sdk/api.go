@@ -156,7 +156,7 @@ func decodeStrict(data []byte, v any) (path string, err error) {
 	case errors.As(err, &te) && te.Field != "":
 		return te.Field, fmt.Errorf("must be %s, got %s", jsonKind(te.Type), te.Value)
 	case strings.Contains(err.Error(), "unknown field"):
-		return "", fmt.Errorf("%w: %s", errUnknownField, strings.TrimPrefix(err.Error(), "json: "))
+		return "", fmt.Errorf("%w %s", errUnknownField, strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
 	return "", err
 }

@@ -19,6 +19,7 @@ func TestDecodeBatchTypeErrors(t *testing.T) {
 		{"inline", `{"code":5}`, "code", "code must be a string, got number"},
 		{"coalesce", `{"code":"print(1)","coalesce":"yes"}`, "coalesce", "coalesce must be a boolean, got string"},
 		{"unknown program field", `{"programs":[{"code":"print(1)"},{"code":"x","bogus":1}]}`, "programs[1]", `unknown field "bogus"`},
+		{"unknown top-level field", `{"code":"print(1)","bogus":1}`, "", `body is not a valid request: unknown field "bogus"`},
 		{"not json", `{"programs":`, "", "body is not a valid request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -173,7 +173,7 @@ func (rt *Runtime) exec(ctx context.Context, req Request, f fetcher, done func()
 	// Abandoned: the goroutine still owns st; only the printed output is
 	// shared, under st.mu.
 	err := st.ctxErr()
-	err.Msg += fmt.Sprintf(" (the program was abandoned %v after its deadline, inside one operation that cannot be interrupted)", abandonGrace)
+	err.Msg += fmt.Sprintf(" (the program was abandoned %v later, inside one operation that cannot be interrupted)", abandonGrace)
 	st.cancel(err)
 	st.mu.Lock()
 	res := Result{

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/server"
@@ -81,8 +80,8 @@ type requestError struct {
 
 func (e *requestError) Error() string { return e.msg }
 
-// rerankFields are the fields of a /rerank request, by their key folded
-// with foldField; "topk" (the /retrieve name) is a known miss of
+// rerankFields are the fields of a /rerank request, by their folded key
+// (server.NearMiss); "topk" (the /retrieve name) is a known miss of
 // rerank_topk.
 var rerankFields = map[string]string{
 	"queries":      "queries",
@@ -92,34 +91,14 @@ var rerankFields = map[string]string{
 	"returnscores": "return_scores",
 }
 
-// foldField lower-cases key and drops '_' and '-', so that "rerank_top_k",
-// "TopK" and "return-scores" meet the field they were meant to be (the
-// rule of /retrieve in internal/server).
-func foldField(key string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '_' || r == '-' {
-			return -1
-		}
-		return unicode.ToLower(r)
-	}, key)
-}
-
-// nearMiss rejects the first key (in byte order) that is not a known field
-// but folds to one: such a typo would otherwise be ignored and silently
-// give the default. Other unknown keys pass, as clients send extras.
+// nearMiss rejects a near-miss of a /rerank field (server.NearMiss, the
+// rule of /retrieve).
 func nearMiss(fields map[string]json.RawMessage) *requestError {
-	var miss []string
-	for key := range fields {
-		if known, ok := rerankFields[foldField(key)]; ok && key != known {
-			miss = append(miss, key)
-		}
-	}
-	if len(miss) == 0 {
+	key, want, ok := server.NearMiss(fields, rerankFields)
+	if !ok {
 		return nil
 	}
-	slices.Sort(miss)
-	key := miss[0]
-	return &requestError{fmt.Sprintf("unknown field %q: did you mean %q?", key, rerankFields[foldField(key)]), key, 0}
+	return &requestError{fmt.Sprintf("unknown field %q: did you mean %q?", key, want), key, 0}
 }
 
 // jsonKind names the JSON type of raw by its first byte.

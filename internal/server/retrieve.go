@@ -43,8 +43,8 @@ func bad(field, format string, args ...any) *badRequest {
 	return &badRequest{status: http.StatusBadRequest, kind: kindBadRequest, msg: fmt.Sprintf(format, args...), field: field}
 }
 
-// retrieveFields are the fields of a /retrieve request, by their key
-// folded with foldField.
+// retrieveFields are the fields of a /retrieve request, by their folded
+// key (see NearMiss).
 var retrieveFields = map[string]string{
 	"queries":      "queries",
 	"topk":         "topk",
@@ -52,8 +52,27 @@ var retrieveFields = map[string]string{
 	"retriever":    "retriever",
 }
 
-// foldField lower-cases key and drops '_' and '-', so that "top_k",
-// "TopK" and "return-scores" meet the field they were meant to be.
+// NearMiss finds the first key of a decoded JSON object (in byte order)
+// that is not a known field but folds to one: lower-cased, with '_' and
+// '-' dropped, so that "top_k", "TopK" and "return-scores" meet the field
+// they were meant to be. known maps folded keys to field names. Such a
+// key is a typo that would otherwise be ignored and silently give the
+// default; other unknown keys pass, as clients send extras. ok is false
+// when there is none.
+func NearMiss(fields map[string]json.RawMessage, known map[string]string) (key, want string, ok bool) {
+	var miss []string
+	for k := range fields {
+		if name, hit := known[foldField(k)]; hit && k != name {
+			miss = append(miss, k)
+		}
+	}
+	if len(miss) == 0 {
+		return "", "", false
+	}
+	slices.Sort(miss)
+	return miss[0], known[foldField(miss[0])], true
+}
+
 func foldField(key string) string {
 	return strings.Map(func(r rune) rune {
 		if r == '_' || r == '-' {
@@ -63,23 +82,13 @@ func foldField(key string) string {
 	}, key)
 }
 
-// nearMiss rejects the first key (in byte order) that is not a known field
-// but folds to one: such a key is a typo that would otherwise be ignored
-// and silently give the default. Other unknown keys pass, as clients send
-// extras.
+// nearMiss is NearMiss over the /retrieve fields as a 400.
 func nearMiss(fields map[string]json.RawMessage) *badRequest {
-	var miss []string
-	for key := range fields {
-		if known, ok := retrieveFields[foldField(key)]; ok && key != known {
-			miss = append(miss, key)
-		}
-	}
-	if len(miss) == 0 {
+	key, want, ok := NearMiss(fields, retrieveFields)
+	if !ok {
 		return nil
 	}
-	slices.Sort(miss)
-	key := miss[0]
-	return bad(key, "unknown field %q: did you mean %q?", key, retrieveFields[foldField(key)])
+	return bad(key, "unknown field %q: did you mean %q?", key, want)
 }
 
 // checkContentType accepts a missing Content-Type, JSON (application/json

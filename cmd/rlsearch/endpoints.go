@@ -60,10 +60,17 @@ func extraEndpoints(ix *index.Index, deps endpointDeps) (map[string]http.Handler
 	if err := addRewardEndpoints(m, exec); err != nil {
 		return nil, err
 	}
-	if err := addProgramEndpoints(m, ix, deps); err != nil {
+	// One program runtime serves both program endpoints, so its bound on
+	// concurrently running programs (sdk.Config.MaxConcurrent) holds for
+	// the whole server.
+	rt, err := sdk.New(runtimeConfig(ix, deps))
+	if err != nil {
 		return nil, err
 	}
-	if err := addMutateEndpoints(m, ix, deps); err != nil {
+	if err := addProgramEndpoints(m, rt); err != nil {
+		return nil, err
+	}
+	if err := addMutateEndpoints(m, rt); err != nil {
 		return nil, err
 	}
 	return m, nil

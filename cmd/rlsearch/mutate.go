@@ -23,7 +23,6 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench"
-	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -31,11 +30,7 @@ import (
 // served index, with the default verifier configuration (64 executions,
 // all gold); the rerank ladder is in the mutation space only when serve has
 // a --reranker.
-func addMutateEndpoints(m map[string]http.Handler, ix *index.Index, deps endpointDeps) error {
-	rt, err := sdk.New(runtimeConfig(ix, deps))
-	if err != nil {
-		return err
-	}
+func addMutateEndpoints(m map[string]http.Handler, rt *sdk.Runtime) error {
 	v, err := sdk.NewVerifier(rt, sdk.MutateConfig{})
 	if err != nil {
 		return err

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch"
-	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -23,11 +22,7 @@ import (
 // the served index, with serve's --reranker behind rerank() (without one,
 // rerank() answers "unavailable") and --policy-tokenizer counting
 // observation tokens (whitespace words without one).
-func addProgramEndpoints(m map[string]http.Handler, ix *index.Index, deps endpointDeps) error {
-	rt, err := sdk.New(runtimeConfig(ix, deps))
-	if err != nil {
-		return err
-	}
+func addProgramEndpoints(m map[string]http.Handler, rt *sdk.Runtime) error {
 	m["/v1/programs/execute"] = rt.Handler()
 	return nil
 }

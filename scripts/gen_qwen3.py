@@ -50,9 +50,11 @@ import math
 import os
 import shutil
 import sys
-import tempfile
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_bert import write_atomic  # noqa: E402  (same temp-dir + rename as the BERT generator)
 
 PRESETS = {
     # layers, hidden, heads, kv_heads, head_dim, intermediate
@@ -229,28 +231,6 @@ def build_graph(preset, variant, w):
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model, in_names
-
-
-def write_atomic(out, files):
-    out = os.path.abspath(out)
-    parent = os.path.dirname(out)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix="." + os.path.basename(out) + ".tmp-", dir=parent)
-    try:
-        for n, write in files.items():
-            write(os.path.join(tmp, n))
-        os.chmod(tmp, 0o755)
-        old = None
-        if os.path.exists(out):
-            old = tempfile.mkdtemp(prefix="." + os.path.basename(out) + ".old-", dir=parent)
-            os.rmdir(old)
-            os.rename(out, old)
-        os.rename(tmp, out)
-        if old:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def cmd_gen(a):

@@ -18,6 +18,15 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-out/gpu}
 SIZES=${SIZES:-1000000,5000000,21000000}
 BIN=$PWD/bench/gpu/bin
+# Per-step time limits (s), overridable so that the whole run fits one device call.
+T_CUDA=${T_CUDA:-60} T_KERNELS=${T_KERNELS:-90} T_ANN=${T_ANN:-240} T_BENCH=${T_BENCH:-240} T_TORCH=${T_TORCH:-200}
+# cuBLAS from CUDA 13 often lives only in PyTorch's wheel (nvidia/cublas/lib), off the loader path.
+if [ -z "${RLSEARCH_CUBLAS_LIB:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so'; then
+  site=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)
+  lib=$(find $site /usr/local /usr/lib /opt 2>/dev/null -name 'libcublas.so.1[123]' | head -n1)
+  [ -n "$lib" ] && export RLSEARCH_CUBLAS_LIB=$lib LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+echo "cuBLAS: ${RLSEARCH_CUBLAS_LIB:-from the loader path}"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 status=0
@@ -31,17 +40,17 @@ run_test() { # pkg pattern timeout
   grep -E '^(--- |ok|FAIL|PASS)' "$OUT/test-$pkg.txt" | grep -v '^    ' | tail -n 40
   [ $rc -eq 0 ] || { echo "!! $pkg tests failed (rc $rc), see $OUT/test-$pkg.txt"; status=1; }
 }
-run_test cuda . 60
-run_test kernels . 90
-run_test ann 'TestGPU' 240
+run_test cuda . "$T_CUDA"
+run_test kernels . "$T_KERNELS"
+run_test ann 'TestGPU' "$T_ANN"
 echo "== Go benchmark (n = $SIZES)"
 rm -f "$OUT/bench-rlsearch.jsonl"
-( cd ann && RLSEARCH_GPU_BENCH_N=$SIZES RLSEARCH_GPU_BENCH_JSON=$OUT/bench-rlsearch.jsonl timeout 240 \
+( cd ann && RLSEARCH_GPU_BENCH_N=$SIZES RLSEARCH_GPU_BENCH_JSON=$OUT/bench-rlsearch.jsonl timeout "$T_BENCH" \
     "$BIN/ann.test" -test.run '^$' -test.bench BenchmarkGPUThroughput -test.benchtime 2s -test.v ) > "$OUT/bench-rlsearch.txt" 2>&1 \
   || { echo "!! Go benchmark failed, see $OUT/bench-rlsearch.txt"; status=1; }
 grep -E 'Benchmark|uploaded' "$OUT/bench-rlsearch.txt"
 echo "== PyTorch baseline"
-timeout 200 python3 bench/gpu/torch_baseline.py --n "$SIZES" > "$OUT/bench-torch.jsonl" 2> "$OUT/bench-torch.err" \
+timeout "$T_TORCH" python3 bench/gpu/torch_baseline.py --n "$SIZES" > "$OUT/bench-torch.jsonl" 2> "$OUT/bench-torch.err" \
   || { echo "!! torch baseline failed, see $OUT/bench-torch.err"; status=1; }
 python3 bench/gpu/summary.py "$OUT/bench-rlsearch.jsonl" "$OUT/bench-torch.jsonl" | tee "$OUT/summary.md"
 exit $status

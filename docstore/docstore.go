@@ -549,10 +549,11 @@ func (s *Store) Path() string { return s.path }
 // Check reads every block, checks its CRC, decompresses it and parses its
 // records (the row count included), bypassing the cache. It calls progress
 // (when non-nil) after each block with the number of blocks done and the
-// total, on the caller's goroutine. The first failure wraps ErrCorrupt and
+// total, on the caller's goroutine, and stops with the error progress
+// returns, if any (say ctx.Err()). The first failure wraps ErrCorrupt and
 // names the file, the block and its byte offset. It reads the whole file
 // once and holds one block at a time.
-func (s *Store) Check(progress func(done, total int)) error {
+func (s *Store) Check(progress func(done, total int) error) error {
 	nb := s.NumBlocks()
 	var comp, raw []byte
 	for b := 0; b < nb; b++ {
@@ -582,7 +583,9 @@ func (s *Store) Check(progress func(done, total int)) error {
 			return fmt.Errorf("%w %s: block %d at offset %d: %d bytes after its %d records", ErrCorrupt, s.path, b, start, len(rest), n)
 		}
 		if progress != nil {
-			progress(b+1, nb)
+			if err := progress(b+1, nb); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -283,7 +283,7 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls, last := 0, 0
-	if err := s.Check(func(done, total int) { calls++; last = done; _ = total }); err != nil {
+	if err := s.Check(func(done, total int) error { calls++; last = done; return nil }); err != nil {
 		t.Fatalf("Check of a good store: %v", err)
 	}
 	s.Close()

@@ -31,10 +31,10 @@ type verifier struct {
 	dir   string
 	cfg   VerifyConfig
 	meta  Meta
-	docs  int  // rows in docs.zst
-	bm25  int  // documents in bm25.idx
-	dense int  // vectors in dense.shard
-	hasDS bool // dense.shard exists
+	docs  int    // rows in docs.zst
+	bm25  int    // documents in bm25.idx
+	dense int    // vectors in dense.shard
+	hasDS bool   // dense.shard exists
 	note  string // what the last check wants said instead of "ok"
 }
 

@@ -143,7 +143,7 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	bar.phase("writing " + MetaFile + " and publishing " + cfg.Dir)
+	bar.phase("writing "+MetaFile+" and publishing "+cfg.Dir, true)
 	meta.BuildSeconds = time.Since(start).Seconds()
 	if err := writeJSON(filepath.Join(tmp, MetaFile), meta); err != nil {
 		os.RemoveAll(tmp)
@@ -195,7 +195,7 @@ func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress) (*Me
 		for range batches {
 		}
 	}()
-	bar.phase("indexing")
+	bar.phase("indexing", false)
 	n := 0
 	var lastBytes int64
 	for b := range batches {
@@ -232,13 +232,13 @@ func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress) (*Me
 	if err := docs.Close(); err != nil {
 		return nil, err
 	}
-	bar.phase(fmt.Sprintf("merging BM25 runs and writing %s (%d passages)", BM25File, n))
+	bar.phase(fmt.Sprintf("merging BM25 runs and writing %s (%d passages)", BM25File, n), true)
 	if err := bb.WriteFile(filepath.Join(dir, BM25File)); err != nil {
 		return nil, err
 	}
 	meta := &Meta{Version: FormatVersion, Corpus: cfg.Corpus, NumDocs: n, Skipped: rd.Skipped(), Created: time.Now().UTC()}
 	if dense != nil {
-		bar.phase("finishing dense shard")
+		bar.phase("finishing dense shard", true)
 		if err := dense.close(); err != nil {
 			return nil, err
 		}

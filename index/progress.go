@@ -85,9 +85,10 @@ func (p *progress) update(bytes int64, n int) {
 	fmt.Fprintf(p.w, "indexing: %d passages, %.0f passages/s\n", n, rate)
 }
 
-// phase announces a named phase (ending the previous one). In plain mode a
-// goroutine says every p.every that it is still running.
-func (p *progress) phase(name string) {
+// phase announces a named phase (ending the previous one). In plain mode,
+// when tick is set, a goroutine says every p.every that it is still
+// running (phases without their own progress lines).
+func (p *progress) phase(name string, tick bool) {
 	p.endPhase()
 	if p.w == nil {
 		return
@@ -97,8 +98,11 @@ func (p *progress) phase(name string) {
 		return
 	}
 	p.mu.Lock()
-	fmt.Fprintf(p.w, "indexing: %s\n", name)
+	fmt.Fprintf(p.w, "phase: %s\n", name)
 	p.mu.Unlock()
+	if !tick {
+		return
+	}
 	p.stopTick, p.tickDone = make(chan struct{}), make(chan struct{})
 	go func(start time.Time, stop, done chan struct{}) {
 		defer close(done)
@@ -110,7 +114,7 @@ func (p *progress) phase(name string) {
 				return
 			case <-t.C:
 				p.mu.Lock()
-				fmt.Fprintf(p.w, "indexing: %s, %s so far\n", name, time.Since(start).Round(time.Second))
+				fmt.Fprintf(p.w, "phase: %s, %s so far\n", name, time.Since(start).Round(time.Second))
 				p.mu.Unlock()
 			}
 		}

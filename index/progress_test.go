@@ -42,14 +42,14 @@ func TestProgressPlainLines(t *testing.T) {
 		t.Errorf("unknown size: %q, want %q", buf.String(), want)
 	}
 	buf.Reset()
-	p.phase("merging BM25 runs")
-	p.phase("writing")
+	p.phase("merging BM25 runs", true)
+	p.phase("writing", true)
 	p.finish()
-	if want := "indexing: merging BM25 runs\nindexing: writing\n"; !strings.HasPrefix(buf.String(), want) {
+	if want := "phase: merging BM25 runs\nphase: writing\n"; !strings.HasPrefix(buf.String(), want) {
 		t.Errorf("phases: %q, want prefix %q", buf.String(), want)
 	}
 	q := newBar(nil, 10)
 	q.update(5, 5)
-	q.phase("x")
+	q.phase("x", true)
 	q.finish()
 }

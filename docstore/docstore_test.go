@@ -362,3 +362,62 @@ func BenchmarkDoc1M(b *testing.B) {
 		})
 	}
 }
+
+// TestWriterBoundedAndWriteErrors: the blocks in flight stay within
+// 2·Workers+2 however many rows are added, and a failing file makes Add and
+// Close return the error (no deadlock, no file left).
+func TestWriterBoundedAndWriteErrors(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(filepath.Join(dir, "docs.zst"), WriterConfig{BlockDocs: 1, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5000; i++ {
+		if err := w.Add(rlsearch.Document{ID: fmt.Sprint(i), Contents: "some text"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.made > w.maxJobs || w.maxJobs != 6 {
+		t.Errorf("%d blocks allocated for 5000 rows, want ≤ %d (6)", w.made, w.maxJobs)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	dir = t.TempDir()
+	w, err = NewWriter(filepath.Join(dir, "docs.zst"), WriterConfig{BlockDocs: 1, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.f.Close() // every write now fails
+	var addErr error
+	rng := rand.New(rand.NewSource(5))
+	noise := make([]byte, 1<<16) // incompressible: fills the 1 MB buffer within 20 rows
+	for i := 0; i < 1000 && addErr == nil; i++ {
+		rng.Read(noise)
+		addErr = w.Add(rlsearch.Document{ID: fmt.Sprint(i), Contents: string(noise)})
+	}
+	if addErr == nil || !strings.Contains(addErr.Error(), "docstore: write") {
+		t.Errorf("Add on a failing file: %v, want a write error", addErr)
+	}
+	if err := w.Close(); err == nil {
+		t.Error("Close on a failing file succeeded")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("failed writer left %d files", len(ents))
+	}
+}
+
+func TestCheckStopsOnProgressError(t *testing.T) {
+	path, _ := build(t, 100, 10)
+	s, err := Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	stop := errors.New("stop")
+	calls := 0
+	if err := s.Check(func(done, total int) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Errorf("Check returned %v after %d calls, want stop after 1", err, calls)
+	}
+}

@@ -248,6 +248,7 @@ func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress) (*Me
 	if err != nil {
 		return nil, fmt.Errorf("index: reopen bm25: %w", err)
 	}
+	// bm25 v2 (mmap) has Close: add `defer bix.Close()` here when merging.
 	k1, b := bix.Params()
 	meta.BM25 = BM25Meta{K1: round6(k1), B: round6(b), NumTerms: bix.NumTerms(), AvgDocLen: bix.AvgDocLen()}
 	return meta, nil

@@ -421,3 +421,31 @@ func TestCheckStopsOnProgressError(t *testing.T) {
 		t.Errorf("Check returned %v after %d calls, want stop after 1", err, calls)
 	}
 }
+
+// TestOpenReadsOnlyTable: Open reads the header, trailer and table only;
+// with every block zeroed it still opens (and the damage shows on Doc).
+func TestOpenReadsOnlyTable(t *testing.T) {
+	path, docs := build(t, 500, 16)
+	s, err := Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := s.offsets[0], s.offsets[s.NumBlocks()]
+	s.Close()
+	b, _ := os.ReadFile(path)
+	for i := lo; i < hi; i++ {
+		b[i] = 0
+	}
+	os.WriteFile(path, b, 0o644)
+	s, err = Open(path, 0)
+	if err != nil {
+		t.Fatalf("Open read the blocks: %v", err)
+	}
+	defer s.Close()
+	if s.Len() != len(docs) {
+		t.Fatalf("Len = %d, want %d", s.Len(), len(docs))
+	}
+	if _, err := s.Doc(100); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Doc of a zeroed block: %v, want ErrCorrupt", err)
+	}
+}

@@ -204,6 +204,9 @@ func TestCrashLeftovers(t *testing.T) {
 	if meta.NumDocs != 200 || ix.Len() != 200 || ix.Docs.Len() != 200 || ix.BM25.NumDocs() != 200 {
 		t.Fatalf("new index: meta %d, docs %d, bm25 %d passages; want 200", meta.NumDocs, ix.Docs.Len(), ix.BM25.NumDocs())
 	}
+	if ix.OpenDuration <= 0 {
+		t.Errorf("OpenDuration = %v, want > 0", ix.OpenDuration)
+	}
 	if err := ix.Docs.Check(nil); err != nil {
 		t.Fatal(err)
 	}

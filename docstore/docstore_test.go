@@ -169,6 +169,7 @@ func FuzzOpen(f *testing.F) {
 		for r := 0; r < s.Len() && r < 100; r++ {
 			s.Doc(int32(r))
 		}
+		s.Check(nil)
 	})
 }
 

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -39,7 +42,8 @@ type Reader struct {
 	counter  *countingReader
 	line     int
 	skipped  int
-	seen     map[string]int // id -> line
+	seen     map[idKey]int32 // 96-bit hash of id -> line
+	seeds    [2]maphash.Seed
 	checkDup bool
 }
 
@@ -60,11 +64,15 @@ func Open(path string) (*Reader, error) {
 }
 
 // NewReader reads a corpus from r (plain, gzip or zstd). Duplicate ids are
-// detected, which keeps every id in memory (about 60 bytes per passage).
+// detected with a set of 96-bit hashes of the ids (from two independently
+// seeded maphash values; a false duplicate among wiki-18's 21M ids has
+// probability n²/2⁹⁷ ≈ 3·10⁻¹⁵): about 40 bytes per passage with the map's
+// slack (measured at 1M ids) and no pointers for the garbage collector to
+// scan, instead of every id string (77 bytes per passage measured).
 func NewReader(r io.Reader) (*Reader, error) {
 	cr := &countingReader{r: r}
 	br := bufio.NewReaderSize(cr, 1<<20)
-	rd := &Reader{counter: cr, seen: make(map[string]int), checkDup: true}
+	rd := &Reader{counter: cr, seen: make(map[idKey]int32), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, checkDup: true}
 	magic, _ := br.Peek(4)
 	switch {
 	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
@@ -85,6 +93,10 @@ func NewReader(r io.Reader) (*Reader, error) {
 	rd.br = br
 	return rd, nil
 }
+
+// idKey is a 96-bit hash of a passage id; a byte array (alignment 1) so
+// that a map slot with its int32 line is 16 bytes.
+type idKey [12]byte
 
 type line struct {
 	ID       json.RawMessage `json:"id"`
@@ -163,10 +175,13 @@ func (r *Reader) parse(raw []byte) (Passage, bool, error) {
 		return Passage{}, true, nil
 	}
 	if r.checkDup {
-		if prev, ok := r.seen[id]; ok {
+		var k idKey
+		binary.LittleEndian.PutUint64(k[:8], maphash.String(r.seeds[0], id))
+		binary.LittleEndian.PutUint32(k[8:], uint32(maphash.String(r.seeds[1], id)))
+		if prev, ok := r.seen[k]; ok {
 			return Passage{}, false, fmt.Errorf("%w %q on line %d (first on line %d)", ErrDuplicateID, id, r.line, prev)
 		}
-		r.seen[id] = r.line
+		r.seen[k] = int32(min(r.line, math.MaxInt32))
 	}
 	return Passage{Document: rlsearch.Document{ID: id, Contents: contents}, Line: r.line}, false, nil
 }

@@ -186,3 +186,31 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestDuplicateIDsAtScale: the hashed id set reports exactly the one
+// duplicate among 50,001 similar ids (oracle: the ids' construction).
+func TestDuplicateIDsAtScale(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 50000; i++ {
+		fmt.Fprintf(&b, "{\"id\": \"wiki-%07d\", \"text\": \"t\"}\n", i)
+	}
+	b.WriteString("{\"id\": \"wiki-0031337\", \"text\": \"again\"}\n")
+	r, err := NewReader(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			t.Fatal("no duplicate reported")
+		}
+		if err != nil {
+			if !errors.Is(err, ErrDuplicateID) || n != 50000 || !strings.Contains(err.Error(), `"wiki-0031337" on line 50001 (first on line 31337)`) {
+				t.Fatalf("after %d passages: %v", n, err)
+			}
+			return
+		}
+		n++
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -32,85 +33,238 @@ var ErrCorrupt = errors.New("docstore: corrupt file")
 // ErrRow is returned for a row outside [0, Len()).
 var ErrRow = errors.New("docstore: row out of range")
 
+// WriterConfig configures a Writer. Zero values mean the defaults.
+type WriterConfig struct {
+	// BlockDocs is the number of rows per compressed block (default 64).
+	BlockDocs int
+	// Workers is the number of goroutines compressing blocks (default
+	// runtime.GOMAXPROCS). The file is byte-identical for every value:
+	// blocks are compressed independently and written in row order.
+	Workers int
+}
+
+// Validate reports the first bad field.
+func (c WriterConfig) Validate() error {
+	switch {
+	case c.BlockDocs < 0:
+		return fmt.Errorf("docstore: WriterConfig.BlockDocs = %d must be ≥ 0", c.BlockDocs)
+	case c.Workers < 0:
+		return fmt.Errorf("docstore: WriterConfig.Workers = %d must be ≥ 0", c.Workers)
+	}
+	return nil
+}
+
 // Writer writes a docstore file atomically: rows go to a temporary file in
-// the destination's directory, which Close renames into place. Not safe for
-// concurrent use.
+// the destination's directory, which Close renames into place.
+//
+// Add fills a block on the caller's goroutine; full blocks are compressed
+// by Workers goroutines and written in order by one writer goroutine. At
+// most 2·Workers+2 blocks are in flight, so memory is constant in the
+// number of rows except for the block table (12 bytes per block). A Writer
+// is not safe for concurrent use: call Add, Close and Abort from one
+// goroutine.
 type Writer struct {
 	path    string
 	f       *os.File
 	bw      *bufio.Writer
 	enc     *zstd.Encoder
 	block   int
-	buf     []byte
+	cur     *job // block being filled
 	inBlock int
 	rows    int64
+	done    bool
+
+	// pipeline
+	jobs     chan *job // to the compression workers
+	pending  chan *job // to the writer goroutine, in row order
+	free     chan *job // recycled jobs
+	made     int       // jobs allocated so far, at most maxJobs
+	maxJobs  int
+	workers  sync.WaitGroup
+	writerWG sync.WaitGroup
+	closed   bool // pipeline shut down
+
+	// owned by the writer goroutine until it exits, then by Close
 	off     int64
 	offsets []int64
 	crcs    []uint32
-	scratch []byte
-	done    bool
+	mu      sync.Mutex
+	err     error // first write error
 }
 
-// Create starts a docstore at path with blockDocs rows per block (0 = 64).
+// job is one block: raw records in, compressed frame and its CRC out.
+type job struct {
+	raw  []byte
+	comp []byte
+	crc  uint32
+	done chan struct{}
+}
+
+// Create starts a docstore at path with blockDocs rows per block (0 = 64)
+// and the default number of compression workers.
 func Create(path string, blockDocs int) (*Writer, error) {
-	if blockDocs <= 0 {
+	return NewWriter(path, WriterConfig{BlockDocs: blockDocs})
+}
+
+// NewWriter starts a docstore at path. Errors: a bad cfg, or the temporary
+// file cannot be created.
+func NewWriter(path string, cfg WriterConfig) (*Writer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	blockDocs := cfg.BlockDocs
+	if blockDocs == 0 {
 		blockDocs = defaultBlock
+	}
+	workers := cfg.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("docstore: create %s: %w", path, err)
 	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	// EncodeAll is safe for concurrent use; each call's output depends only
+	// on its input and the level, not on the concurrency.
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(workers))
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, err
 	}
-	w := &Writer{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), enc: enc, block: blockDocs}
+	w := &Writer{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), enc: enc, block: blockDocs,
+		jobs: make(chan *job, 2*workers+2), pending: make(chan *job, 2*workers+2),
+		free: make(chan *job, 2*workers+2), maxJobs: 2*workers + 2}
 	var h [headerSize]byte
 	copy(h[:8], magic)
 	binary.LittleEndian.PutUint32(h[8:], version)
 	binary.LittleEndian.PutUint32(h[12:], uint32(blockDocs))
 	// rows are patched in Close.
 	if _, err := w.bw.Write(h[:]); err != nil {
-		w.Abort()
+		f.Close()
+		os.Remove(f.Name())
+		enc.Close()
 		return nil, err
 	}
 	w.off = headerSize
+	for i := 0; i < workers; i++ {
+		w.workers.Add(1)
+		go w.compress()
+	}
+	w.writerWG.Add(1)
+	go w.write()
 	return w, nil
 }
 
-// Add appends one document as the next row.
+func (w *Writer) compress() {
+	defer w.workers.Done()
+	for j := range w.jobs {
+		j.comp = w.enc.EncodeAll(j.raw, j.comp[:0])
+		j.crc = crc32.ChecksumIEEE(j.comp)
+		close(j.done)
+	}
+}
+
+// write appends compressed blocks to the file in row order. After a write
+// error it keeps draining (so Add never blocks forever) and records the
+// first error, which Add and Close return.
+func (w *Writer) write() {
+	defer w.writerWG.Done()
+	for j := range w.pending {
+		<-j.done
+		if w.failed() == nil {
+			w.offsets = append(w.offsets, w.off)
+			w.crcs = append(w.crcs, j.crc)
+			if _, err := w.bw.Write(j.comp); err != nil {
+				w.setErr(fmt.Errorf("docstore: write %s: %w", w.path, err))
+			}
+			w.off += int64(len(j.comp))
+		}
+		j.raw = j.raw[:0]
+		w.free <- j
+	}
+}
+
+func (w *Writer) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *Writer) setErr(err error) {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.mu.Unlock()
+}
+
+// next returns an empty job, allocating up to maxJobs and then waiting for
+// the writer goroutine to recycle one.
+func (w *Writer) next() *job {
+	select {
+	case j := <-w.free:
+		return j
+	default:
+	}
+	if w.made < w.maxJobs {
+		w.made++
+		return &job{}
+	}
+	return <-w.free
+}
+
+// Add appends one document as the next row. It returns the first error of
+// the background writes, if any.
 func (w *Writer) Add(d rlsearch.Document) error {
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(d.ID)))
-	w.buf = append(w.buf, d.ID...)
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(d.Contents)))
-	w.buf = append(w.buf, d.Contents...)
+	if w.done {
+		return errors.New("docstore: writer already closed")
+	}
+	if w.cur == nil {
+		w.cur = w.next()
+	}
+	b := w.cur.raw
+	b = binary.AppendUvarint(b, uint64(len(d.ID)))
+	b = append(b, d.ID...)
+	b = binary.AppendUvarint(b, uint64(len(d.Contents)))
+	b = append(b, d.Contents...)
+	w.cur.raw = b
 	w.inBlock++
 	w.rows++
 	if w.inBlock == w.block {
-		return w.flush()
+		w.flush()
 	}
-	return nil
+	return w.failed()
 }
 
 // Len is the number of rows added so far.
 func (w *Writer) Len() int { return int(w.rows) }
 
-func (w *Writer) flush() error {
+// flush hands the current block to the pipeline: first to the ordered
+// queue, then to the workers.
+func (w *Writer) flush() {
 	if w.inBlock == 0 {
-		return nil
+		return
 	}
-	w.scratch = w.enc.EncodeAll(w.buf, w.scratch[:0])
-	w.offsets = append(w.offsets, w.off)
-	w.crcs = append(w.crcs, crc32.ChecksumIEEE(w.scratch))
-	if _, err := w.bw.Write(w.scratch); err != nil {
-		return fmt.Errorf("docstore: write %s: %w", w.path, err)
-	}
-	w.off += int64(len(w.scratch))
-	w.buf = w.buf[:0]
+	j := w.cur
+	w.cur = nil
 	w.inBlock = 0
-	return nil
+	j.done = make(chan struct{})
+	w.pending <- j
+	w.jobs <- j
+}
+
+// shutdown stops the pipeline and waits for every goroutine.
+func (w *Writer) shutdown() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	close(w.jobs)
+	close(w.pending)
+	w.workers.Wait()
+	w.writerWG.Wait()
+	w.enc.Close()
 }
 
 // Close writes the table and trailer, syncs, and renames the file into place.
@@ -118,7 +272,9 @@ func (w *Writer) Close() error {
 	if w.done {
 		return errors.New("docstore: writer already closed")
 	}
-	if err := w.flush(); err != nil {
+	w.flush()
+	w.shutdown()
+	if err := w.failed(); err != nil {
 		w.Abort()
 		return err
 	}
@@ -151,12 +307,11 @@ func (w *Writer) Close() error {
 		w.Abort()
 		return err
 	}
+	w.done = true
 	if err := w.f.Close(); err != nil {
 		os.Remove(w.f.Name())
 		return err
 	}
-	w.done = true
-	w.enc.Close()
 	if err := os.Rename(w.f.Name(), w.path); err != nil {
 		os.Remove(w.f.Name())
 		return fmt.Errorf("docstore: %w", err)
@@ -164,15 +319,16 @@ func (w *Writer) Close() error {
 	return nil
 }
 
-// Abort removes the temporary file; the destination is left untouched.
+// Abort stops the pipeline and removes the temporary file; the destination
+// is left untouched. It is a no-op after Close.
 func (w *Writer) Abort() {
 	if w.done {
 		return
 	}
 	w.done = true
+	w.shutdown()
 	w.f.Close()
 	os.Remove(w.f.Name())
-	w.enc.Close()
 }
 
 // Store reads a docstore file. Safe for concurrent use.
@@ -382,6 +538,72 @@ func (s *Store) Scan(fn func(row int32, d rlsearch.Document) error) error {
 func (s *Store) Close() error {
 	s.dec.Close()
 	return s.f.Close()
+}
+
+// NumBlocks is the number of compressed blocks.
+func (s *Store) NumBlocks() int { return len(s.offsets) - 1 }
+
+// Path is the file the Store reads.
+func (s *Store) Path() string { return s.path }
+
+// Check reads every block, checks its CRC, decompresses it and parses its
+// records (the row count included), bypassing the cache. It calls progress
+// (when non-nil) after each block with the number of blocks done and the
+// total, on the caller's goroutine, and stops with the error progress
+// returns, if any (say ctx.Err()). The first failure wraps ErrCorrupt and
+// names the file, the block and its byte offset. It reads the whole file
+// once and holds one block at a time.
+func (s *Store) Check(progress func(done, total int) error) error {
+	nb := s.NumBlocks()
+	var comp, raw []byte
+	for b := 0; b < nb; b++ {
+		start, end := s.offsets[b], s.offsets[b+1]
+		comp = grow(comp, int(end-start))
+		if _, err := s.f.ReadAt(comp, start); err != nil {
+			return fmt.Errorf("docstore: read block %d at offset %d of %s: %w", b, start, s.path, err)
+		}
+		if crc32.ChecksumIEEE(comp) != s.crcs[b] {
+			return fmt.Errorf("%w %s: block %d at offset %d fails its checksum", ErrCorrupt, s.path, b, start)
+		}
+		var err error
+		if raw, err = s.dec.DecodeAll(comp, raw[:0]); err != nil {
+			return fmt.Errorf("%w %s: block %d at offset %d: %v", ErrCorrupt, s.path, b, start, err)
+		}
+		n := min(s.block, s.rows-b*s.block)
+		rest := raw
+		for i := 0; i < n; i++ {
+			for k := 0; k < 2 && err == nil; k++ {
+				rest, err = skipString(rest)
+			}
+			if err != nil {
+				return fmt.Errorf("%w %s: block %d at offset %d, record %d: %v", ErrCorrupt, s.path, b, start, i, err)
+			}
+		}
+		if len(rest) != 0 {
+			return fmt.Errorf("%w %s: block %d at offset %d: %d bytes after its %d records", ErrCorrupt, s.path, b, start, len(rest), n)
+		}
+		if progress != nil {
+			if err := progress(b+1, nb); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func skipString(b []byte) ([]byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return b[k+int(n):], nil
+}
+
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
 }
 
 // Verify reads every block and checks its CRC (without decompressing), so

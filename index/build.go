@@ -11,9 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/ann"
 	"github.com/rlsearch/rlsearch/bm25"
@@ -52,8 +49,12 @@ type BuildConfig struct {
 	EncodeBatch int       // passages per encoder call, default DefaultEncodeBatch
 
 	// Progress receives a progress bar (bytes of corpus read, passages/s,
-	// ETA); nil for none.
+	// ETA) on a terminal, else a plain line every 10 s, and the names of
+	// the phases; nil for none.
 	Progress io.Writer
+	// Log receives one line per leftover of an interrupted build that
+	// Build removes (with its size); nil for none.
+	Log io.Writer
 }
 
 // Validate reports the first bad field.
@@ -103,6 +104,12 @@ type DenseMeta struct {
 // It fails if Dir exists unless cfg.Force is set. Errors from the corpus
 // name the line; ctx cancellation stops the build and removes the
 // temporary directory.
+//
+// The build works in a temporary sibling directory, Dir's name +
+// ".tmp-N", under a lock (see cleanStale), and renames it to Dir only when
+// complete, so Dir never holds a partial index. Leftovers of builds that
+// died (even by SIGKILL) are removed at the start of the next build of the
+// same Dir; a concurrent live build's directory is never touched.
 func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -112,18 +119,31 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 	}
 	start := time.Now()
 	parent := filepath.Dir(filepath.Clean(cfg.Dir))
+	base := filepath.Base(filepath.Clean(cfg.Dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
-	tmp, err := os.MkdirTemp(parent, filepath.Base(cfg.Dir)+".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
+	if err := cleanStale(parent, base, cfg.Log); err != nil && cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, "%v (continuing)\n", err)
 	}
-	meta, err := build(ctx, cfg, tmp)
+	lock, err := acquireBuild(parent, base)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
+	tmp := lock.tmp
+	var total int64 = -1 // unknown for a pipe
+	if st, err := os.Stat(cfg.Corpus); err == nil && st.Mode().IsRegular() {
+		total = st.Size()
+	}
+	bar := newBar(cfg.Progress, total)
+	defer bar.finish()
+	meta, err := build(ctx, cfg, tmp, bar)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
+	bar.phase("writing "+MetaFile+" and publishing "+cfg.Dir, true)
 	meta.BuildSeconds = time.Since(start).Seconds()
 	if err := writeJSON(filepath.Join(tmp, MetaFile), meta); err != nil {
 		os.RemoveAll(tmp)
@@ -140,17 +160,12 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 	return meta, nil
 }
 
-func build(ctx context.Context, cfg BuildConfig, dir string) (*Meta, error) {
+func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress) (*Meta, error) {
 	rd, err := corpus.Open(cfg.Corpus)
 	if err != nil {
 		return nil, err
 	}
 	defer rd.Close()
-	var total int64 = -1
-	if st, err := os.Stat(cfg.Corpus); err == nil {
-		total = st.Size()
-	}
-	bar := newBar(cfg.Progress, total)
 
 	docs, err := docstore.Create(filepath.Join(dir, DocsFile), 0)
 	if err != nil {
@@ -169,59 +184,71 @@ func build(ctx context.Context, cfg BuildConfig, dir string) (*Meta, error) {
 		defer dense.abort()
 	}
 
+	// Pipeline: the corpus is read and decoded on its own goroutine;
+	// passages are added in row order here; docstore blocks are compressed
+	// on the docstore's workers and dense batches encoded on the dense
+	// writer's goroutine.
+	readCtx, stopRead := context.WithCancel(ctx)
+	batches := readCorpus(readCtx, rd)
+	defer func() { // before rd.Close: stop and drain the reader
+		stopRead()
+		for range batches {
+		}
+	}()
+	bar.phase("indexing", false)
 	n := 0
-	started := time.Now()
-	for {
-		p, err := rd.Next()
-		if err == io.EOF {
-			break
+	var lastBytes int64
+	for b := range batches {
+		for _, p := range b.passages {
+			if err := docs.Add(p.Document); err != nil {
+				return nil, err
+			}
+			if _, err := bb.Add(p.Contents); err != nil {
+				return nil, fmt.Errorf("index: bm25 add line %d: %w", p.Line, err)
+			}
+			if dense != nil {
+				if err := dense.add(p.Contents); err != nil {
+					return nil, err
+				}
+			}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", cfg.Corpus, err)
+		n += len(b.passages)
+		lastBytes = b.bytes
+		if b.err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.Corpus, b.err)
 		}
-		if err := docs.Add(p.Document); err != nil {
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if _, err := bb.Add(p.Contents); err != nil {
-			return nil, fmt.Errorf("index: bm25 add line %d: %w", p.Line, err)
-		}
-		if dense != nil {
-			if err := dense.add(p.Contents); err != nil {
-				return nil, err
-			}
-		}
-		n++
-		if n%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			bar.update(rd.BytesRead(), n, started)
-		}
+		bar.update(b.bytes, n)
 	}
-	bar.update(rd.BytesRead(), n, started)
+	if err := ctx.Err(); err != nil { // the reader stops early on cancellation
+		return nil, err
+	}
+	bar.update(lastBytes, n)
 	if n == 0 {
 		return nil, fmt.Errorf("index: %s has no non-empty passages (%d skipped)", cfg.Corpus, rd.Skipped())
 	}
 	if err := docs.Close(); err != nil {
 		return nil, err
 	}
-	bar.describe(fmt.Sprintf("writing BM25 index (%d passages)", n))
+	bar.phase(fmt.Sprintf("merging BM25 runs and writing %s (%d passages)", BM25File, n), true)
 	if err := bb.WriteFile(filepath.Join(dir, BM25File)); err != nil {
 		return nil, err
 	}
 	meta := &Meta{Version: FormatVersion, Corpus: cfg.Corpus, NumDocs: n, Skipped: rd.Skipped(), Created: time.Now().UTC()}
 	if dense != nil {
-		bar.describe("finishing dense shard")
+		bar.phase("finishing dense shard", true)
 		if err := dense.close(); err != nil {
 			return nil, err
 		}
 		meta.Dense = &DenseMeta{Model: cfg.Encoder.Name(), Dim: cfg.Encoder.Dim(), DType: dense.dtype.String(), ConfigHash: cfg.ConfigHash}
 	}
-	bar.finish()
 	bix, err := bm25.Open(filepath.Join(dir, BM25File))
 	if err != nil {
 		return nil, fmt.Errorf("index: reopen bm25: %w", err)
 	}
+	// bm25 v2 (mmap) has Close: add `defer bix.Close()` here when merging.
 	k1, b := bix.Params()
 	meta.BM25 = BM25Meta{K1: round6(k1), B: round6(b), NumTerms: bix.NumTerms(), AvgDocLen: bix.AvgDocLen()}
 	return meta, nil
@@ -332,69 +359,6 @@ func (d *denseWriter) abort() {
 		d.finish()
 	}
 	d.w.Abort()
-}
-
-// progress reports build progress on a writer: a progress bar (bytes of
-// corpus read, passages/s, ETA) when the writer is a terminal, else a plain
-// line every 10 s, so that logs are not filled with carriage returns.
-type progress struct {
-	w         io.Writer
-	bar       *progressbar.ProgressBar
-	total     int64
-	lastPrint time.Time
-}
-
-func newBar(w io.Writer, total int64) *progress {
-	if w == nil {
-		return &progress{}
-	}
-	p := &progress{w: w, total: total, lastPrint: time.Now()}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription("indexing"),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionSetWidth(30),
-		)
-	}
-	return p
-}
-
-func (p *progress) update(bytes int64, n int, started time.Time) {
-	if p.w == nil {
-		return
-	}
-	rate := float64(n) / max(time.Since(started).Seconds(), 1e-9)
-	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("indexing: %d passages (%.0f passages/s)", n, rate))
-		p.bar.Set64(bytes)
-		return
-	}
-	if time.Since(p.lastPrint) >= 10*time.Second {
-		p.lastPrint = time.Now()
-		pct := 0.0
-		if p.total > 0 {
-			pct = 100 * float64(bytes) / float64(p.total)
-		}
-		fmt.Fprintf(p.w, "indexing: %d passages, %.0f%% of the corpus read, %.0f passages/s\n", n, pct, rate)
-	}
-}
-
-func (p *progress) describe(s string) {
-	if p.bar != nil {
-		p.bar.Describe(s)
-	} else if p.w != nil {
-		fmt.Fprintf(p.w, "indexing: %s\n", s)
-	}
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-		fmt.Fprintln(p.w)
-	}
 }
 
 // writeJSON writes v as indented JSON atomically (temp file + rename).

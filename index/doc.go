@@ -9,7 +9,21 @@
 //
 // Build streams the corpus once, writes into a temporary directory beside
 // DIR and renames it into place, so a failed or interrupted build never
-// leaves a half-written index under DIR. Open loads an index and, when it
+// leaves a half-written index under DIR. The build holds an flock on
+// DIR.tmp-N.lock; the next build of DIR removes the DIR.tmp-N* leftovers
+// of builds that died (even by SIGKILL) and never a live build's.
+//
+// Build pipeline: one goroutine reads and JSON-decodes the corpus; the
+// calling goroutine adds passages in row order to the docstore (whose
+// blocks are zstd-compressed on worker goroutines), to the BM25 builder
+// and to the dense writer (encoder on its own goroutine). Memory outside
+// the BM25 builder and the corpus's duplicate-id set is bounded. Progress
+// goes to BuildConfig.Progress: a bar on a terminal, else a plain line
+// every 10 s (passages, % of corpus bytes read, passages/s, ETA) and a
+// line per phase (indexing, merging BM25 runs and writing, writing).
+//
+// Verify (rlsearch verify) reads every file once and checks every
+// checksum, block and count. Open loads an index and, when it
 // has a dense shard and an encoder is given, checks that they belong
 // together (same dimension; sampled stored passages retrieve themselves at
 // rank 1) before anything is served.

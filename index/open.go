@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/ann"
@@ -50,13 +51,18 @@ type Index struct {
 	// DenseSearch is the backend ann.Open chose over Dense (Backend and
 	// Reason say which and why); nil without a dense shard.
 	DenseSearch *ann.Opened
-	enc         rlsearch.Encoder // nil without an encoder
+	// OpenDuration is how long Open took (reading meta.json, the docstore
+	// table, the BM25 index, the dense shard and its search backend, and
+	// the self-check), for startup logs.
+	OpenDuration time.Duration
+	enc          rlsearch.Encoder // nil without an encoder
 }
 
 // Open loads the index in dir. With cfg.Encoder set, the index must have a
 // dense shard of the encoder's dimension, and the self-check must pass
 // (errors wrap ErrSelfCheck and say what to do).
 func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
+	start := time.Now()
 	raw, err := os.ReadFile(filepath.Join(dir, MetaFile))
 	if err != nil {
 		return nil, fmt.Errorf("index: %s is not an index directory (build one with `rlsearch index`): %w", dir, err)
@@ -105,6 +111,7 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 		}
 	}
 	ok = true
+	ix.OpenDuration = time.Since(start)
 	return ix, nil
 }
 

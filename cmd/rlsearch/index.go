@@ -44,6 +44,7 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !noProgess {
 		cfg.Progress = stderr
 	}
+	cfg.Log = stderr // removals of leftovers of interrupted builds
 	enc, hash, err := model.open()
 	if err != nil {
 		return err

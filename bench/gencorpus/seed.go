@@ -2,11 +2,14 @@ package gencorpus
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -20,7 +23,11 @@ import (
 type seedModel struct {
 	lines [][]byte // real passages re-encoded as {"id","contents"} JSON lines with '\n'
 
-	words [][]byte // vocabulary: JSON-escaped surface words (no quotes)
+	// The vocabulary, ids in descending order of text frequency (so that the
+	// frequent words share a few cache lines): word id's JSON-escaped bytes
+	// (no quotes) are arena[wordOff[id]:wordOff[id+1]].
+	arena   []byte
+	wordOff []uint32
 
 	text    []int32 // all text word occurrences, passage after passage
 	textOff []int32 // passage i's words are text[textOff[i]:textOff[i+1]]
@@ -47,13 +54,14 @@ func loadSeed(ctx context.Context, path string, n int) (*seedModel, error) {
 	defer r.Close()
 	m := &seedModel{textOff: []int32{0}, titleOff: []int32{0}, capsOff: []int32{0}}
 	vocab := make(map[string]int32)
+	var words []string
 	intern := func(w string) int32 {
 		if id, ok := vocab[w]; ok {
 			return id
 		}
-		id := int32(len(m.words))
+		id := int32(len(words))
 		vocab[w] = id
-		m.words = append(m.words, jsonEscape(nil, w))
+		words = append(words, w)
 		return id
 	}
 	var ids []string
@@ -105,6 +113,9 @@ func loadSeed(ctx context.Context, path string, n int) (*seedModel, error) {
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("%w: seed corpus %s has no passages", ErrBadConfig, path)
 	}
+	if err := m.renumber(words); err != nil {
+		return nil, fmt.Errorf("%w: seed corpus %s: %v", ErrBadConfig, path, err)
+	}
 	if len(m.title) == 0 {
 		// Titles drawn from an empty table: fall back to text words.
 		m.title = m.text
@@ -117,6 +128,40 @@ func loadSeed(ctx context.Context, path string, n int) (*seedModel, error) {
 	}
 	return m, nil
 }
+
+// renumber gives the words ids in descending order of text frequency (ties
+// by first occurrence) and builds the arena.
+func (m *seedModel) renumber(words []string) error {
+	freq := make([]int, len(words))
+	for _, id := range m.text {
+		freq[id]++
+	}
+	order := make([]int32, len(words))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(freq[b], freq[a]) })
+	newID := make([]int32, len(words))
+	m.wordOff = make([]uint32, 0, len(words)+1)
+	m.wordOff = append(m.wordOff, 0)
+	for rank, old := range order {
+		newID[old] = int32(rank)
+		m.arena = jsonEscape(m.arena, words[old])
+		if len(m.arena) > math.MaxUint32 {
+			return errors.New("vocabulary larger than 4 GiB")
+		}
+		m.wordOff = append(m.wordOff, uint32(len(m.arena)))
+	}
+	for _, ids := range [][]int32{m.text, m.title, m.caps} {
+		for i, id := range ids {
+			ids[i] = newID[id]
+		}
+	}
+	return nil
+}
+
+// word returns word id's JSON-escaped bytes.
+func (m *seedModel) word(id int32) []byte { return m.arena[m.wordOff[id]:m.wordOff[id+1]] }
 
 // ErrIDCollision is returned when a seed passage id has the form "g<row>" of
 // a generated passage id that the output would also contain.

@@ -23,7 +23,8 @@
 //     otherwise a draw from the global unigram distribution of the seed text.
 //     Words repeat inside a document and cluster by topic, as in real text.
 //     The title is as many words as the topic's title, each drawn from the
-//     topic's title words or its capitalised text words.
+//     topic's title words or its capitalised text words. Rare words become
+//     variants (below).
 //   - "unigram": the pessimistic model: every word is drawn independently
 //     from the global unigram distribution, the length from the length of a
 //     uniformly drawn seed passage, the title from the global title-word
@@ -31,8 +32,12 @@
 //
 // Words are the whitespace-separated surface words of the seed text
 // (punctuation attached, as in the real corpus), so every analyzer (ours,
-// Lucene's) sees real English surface forms. Word order is random. The
-// vocabulary cannot grow past the seed's (no Heaps' law growth).
+// Lucene's) sees real English surface forms. Word order is random. In the
+// topical model, words that occur once in the seed are written as suffixed
+// variants ("Bengtssonq,") whose number grows like the square root of the
+// corpus size (Config.NoRareVariants), so the vocabulary keeps growing
+// (Heaps' law, beta = 0.5) and rare words keep small dfs; without them the
+// vocabulary stops at the seed's and every term's df grows linearly.
 //
 // Generation runs on Config.Workers goroutines over chunks of ChunkRows rows,
 // each chunk with its own random stream seeded by (RandSeed, chunk index), so

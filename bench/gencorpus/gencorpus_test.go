@@ -184,6 +184,7 @@ func TestDeterminism(t *testing.T) {
 		{"other seed", Config{Seed: seed, N: n, RandSeed: 43}, false},
 		{"unigram", Config{Seed: seed, N: n, RandSeed: 42, Model: ModelUnigram}, false},
 		{"prob", Config{Seed: seed, N: n, RandSeed: 42, TopicProb: 0.5}, false},
+		{"no variants", Config{Seed: seed, N: n, RandSeed: 42, NoRareVariants: true}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := generate(t, tc.cfg)
@@ -241,11 +242,12 @@ func TestRealPassagesFirst(t *testing.T) {
 
 // TestStatsMatchReal compares the real corpus with a same-size generated
 // sample of each model. Measured (seed 1, 18,175 passages each), real /
-// topical p=0.6 / unigram: postings with tf>1 0.197 / 0.205 / 0.032,
-// distinct terms per passage 44.4 / 45.1 / 57.4, mean df/N of a passage's
-// terms 0.0334 / 0.0344 / 0.0410, strong pairs 0.181 / 0.116 / 0.048,
-// words-per-passage KS distance 0 / 0.008 / 0.008. The thresholds below
-// leave a margin around those values.
+// topical (p=0.6, rare variants) / unigram: postings with tf>1 0.197 /
+// 0.200 / 0.032, distinct terms per passage 44.4 / 45.5 / 57.4, mean df/N
+// of a passage's terms 0.0334 / 0.0334 / 0.0410, strong pairs 0.181 /
+// 0.116 / 0.048, terms with df=1 0.579 / 0.406 / 0.290 (0.334 without
+// variants), words-per-passage KS distance 0 / 0.008 / 0.008. The
+// thresholds below leave a margin around those values.
 func TestStatsMatchReal(t *testing.T) {
 	seed := realSeed(t)
 	dir := t.TempDir()
@@ -303,6 +305,10 @@ func TestStatsMatchReal(t *testing.T) {
 	if top.StrongPairs < 2*uni.StrongPairs || top.StrongPairs > real.StrongPairs+0.02 || uni.StrongPairs > 0.08 {
 		t.Errorf("strong pairs: real %.4f, topical %.4f, unigram %.4f; want unigram < 0.08 <= 2*unigram <= topical <= real+0.02",
 			real.StrongPairs, top.StrongPairs, uni.StrongPairs)
+	}
+	if top.DF1Fraction < 0.37 || top.DF1Fraction > real.DF1Fraction || uni.DF1Fraction > 0.33 {
+		t.Errorf("terms with df=1: real %.4f, topical %.4f, unigram %.4f; want unigram <= 0.33, 0.37 <= topical <= real",
+			real.DF1Fraction, top.DF1Fraction, uni.DF1Fraction)
 	}
 	if abs(top.Distinct.Mean-real.Distinct.Mean) >= abs(uni.Distinct.Mean-real.Distinct.Mean) {
 		t.Errorf("distinct terms per passage: topical %.1f is not closer to real %.1f than unigram %.1f", top.Distinct.Mean, real.Distinct.Mean, uni.Distinct.Mean)
@@ -453,6 +459,54 @@ func FuzzJSONEscape(f *testing.F) {
 			t.Fatalf("jsonEscape(%q) = %s, want %s", s, got, want)
 		}
 	})
+}
+
+func TestRareVariants(t *testing.T) {
+	seed := writeToy(t, `{"id":"a","contents":"\"T\"\nword word Zed. 1291, \"ok\" ---"}`+"\n")
+	m, err := loadSeed(context.Background(), seed, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGen(m, Config{Seed: seed, N: 100, Model: ModelTopical}.withDefaults())
+	if !g.variants || m.word(0) == nil || string(m.word(0)) != "word" || m.firstRare != 1 {
+		t.Fatalf("word 0 %q, firstRare %d: want the repeated word first and the rest rare", m.word(0), m.firstRare)
+	}
+	for _, tc := range []struct {
+		word string
+		row  int
+		want string
+	}{
+		{"Zed.", 1, "Zedq."},
+		{"Zed.", 3, "Zedq."},
+		{"Zed.", 4, "Zedx."},
+		{"Zed.", 16, "Zedj."},
+		{"Zed.", 25, "Zedqq."},
+		{"1291,", 9, "1291z,"},
+		{`\"ok\"`, 1, `\"okq\"`},
+		{"---", 1, "---"},
+	} {
+		id := int32(-1)
+		for i := int32(0); i < int32(len(m.wordOff)-1); i++ {
+			if string(m.word(i)) == tc.word {
+				id = i
+			}
+		}
+		if id < m.firstRare {
+			t.Fatalf("%q is not a rare word (id %d)", tc.word, id)
+		}
+		if got := string(g.rare(nil, id, tc.row)); got != tc.want {
+			t.Errorf("rare(%q, row %d) = %q, want %q", tc.word, tc.row, got, tc.want)
+		}
+	}
+	for x := range uint64(2000) {
+		if r := isqrt(x); r*r > x || (r+1)*(r+1) <= x {
+			t.Fatalf("isqrt(%d) = %d", x, r)
+		}
+	}
+	// The unigram model keeps the seed vocabulary.
+	if newGen(m, Config{Seed: seed, N: 100, Model: ModelUnigram}.withDefaults()).variants {
+		t.Error("unigram writes variants")
+	}
 }
 
 // TestPickRange checks the multiply-shift reduction stays in range.

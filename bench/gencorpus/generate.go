@@ -61,6 +61,15 @@ type Config struct {
 	// TopicProb is the topical model's probability of drawing a word from the
 	// topic passage, in (0, 1]; 0 means DefaultTopicProb. Ignored by unigram.
 	TopicProb float64
+	// NoRareVariants turns off vocabulary growth in the topical model. By
+	// default a word that occurs once in the seed text (a hapax legomenon)
+	// is written, in generated row r, as a variant: the word with a suffix
+	// of the letters q, x, z, j (before any trailing punctuation) that
+	// encodes k = isqrt(r / seed passages), k >= 1. The vocabulary then grows
+	// like the square root of the corpus size (Heaps' law, beta = 0.5)
+	// instead of stopping at the seed's, and a rare word's df grows like the
+	// square root of N instead of linearly. Ignored by unigram.
+	NoRareVariants bool
 	// Workers is the number of generating goroutines; 0 means GOMAXPROCS.
 	// The output does not depend on it.
 	Workers int
@@ -217,6 +226,7 @@ type gen struct {
 	nText    uint64
 	nTitle   uint64
 	nReal    int
+	variants bool
 	pcg      *rand.PCG
 	seedHash uint64
 }
@@ -227,7 +237,7 @@ func newGen(m *seedModel, cfg Config) *gen {
 		m: m, cfg: cfg, topical: cfg.Model == ModelTopical,
 		thresh: uint64(math.Round(cfg.TopicProb * (1 << 32))),
 		nPass:  uint64(m.passages()), nText: uint64(len(m.text)), nTitle: uint64(len(m.title)),
-		nReal:    m.passages(),
+		nReal: m.passages(), variants: cfg.Model == ModelTopical && !cfg.NoRareVariants,
 		pcg:      pcg,
 		seedHash: splitmix(uint64(cfg.RandSeed) ^ 0x9e3779b97f4a7c15),
 	}
@@ -307,9 +317,47 @@ func (g *gen) passage(b []byte, row int) []byte {
 		} else {
 			w = m.text[pick(r, g.nText)]
 		}
-		b = append(b, m.word(w)...)
+		if w >= m.firstRare && g.variants {
+			b = g.rare(b, w, row)
+		} else {
+			b = append(b, m.word(w)...)
+		}
 	}
 	return append(b, "\"}\n"...)
+}
+
+// rare appends the variant of rare word w for row (see Config.NoRareVariants).
+func (g *gen) rare(b []byte, w int32, row int) []byte {
+	word := g.m.word(w)
+	core := int(g.m.rareCore[w-g.m.firstRare])
+	if core == 0 {
+		return append(b, word...)
+	}
+	b = append(b, word[:core]...)
+	k := isqrt(uint64(row / g.nReal))
+	const letters = "qxzj"
+	var tmp [32]byte
+	i := len(tmp)
+	for k > 0 { // bijective base 4: 1..4 = q..j, 5 = qq, ...
+		k--
+		i--
+		tmp[i] = letters[k%4]
+		k /= 4
+	}
+	b = append(b, tmp[i:]...)
+	return append(b, word[core:]...)
+}
+
+// isqrt is the integer square root.
+func isqrt(x uint64) uint64 {
+	r := uint64(math.Sqrt(float64(x)))
+	for r*r > x {
+		r--
+	}
+	for (r+1)*(r+1) <= x {
+		r++
+	}
+	return r
 }
 
 // WriteFile writes Generate's output to path atomically: into a temporary

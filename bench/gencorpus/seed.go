@@ -28,6 +28,11 @@ type seedModel struct {
 	// (no quotes) are arena[wordOff[id]:wordOff[id+1]].
 	arena   []byte
 	wordOff []uint32
+	// Words with ids >= firstRare occur at most once in the seed text (the
+	// hapax legomena); rareCore[id-firstRare] is the length of the word's
+	// escaped bytes without trailing punctuation (0: no letter or digit).
+	firstRare int32
+	rareCore  []uint16
 
 	text    []int32 // all text word occurrences, passage after passage
 	textOff []int32 // passage i's words are text[textOff[i]:textOff[i+1]]
@@ -152,12 +157,31 @@ func (m *seedModel) renumber(words []string) error {
 		}
 		m.wordOff = append(m.wordOff, uint32(len(m.arena)))
 	}
+	m.firstRare = int32(len(words))
+	for rank, old := range order {
+		if freq[old] <= 1 {
+			m.firstRare = int32(rank)
+			break
+		}
+	}
+	for id := m.firstRare; id < int32(len(words)); id++ {
+		w := m.word(id)
+		core := len(w)
+		for core > 0 && w[core-1] < utf8.RuneSelf && !isAlnum(w[core-1]) {
+			core--
+		}
+		m.rareCore = append(m.rareCore, uint16(min(core, math.MaxUint16)))
+	}
 	for _, ids := range [][]int32{m.text, m.title, m.caps} {
 		for i, id := range ids {
 			ids[i] = newID[id]
 		}
 	}
 	return nil
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // word returns word id's JSON-escaped bytes.

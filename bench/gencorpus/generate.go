@@ -141,23 +141,22 @@ func Generate(ctx context.Context, cfg Config, w io.Writer, progress io.Writer) 
 	defer cancel()
 	chunks := (cfg.N + ChunkRows - 1) / ChunkRows
 	type result struct {
-		buf  *[]byte
-		done chan struct{}
+		chunk int
+		buf   *[]byte
+		done  chan struct{}
 	}
 	pool := sync.Pool{New: func() any { b := make([]byte, 0, ChunkRows*800); return &b }}
-	jobs := make(chan int)
+	jobs := make(chan *result)
 	order := make(chan *result, 2*cfg.Workers)
-	results := make([]*result, chunks)
 	var wg sync.WaitGroup
 	for range cfg.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			g := newGen(m, cfg)
-			for c := range jobs {
-				res := results[c]
+			for res := range jobs {
 				b := pool.Get().(*[]byte)
-				*b = g.chunk((*b)[:0], c)
+				*b = g.chunk((*b)[:0], res.chunk)
 				res.buf = b
 				close(res.done)
 			}
@@ -167,15 +166,14 @@ func Generate(ctx context.Context, cfg Config, w io.Writer, progress io.Writer) 
 		defer close(order)
 		defer close(jobs)
 		for c := range chunks {
-			res := &result{done: make(chan struct{})}
-			results[c] = res
+			res := &result{chunk: c, done: make(chan struct{})}
 			select {
 			case order <- res: // bounds the chunks in flight
 			case <-ctx.Done():
 				return
 			}
 			select {
-			case jobs <- c:
+			case jobs <- res:
 			case <-ctx.Done():
 				return
 			}
@@ -199,6 +197,7 @@ func Generate(ctx context.Context, cfg Config, w io.Writer, progress io.Writer) 
 		n, err := w.Write(*res.buf)
 		st.Bytes += int64(n)
 		pool.Put(res.buf)
+		res.buf = nil
 		if err != nil {
 			werr = fmt.Errorf("gencorpus: write: %w", err)
 			cancel()

@@ -9,6 +9,8 @@
 //	rlsearch search --server http://127.0.0.1:8000 "question" ...
 //	rlsearch eval   --index DIR --questions questions.jsonl
 //	rlsearch bench  --index DIR [--model E5DIR]
+//	rlsearch gencorpus --n 21015324 --out wiki18.jsonl.zst [--model topical|unigram]
+//	rlsearch corpusstats FILE[@FROM:TO] ...
 //
 // main only turns flags into configurations and calls the packages.
 package main
@@ -41,6 +43,8 @@ func commands() []command {
 		{"reward", "score rollouts (JSONL on stdin) with QA, RPL, Search-P1 or ProRetrieval rewards", runReward},
 		{"rerank", "score documents (JSONL) against a query with a Qwen3-Reranker or cross-encoder", runRerank},
 		{"programs", "run RPL retrieval programs (JSONL in, JSONL results out) against an index", runPrograms},
+		{"gencorpus", "generate a wiki-shaped corpus of any size from a real seed corpus (topical or unigram model)", runGencorpus},
+		{"corpusstats", "print term statistics of corpora side by side (lengths, tf>1, df, co-occurrence)", runCorpusstats},
 		{"mutate", "propose verified RPL mutations of rollouts' last programs, build D_mut records, or --eval on a question set", runMutate},
 	}
 }

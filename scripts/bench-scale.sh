@@ -72,6 +72,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${need[@]}" >/dev/null
 fi
+/usr/bin/python3 bench/lucene/report.py --selftest >/dev/null
 [ -x "$BIN" ] || die "$BIN not found: run 'make build' first"
 [ -f "$QUESTIONS" ] || die "questions $QUESTIONS not found (set DATA or QUESTIONS)"
 
@@ -97,6 +98,7 @@ serve_pid=
 cleanup() { if [ -n "$serve_pid" ]; then kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true; fi; }
 trap cleanup EXIT
 
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 for N in $SCALE_N; do
 	[[ $N =~ ^[0-9]+$ ]] || die "SCALE_N entry '$N' is not a number"
 	W=$SCALE_DIR/$N R=$REPORT_DIR/$N
@@ -172,7 +174,7 @@ for N in $SCALE_N; do
 {"n": $N, "corpus": "$corpus", "ours_index": "$W/rlsearch.idx", "lucene_index": "$W/lucene.idx", "questions": "$QUESTIONS",
  "batch": $BATCH, "concurrency": $CONCURRENCY, "rounds": $ROUNDS, "duration_s": $DURATION, "cpus": $(nproc),
  "machine": "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'; true)), $(free -g | awk '/Mem:/{print $2}') GiB",
- "lucene_version": "$LUCENE_VERSION", "java_version": "$JAVA_VERSION",
+ "load": "$LOAD", "lucene_version": "$LUCENE_VERSION", "java_version": "$JAVA_VERSION",
  "lucene_heap_index": "$LUCENE_HEAP_INDEX", "lucene_heap_search": "$LUCENE_HEAP_SEARCH"}
 EOF
 	/usr/bin/python3 bench/lucene/report.py --dir "$R" --n "$N" --out "$R/report.md"

@@ -119,14 +119,15 @@ for N in $SCALE_N; do
 	[ -f "$corpus" ] || die "corpus $corpus not found"
 
 	# 2. our index, one core (build stats are kept beside the index, so a reused index keeps them)
-	if [ "$FORCE" = 1 ] || [ ! -f "$W/rlsearch.idx/meta.json" ] || [ ! -f "$W/build-ours.time" ]; then
+	# A corpus newer than a build (regenerated, or another SCALE_CORPUS) rebuilds it.
+	if [ "$FORCE" = 1 ] || [ ! -f "$W/rlsearch.idx/meta.json" ] || [ ! -f "$W/build-ours.time" ] || [ "$corpus" -nt "$W/build-ours.time" ]; then
 		log "N=$N: rlsearch index (one core)"
 		GOMAXPROCS=1 timev "$W/build-ours.time.tmp" "${PIN[@]}" "$BIN" index --corpus "$corpus" --out "$W/rlsearch.idx" --force --quiet
 		mv "$W/build-ours.time.tmp" "$W/build-ours.time"
 	fi
 
 	# 3. Lucene's index, one core, one indexing thread
-	if [ "$FORCE" = 1 ] || [ ! -f "$W/build-lucene.json" ] || ! ls "$W"/lucene.idx/segments_* >/dev/null 2>&1; then
+	if [ "$FORCE" = 1 ] || [ ! -f "$W/build-lucene.json" ] || ! ls "$W"/lucene.idx/segments_* >/dev/null 2>&1 || [ "$corpus" -nt "$W/build-lucene.json" ]; then
 		log "N=$N: Lucene index (one core)"
 		rm -rf "$W/lucene.idx" "$W/lucene.idx.tmp"
 		case $(head -c 4 "$corpus" | od -An -tx1 | tr -d ' ') in

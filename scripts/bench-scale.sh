@@ -20,7 +20,7 @@
 #   REPORT_DIR=out/bench-scale  reports: N/report.md and the raw measurements of every round
 #   FORCE=0                     1 regenerates the corpora and rebuilds both indexes
 #   ROUNDS=3 DURATION=5         interleaved rounds; seconds per query-speed measurement
-#   WARMUP=10                   seconds of untimed Lucene queries first, so that the JIT has compiled the search path
+#   WARMUP=10                   CPU seconds of untimed Lucene queries first, so that the JIT has compiled the search path
 #   BATCH=1000 CONCURRENCY=32   batch size of the batch measurement; HTTP clients
 #   CPU=0                       the core the one-core measurements are pinned to (taskset)
 #   SCALE_CORPUS=               use this corpus file for every N instead of generating one (N is then a label)

@@ -1,6 +1,7 @@
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
 import org.apache.lucene.document.FieldType;
+import org.apache.lucene.document.SortedDocValuesField;
 import org.apache.lucene.document.StringField;
 import org.apache.lucene.index.IndexOptions;
 import org.apache.lucene.index.IndexWriter;
@@ -8,6 +9,7 @@ import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.LogByteSizeMergePolicy;
 import org.apache.lucene.index.SerialMergeScheduler;
 import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.util.BytesRef;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -21,7 +23,8 @@ import java.util.stream.Stream;
 /**
  * BenchIndex builds a Lucene BM25 index of a corpus JSONL the way Pyserini's
  * IndexCollection does for a JsonCollection (DefaultLuceneDocumentGenerator):
- * a stored "id" StringField and a "contents" field analysed by
+ * a stored "id" StringField with a SortedDocValuesField of the same id (for
+ * Pyserini's sort by (score, id)) and a "contents" field analysed by
  * EnglishAnalyzer with DOCS_AND_FREQS (no positions: Anserini without
  * -storePositions), stored like -storeContents so that the index can serve
  * passages as ours does.
@@ -86,9 +89,11 @@ public final class BenchIndex {
              IndexWriter w = new IndexWriter(fsd, cfg);
              Jsonl in = new Jsonl(corpus)) {
             StringField id = new StringField(Analysis.ID, "", Field.Store.YES);
+            SortedDocValuesField idDV = new SortedDocValuesField(Analysis.ID, new BytesRef());
             Field contents = new Field(Analysis.CONTENTS, "", contentsType);
             Document doc = new Document();
             doc.add(id);
+            doc.add(idDV);
             doc.add(contents);
             long lastReport = t0;
             for (Map<String, String> m; (m = in.next()) != null; ) {
@@ -111,6 +116,7 @@ public final class BenchIndex {
                     continue;
                 }
                 id.setStringValue(idv);
+                idDV.setBytesValue(new BytesRef(idv));
                 contents.setStringValue(c);
                 w.addDocument(doc);
                 docs++;

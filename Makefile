@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-short bench testmodel fmt vet clean kernels
+.PHONY: all setup build demo test test-short bench testmodel fmt vet clean kernels bench-ann bench-scale
 
 all: build
 
@@ -57,3 +57,10 @@ clean:
 bench-ann:
 	apt-get install -y --no-install-recommends python3-faiss python3-numpy libopenblas0-pthread
 	/usr/bin/python3 bench/ann/compare.py --threads $$(nproc) $(ANNBENCH_FLAGS)
+
+# BM25 at Wikipedia scale against Lucene (Debian liblucene8-java), side by side: scripts/bench-scale.sh.
+# SCALE_N=21015324 for the wiki-18 size; work files in SCALE_DIR (reused), reports in out/bench-scale/N/report.md.
+SCALE_N ?= 1000000 5000000
+SCALE_DIR ?= out/bench-scale
+bench-scale: build
+	SCALE_N="$(SCALE_N)" SCALE_DIR="$(SCALE_DIR)" DATA="$(DATA)" bash scripts/bench-scale.sh

@@ -9,18 +9,27 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/rlsearch/rlsearch/bench"
+	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/server"
 )
+
+// benchModes are the measurement sets of `rlsearch bench --mode`.
+var benchModes = []string{"all", "bm25", "http"}
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -30,45 +39,99 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		dur         time.Duration
 		k           int
 		concurrency int
+		mode        string
+		batch       int
+		runOut      string
+		jsonOut     string
 	)
 	s.bind(fs)
 	fs.StringVar(&questions, "questions", defaultQuestions(), "question set JSONL used as the query workload")
 	fs.DurationVar(&dur, "duration", 3*time.Second, "time spent on each measurement")
 	fs.IntVar(&k, "k", 10, "top-k per query")
 	fs.IntVar(&concurrency, "concurrency", 32, "concurrent HTTP clients for the /retrieve measurement")
+	fs.StringVar(&mode, "mode", "all", "what to measure: all; bm25 (index open time, BM25 batch 1 and batch --batch on GOMAXPROCS cores, no HTTP); http (/retrieve only)")
+	fs.IntVar(&batch, "batch", 0, "queries per SearchBatch call in the BM25 batch measurement, cycling through the questions (0 = the number of questions)")
+	fs.StringVar(&runOut, "run-out", "", "write the BM25 top-k of every question to this file, TREC run format (qid Q0 docid rank score rlsearch)")
+	fs.StringVar(&jsonOut, "json", "", "also write the measurements to this file as one JSON object")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
+	}
+	if !slices.Contains(benchModes, mode) {
+		return usageErr("--mode %q: want one of %v", mode, benchModes)
+	}
+	switch {
+	case batch < 0:
+		return usageErr("--batch %d: want >= 0 (0 = the number of questions)", batch)
+	case k <= 0:
+		return usageErr("--k %d: want > 0", k)
+	case concurrency <= 0:
+		return usageErr("--concurrency %d: want > 0", concurrency)
+	case dur <= 0:
+		return usageErr("--duration %v: want > 0", dur)
 	}
 	qs, err := bench.LoadQuestions(questions)
 	if err != nil {
 		return err
 	}
+	if len(qs) == 0 {
+		return usageErr("--questions %s has no questions", questions)
+	}
 	texts := make([]string, len(qs))
 	for i, q := range qs {
 		texts[i] = q.Question
 	}
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	srv, ix, closeAll, err := s.newServer(ctx, logger)
+	if batch == 0 {
+		batch = len(texts)
+	}
+
+	// Open the index: index.Open alone in bm25 mode, the whole server otherwise.
+	var (
+		srv      *server.Server
+		ix       *index.Index
+		closeAll func()
+	)
+	t0 := time.Now()
+	if mode == "bm25" {
+		ix, closeAll, err = s.idx.open(ctx)
+	} else {
+		srv, ix, closeAll, err = s.newServer(ctx, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	}
 	if err != nil {
 		return err
 	}
 	defer closeAll()
+	openMs := float64(time.Since(t0).Microseconds()) / 1000
 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	defer tw.Flush()
 	fmt.Fprintf(tw, "measurement\tvalue\tunit\tnotes\n")
-	row := func(name string, v float64, unit, note string) {
+	metrics := map[string]any{"mode": mode, "passages": ix.Len(), "questions": len(texts), "k": k, "gomaxprocs": runtime.GOMAXPROCS(0)}
+	row := func(key, name string, v float64, unit, note string) {
 		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\n", name, v, unit, note)
+		metrics[key] = v
 	}
-	row("index build", float64(ix.Meta.NumDocs)/ix.Meta.BuildSeconds, "passages/s", fmt.Sprintf("%d passages in %.1fs (meta.json)", ix.Meta.NumDocs, ix.Meta.BuildSeconds))
+	row("build_passages_per_s", "index build", float64(ix.Meta.NumDocs)/ix.Meta.BuildSeconds, "passages/s", fmt.Sprintf("%d passages in %.1fs (meta.json)", ix.Meta.NumDocs, ix.Meta.BuildSeconds))
+	what := "index.Open"
+	if mode != "bm25" {
+		what = "index.Open + server setup"
+	}
+	row("open_ms", "index open", openMs, "ms", fmt.Sprintf("%s, --verify-docs=%v", what, s.idx.verifyDocs))
 
-	// BM25, one query per call and whole batches.
-	n, el := loop(dur, func(i int) int { ix.BM25.Search(texts[i%len(texts)], k); return 1 })
-	row("bm25 search, batch 1", float64(n)/el.Seconds(), "queries/s", fmt.Sprintf("k=%d, one goroutine", k))
-	n, el = loop(dur, func(i int) int { ix.BM25.SearchBatch(ctx, texts, k); return len(texts) })
-	row(fmt.Sprintf("bm25 search, batch %d", len(texts)), float64(n)/el.Seconds(), "queries/s", "SearchBatch over all cores")
+	if mode != "http" {
+		// A warm-up pass over the questions, which also writes the run file.
+		if err := writeRun(ix, texts, qs, k, runOut); err != nil {
+			return err
+		}
+		// BM25, one query per call and whole batches.
+		n, el := loop(dur, func(i int) int { ix.BM25.Search(texts[i%len(texts)], k); return 1 })
+		row("bm25_batch1_qps", "bm25 search, batch 1", float64(n)/el.Seconds(), "queries/s", fmt.Sprintf("k=%d, one goroutine", k))
+		bt := cycle(texts, batch)
+		n, el = loop(dur, func(i int) int { ix.BM25.SearchBatch(ctx, bt, k); return len(bt) })
+		metrics["batch"] = batch
+		row("bm25_batchN_qps", fmt.Sprintf("bm25 search, batch %d", batch), float64(n)/el.Seconds(), "queries/s", fmt.Sprintf("SearchBatch on GOMAXPROCS=%d", runtime.GOMAXPROCS(0)))
+	}
 
-	if e5, ok := ix.Retrievers()["e5"]; ok {
+	if e5, ok := ix.Retrievers()["e5"]; ok && mode == "all" {
 		vecs, err := ix.Encoder().EncodeQueries(ctx, texts)
 		if err != nil {
 			return err
@@ -76,37 +139,111 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		d := ix.Dense.Dim()
 		for _, b := range []int{1, 64} {
 			nq := len(texts)
-			n, el = loop(dur, func(i int) int {
+			n, el := loop(dur, func(i int) int {
 				lo := (i * b) % (nq - b + 1)
 				ix.Dense.Search(ctx, vecs[lo*d:(lo+b)*d], k)
 				return b
 			})
-			row(fmt.Sprintf("dense flat search, batch %d", b), float64(n)/el.Seconds(), "queries/s", fmt.Sprintf("%d × %d %s, k=%d, vectors only", ix.Dense.Len(), d, ix.Dense.Header().DType, k))
+			row(fmt.Sprintf("dense_batch%d_qps", b), fmt.Sprintf("dense flat search, batch %d", b), float64(n)/el.Seconds(), "queries/s", fmt.Sprintf("%d × %d %s, k=%d, vectors only", ix.Dense.Len(), d, ix.Dense.Header().DType, k))
 		}
-		n, el = loop(dur, func(i int) int {
+		n, el := loop(dur, func(i int) int {
 			lo := (i * 64) % (len(texts) - 64 + 1)
 			e5.Retrieve(ctx, texts[lo:lo+64], k)
 			return 64
 		})
-		row("e5 retrieve, batch 64", float64(n)/el.Seconds(), "queries/s", "encoder + flat search")
+		row("e5_batch64_qps", "e5 retrieve, batch 64", float64(n)/el.Seconds(), "queries/s", "encoder + flat search")
 	}
 
-	// HTTP /retrieve at the given concurrency, one query per request.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if mode != "bm25" {
+		// HTTP /retrieve at the given concurrency, one query per request.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		hs := &http.Server{Handler: srv.Handler()}
+		go hs.Serve(ln)
+		defer hs.Close()
+		url := "http://" + ln.Addr().String() + "/retrieve"
+		for _, name := range names(ix.Retrievers()) {
+			rps, p50, p99, errs := httpLoad(ctx, url, name, texts, k, concurrency, dur)
+			metrics["retrieve_"+name+"_p50_ms"] = p50
+			metrics["retrieve_"+name+"_p99_ms"] = p99
+			metrics["retrieve_"+name+"_errors"] = errs
+			metrics["concurrency"] = concurrency
+			row("retrieve_"+name+"_rps", fmt.Sprintf("/retrieve %s, concurrency %d", name, concurrency), rps, "requests/s",
+				fmt.Sprintf("1 query/request, topk=%d, p50 %.1f ms, p99 %.1f ms, %d errors", k, p50, p99, errs))
+		}
+	}
+	rss := "VmHWM of this process: index + server + load generator"
+	if mode == "bm25" {
+		rss = "VmHWM of this process: index + searches"
+	}
+	row("peak_rss_mib", "peak RSS", float64(peakRSS())/(1<<20), "MiB", rss)
+	if jsonOut != "" {
+		raw, err := json.MarshalIndent(metrics, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(jsonOut, append(raw, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cycle returns n texts taken from texts in order, starting over at the end.
+func cycle(texts []string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = texts[i%len(texts)]
+	}
+	return out
+}
+
+// writeRun searches every question once (BM25, top k) and, when path is not
+// empty, writes the hits in TREC run format: "qid Q0 docid rank score rlsearch",
+// rank from 1, one line per hit, questions in file order.
+func writeRun(ix *index.Index, texts []string, qs []bench.Question, k int, path string) error {
+	var buf bytes.Buffer
+	for i, q := range texts {
+		hits := ix.BM25.Search(q, k)
+		if path == "" {
+			continue
+		}
+		qid := qs[i].ID
+		if qid == "" {
+			qid = strconv.Itoa(i + 1)
+		}
+		for r, h := range hits {
+			d, err := ix.Doc(h.Row)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&buf, "%s Q0 %s %d %s rlsearch\n", qid, d.ID, r+1, strconv.FormatFloat(float64(h.Score), 'g', -1, 32))
+		}
+	}
+	if path == "" {
+		return nil
+	}
+	return writeFileAtomic(path, buf.Bytes())
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames it
+// into place.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv.Handler()}
-	go hs.Serve(ln)
-	defer hs.Close()
-	url := "http://" + ln.Addr().String() + "/retrieve"
-	for _, name := range names(ix.Retrievers()) {
-		rps, p50, p99, errs := httpLoad(ctx, url, name, texts, k, concurrency, dur)
-		row(fmt.Sprintf("/retrieve %s, concurrency %d", name, concurrency), rps, "requests/s",
-			fmt.Sprintf("1 query/request, topk=%d, p50 %.1f ms, p99 %.1f ms, %d errors", k, p50, p99, errs))
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
 	}
-	row("peak RSS", float64(peakRSS())/(1<<20), "MiB", "VmHWM of this process: index + server + load generator")
-	return nil
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // loop calls fn until d has passed and returns the summed work and the time.
@@ -162,7 +299,18 @@ func httpLoad(ctx context.Context, url, retriever string, texts []string, k, c i
 		return 0, 0, 0, errs
 	}
 	slices.Sort(lat)
-	return float64(len(lat)) / el, lat[len(lat)/2], lat[len(lat)*99/100], errs
+	return float64(len(lat)) / el, percentile(lat, 50), percentile(lat, 99), errs
+}
+
+// percentile returns the nearest-rank p-th percentile (0 < p <= 100) of the
+// ascending values: the smallest value with at least p% of the values at or
+// below it. It returns 0 for no values.
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	r := int(math.Ceil(p / 100 * float64(len(sorted))))
+	return sorted[min(max(r, 1), len(sorted))-1]
 }
 
 // peakRSS is the process's peak resident set size in bytes (VmHWM), or 0.

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPercentile(t *testing.T) {
+	hundred := make([]float64, 100)
+	for i := range hundred {
+		hundred[i] = float64(i + 1) // 1..100
+	}
+	for _, tc := range []struct {
+		name   string
+		sorted []float64
+		p      float64
+		want   float64
+	}{
+		{"empty", nil, 50, 0},
+		{"one value", []float64{7}, 99, 7},
+		{"median of 4 is the 2nd (nearest rank)", []float64{1, 2, 3, 4}, 50, 2},
+		{"median of 5 is the 3rd", []float64{1, 2, 3, 4, 5}, 50, 3},
+		{"p99 of 1..100 is 99, not the max", hundred, 99, 99},
+		{"p100 is the max", hundred, 100, 100},
+		{"p1 of 1..100 is 1", hundred, 1, 1},
+		{"tiny p is the min", []float64{1, 2, 3}, 0.001, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := percentile(tc.sorted, tc.p); got != tc.want {
+				t.Errorf("percentile(%v, %v) = %v, want %v", tc.sorted, tc.p, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCycle(t *testing.T) {
+	got := strings.Join(cycle([]string{"a", "b", "c"}, 7), "")
+	if got != "abcabca" {
+		t.Errorf("cycle = %q, want abcabca", got)
+	}
+}
+
+// TestBenchBM25Mode checks the parts of `bench --mode bm25` that
+// scripts/bench-scale.sh reads: the TREC run file and the JSON keys.
+func TestBenchBM25Mode(t *testing.T) {
+	dir, questions := buildIndex(t)
+	tmp := t.TempDir()
+	runFile, jsonFile := filepath.Join(tmp, "ours.run"), filepath.Join(tmp, "m.json")
+	code, out, errs := runCmd(t, "bench", "--mode", "bm25", "--index", dir, "--questions", questions,
+		"--duration", "1ms", "--batch", "5", "--k", "2", "--run-out", runFile, "--json", jsonFile)
+	if code != 0 {
+		t.Fatalf("bench: code %d\n%s\n%s", code, out, errs)
+	}
+	if strings.Contains(out, "/retrieve") {
+		t.Errorf("--mode bm25 should not measure HTTP:\n%s", out)
+	}
+	raw, err := os.ReadFile(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("run file has %d lines, want at least one hit per question:\n%s", len(lines), raw)
+	}
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) != 6 || f[1] != "Q0" || f[5] != "rlsearch" {
+			t.Errorf("run line %q: want qid Q0 docid rank score rlsearch", l)
+		}
+	}
+	// q1 asks for the capital of Germany (p2); q2 for the highest mountain (p3).
+	if !strings.HasPrefix(lines[0], "q1 Q0 p2 1 ") || !strings.Contains(string(raw), "q2 Q0 p3 1 ") {
+		t.Errorf("run file should rank p2 first for q1 and p3 first for q2:\n%s", raw)
+	}
+	var m map[string]any
+	if raw, err = os.ReadFile(jsonFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("--json output is not a JSON object: %v\n%s", err, raw)
+	}
+	for _, key := range []string{"open_ms", "bm25_batch1_qps", "bm25_batchN_qps", "peak_rss_mib", "build_passages_per_s"} {
+		if v, ok := m[key].(float64); !ok || v <= 0 {
+			t.Errorf("json %q = %v, want a positive number", key, m[key])
+		}
+	}
+	if m["batch"] != 5.0 || m["mode"] != "bm25" || m["passages"] != 3.0 {
+		t.Errorf("json batch/mode/passages = %v/%v/%v, want 5/bm25/3", m["batch"], m["mode"], m["passages"])
+	}
+}
+
+func TestBenchBadFlags(t *testing.T) {
+	dir, questions := buildIndex(t)
+	for _, args := range [][]string{
+		{"--mode", "dense"},
+		{"--batch", "-1"},
+		{"--k", "0"},
+		{"--concurrency", "0"},
+		{"--duration", "0s"},
+	} {
+		code, _, errs := runCmd(t, append([]string{"bench", "--index", dir, "--questions", questions}, args...)...)
+		if code != 2 || !strings.Contains(errs, args[0]+" ") {
+			t.Errorf("bench %v: code %d, want 2 and a message naming the flag; stderr:\n%s", args, code, errs)
+		}
+	}
+}

@@ -82,7 +82,7 @@ func (c BuildConfig) Validate() error {
 		return fmt.Errorf("index: BuildConfig.EncodeBatch = %d must be ≥ 0", c.EncodeBatch)
 	case c.DType == ann.INT8 && c.Vectors != "":
 	case c.DType != 0 && c.DType != ann.FP16 && c.DType != ann.FP32:
-		return fmt.Errorf("index: BuildConfig.DType %v is not fp16 or fp32 (int8 only with Vectors)", c.DType)
+		return fmt.Errorf("index: BuildConfig.DType %v is not fp16 or fp32 (int8 only when importing with BuildConfig.Vectors, --vectors)", c.DType)
 	}
 	return c.BM25.Validate()
 }

@@ -61,3 +61,48 @@ func BenchmarkHNSWSearch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHNSWSharedStorage compares HNSW queries/s with the graph's own
+// float32 copy against the same graph reading an fp16 or int8 shard
+// (ShareVectors, what ann.Open serves), with and without int8 traversal.
+func BenchmarkHNSWSharedStorage(b *testing.B) {
+	rng := rand.New(rand.NewSource(8))
+	const n, dim, nq = 20_000, 128, 500
+	vecs := clustered(rng, n+nq, dim, 300, 0.15)
+	base, q := vecs[:n*dim], vecs[n*dim:]
+	ctx := context.Background()
+	for _, c := range []struct {
+		name  string
+		dt    DType // 0: own float32 copy
+		int8  bool
+		share bool
+	}{
+		{"own-fp32", FP16, false, false},
+		{"shared-fp16", FP16, false, true},
+		{"own-fp32+int8codes", FP16, true, false},
+		{"shared-fp16+int8codes", FP16, true, true},
+		{"shared-int8", INT8, true, true},
+	} {
+		flat, _ := NewFlat(base, dim, c.dt)
+		exact, _ := flat.Search(ctx, q, 10)
+		h, err := NewHNSW(ctx, flat.Vectors(0, n), dim, HNSWConfig{M: 16, EfConstruction: 100, EfSearch: 64, Seed: 1, Int8: c.int8})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if c.share {
+			if err := h.ShareVectors(flat); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(fmt.Sprintf("%s/n=%d/dim=%d/efSearch=64", c.name, n, dim), func(b *testing.B) {
+			var got [][]rlsearch.Hit
+			for i := 0; i < b.N; i++ {
+				if got, err = h.Search(ctx, q, 10); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(nq*b.N)/b.Elapsed().Seconds(), "queries/s")
+			b.ReportMetric(recallAt(got, exact, 10), "recall@10")
+		})
+	}
+}

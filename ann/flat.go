@@ -81,26 +81,9 @@ func encodeF16(dst []uint16, src []float32) {
 // 128·scale_j, so that code c ∈ [-128, 127] decodes to offset_j + scale_j·c
 // and the rounding error is at most scale_j/2.
 func FitInt8(vecs []float32, dim int) (scale, offset []float32) {
-	lo := make([]float32, dim)
-	hi := make([]float32, dim)
-	for j := range lo {
-		lo[j], hi[j] = float32(math.Inf(1)), float32(math.Inf(-1))
-	}
-	for i, v := range vecs {
-		j := i % dim
-		lo[j] = min(lo[j], v)
-		hi[j] = max(hi[j], v)
-	}
-	scale = make([]float32, dim)
-	offset = make([]float32, dim)
-	for j := range scale {
-		if lo[j] > hi[j] { // no rows
-			lo[j], hi[j] = 0, 0
-		}
-		scale[j] = (hi[j] - lo[j]) / 255
-		offset[j] = lo[j] + 128*scale[j]
-	}
-	return scale, offset
+	r := NewInt8Range(dim)
+	r.Add(vecs)
+	return r.Fit()
 }
 
 func encodeI8(dst []int8, src []float32, scale, offset []float32) {

@@ -2,6 +2,7 @@ package ann
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -83,7 +84,8 @@ type HNSW struct {
 	cfg    HNSWConfig
 	dim    int
 	n      int
-	vecs   []float32
+	vecs   []float32 // own float32 copy, or f32 of src, or nil when src widens
+	src    *Flat     // shared shard storage after ShareVectors; nil when h owns vecs
 	codes  []int8
 	scale  []float32
 	offset []float32
@@ -102,6 +104,12 @@ type HNSW struct {
 // result does not depend on Workers or scheduling. Errors: cfg.Validate(),
 // ErrDim, ctx.Err().
 func NewHNSW(ctx context.Context, vecs []float32, dim int, cfg HNSWConfig) (*HNSW, error) {
+	return newHNSW(ctx, vecs, dim, cfg, false)
+}
+
+// newHNSW is NewHNSW; with own it keeps vecs instead of copying it (the
+// caller gives it up), saving one float32 copy of the corpus while building.
+func newHNSW(ctx context.Context, vecs []float32, dim int, cfg HNSWConfig, own bool) (*HNSW, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -112,7 +120,7 @@ func NewHNSW(ctx context.Context, vecs []float32, dim int, cfg HNSWConfig) (*HNS
 	if h.cfg.Int8 {
 		h.scale, h.offset = FitInt8(vecs, dim)
 	}
-	if err := h.Add(ctx, vecs); err != nil {
+	if err := h.add(ctx, vecs, own); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -136,6 +144,38 @@ func (h *HNSW) SetEfSearch(ef int) {
 }
 
 func (h *HNSW) vec(i int32) []float32 { return h.vecs[int(i)*h.dim : (int(i)+1)*h.dim] }
+
+// rowVec returns node i's vector: a view of vecs, or (after ShareVectors
+// over an fp16/int8 shard) buf filled with the widened row.
+func (h *HNSW) rowVec(i int32, buf []float32) []float32 {
+	if h.vecs != nil {
+		return h.vec(i)
+	}
+	return h.src.widen(buf[:h.dim], int(i), int(i)+1)
+}
+
+// ShareVectors makes h read its vectors from f, the shard it was built
+// over (same Len and Dim; the caller guarantees the rows are the same
+// vectors, possibly rounded to f's dtype), and drops h's own float32 copy:
+// resident memory becomes f's storage (2 bytes per value for fp16, 1 for
+// int8) plus the graph, instead of f plus 4 bytes per value. Over an int8
+// shard, the shard's codes also replace h's traversal codes (h then holds
+// no vector data at all). Re-ranking then scores the shard's values, which
+// is exactly what flat search over f scores. After ShareVectors, Add
+// returns an error; Search and Save work. Not safe concurrently with
+// Search. Errors: ErrDim when f's shape differs.
+func (h *HNSW) ShareVectors(f *Flat) error {
+	if f.Len() != h.n || f.Dim() != h.dim {
+		return fmt.Errorf("%w: shard has %d × %d vectors, graph %d × %d", ErrDim, f.Len(), f.Dim(), h.n, h.dim)
+	}
+	h.src = f
+	h.vecs = f.f32 // nil unless fp32: rows are widened from f
+	if f.i8 != nil {
+		h.codes, h.scale, h.offset = f.i8, f.h.Scale, f.h.Offset
+		h.cfg.Int8 = true
+	}
+	return nil
+}
 
 // neighbours returns node i's adjacency at level l (a view).
 func (h *HNSW) neighbours(i int32, l int) []int32 {
@@ -218,6 +258,7 @@ type scorer struct {
 	qs    []float32 // q∘scale when int8
 	qoff  float32
 	codes bool
+	row   []float32 // scratch for rowVec, [dim]
 }
 
 func (h *HNSW) newScorer(q []float32, useCodes bool, buf []float32) scorer {
@@ -238,7 +279,7 @@ func (sc *scorer) score(i int32) float32 {
 	if sc.codes {
 		return sc.qoff + dotI8(sc.qs, h.codes[int(i)*h.dim:(int(i)+1)*h.dim])
 	}
-	return dotF32(sc.q, h.vec(i))
+	return dotF32(sc.q, h.rowVec(i, sc.row))
 }
 
 // searchLayer is the paper's Algorithm 2: best-first search from eps at
@@ -419,17 +460,28 @@ func (h *HNSW) selectNeighbours(cands []cand, m int) []int32 {
 // concurrently with Search. Errors: ErrDim, ctx.Err()
 // (the graph then holds the vectors inserted so far).
 func (h *HNSW) Add(ctx context.Context, vecs []float32) error {
+	return h.add(ctx, vecs, false)
+}
+
+func (h *HNSW) add(ctx context.Context, vecs []float32, own bool) error {
 	d := h.dim
 	if len(vecs)%d != 0 {
 		return fmt.Errorf("%w: %d values is not a multiple of dim %d", ErrDim, len(vecs), d)
 	}
 	add := len(vecs) / d
+	if h.src != nil {
+		return errors.New("ann: Add after ShareVectors: the graph no longer owns its vectors (build from the float32 vectors, then share)")
+	}
 	if h.n+add > math.MaxInt32 {
 		return fmt.Errorf("%w: ann: %d vectors exceed the int32 row limit", rlsearch.ErrBadInput, h.n+add)
 	}
 	start := h.n
 	total := start + add
-	h.vecs = append(h.vecs, vecs...)
+	if own && len(h.vecs) == 0 {
+		h.vecs = vecs
+	} else {
+		h.vecs = append(h.vecs, vecs...)
+	}
 	if h.scale != nil {
 		codes := make([]int8, len(vecs))
 		encodeI8(codes, vecs, h.scale, h.offset)
@@ -690,10 +742,11 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 	if k == 0 || h.n == 0 {
 		return []rlsearch.Hit{}
 	}
-	if cap(s.qcode) < h.dim {
-		s.qcode = make([]float32, h.dim)
+	if cap(s.qcode) < 2*h.dim {
+		s.qcode = make([]float32, 2*h.dim)
 	}
-	sc := h.newScorer(q, true, s.qcode)
+	sc := h.newScorer(q, true, s.qcode[:h.dim])
+	sc.row = s.qcode[h.dim : 2*h.dim]
 	ef := max(h.cfg.EfSearch, k)
 	ep := h.greedy(&sc, h.top, 0, int32(h.n))
 	res := h.searchLayer(s, &sc, []cand{ep}, ef, 0, int32(h.n))
@@ -701,7 +754,7 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 	for i, c := range res {
 		sim := c.s
 		if sc.codes {
-			sim = dotF32(q, h.vec(c.id))
+			sim = dotF32(q, h.rowVec(c.id, sc.row))
 		}
 		hits[i] = rlsearch.Hit{Row: c.id, Score: sim}
 	}
@@ -709,10 +762,16 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 	return hits[:min(k, len(hits))]
 }
 
-// MemoryBytes reports the bytes held by vectors, codes and graph.
+// MemoryBytes reports the bytes held by vectors, codes and graph; after
+// ShareVectors the shard's storage is not counted (vectors is 0, and codes
+// is 0 over an int8 shard).
 func (h *HNSW) MemoryBytes() (vectors, codes, graph int) {
-	vectors = 4 * len(h.vecs)
-	codes = len(h.codes) + 8*len(h.scale)
+	if h.src == nil {
+		vectors = 4 * len(h.vecs)
+		codes = len(h.codes) + 8*len(h.scale)
+	} else if h.src.i8 == nil {
+		codes = len(h.codes) + 8*len(h.scale)
+	}
 	graph = 4*len(h.links0) + len(h.level) + 24*len(h.upper)
 	for _, u := range h.upper {
 		graph += 4 * len(u)

@@ -3,8 +3,10 @@ package ann
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"math/rand"
 	"os"
@@ -72,8 +74,19 @@ func (h *HNSW) Save(path string, zstd bool) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := vw.Append(h.vecs); err != nil {
-		return err
+	if h.vecs != nil {
+		if err := vw.Append(h.vecs); err != nil {
+			return err
+		}
+	} else { // shared fp16/int8 shard: widen in chunks of 1 MiB
+		step := max(1, (1<<20)/(4*h.dim))
+		buf := make([]float32, step*h.dim)
+		for lo := 0; lo < h.n; lo += step {
+			hi := min(lo+step, h.n)
+			if err := vw.Append(h.src.widen(buf, lo, hi)); err != nil {
+				return err
+			}
+		}
 	}
 	if err := vw.Close(); err != nil {
 		return err
@@ -181,14 +194,41 @@ func (sr *ShardReader) readChunks(tag string, rows, rowBytes, elemSize int) ([]b
 // offset; it never panics. Add and Search work on the result; the level
 // generator continues where the saved build left off.
 func LoadHNSW(path string) (*HNSW, error) {
-	h, err := loadHNSW(path)
+	h, err := loadHNSW(path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("ann: read %s: %w", path, err)
 	}
 	return h, nil
 }
 
-func loadHNSW(path string) (*HNSW, error) {
+// LoadHNSWShared loads the graph at path over the vectors of f (the shard
+// it was built over; see ShareVectors): the file's float32 vector section
+// (and, when f is int8, its code section) is checked block by block but
+// not kept, so resident memory is f plus the graph (plus int8 codes when
+// the graph has them and f is not int8). Errors: as LoadHNSW, ErrDim when
+// f's shape differs from the graph's.
+func LoadHNSWShared(path string, f *Flat) (*HNSW, error) {
+	h, err := loadHNSW(path, f)
+	if err != nil {
+		return nil, fmt.Errorf("ann: read %s: %w", path, err)
+	}
+	return h, nil
+}
+
+// skipSection reads the remaining blocks of a section, checking them.
+func (sr *ShardReader) skipSection() error {
+	for {
+		_, _, err := sr.NextRaw()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func loadHNSW(path string, share *Flat) (*HNSW, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -235,12 +275,21 @@ func loadHNSW(path string) (*HNSW, error) {
 	if sr.h.DType != FP32 || sr.h.Count != n || sr.h.Dim != dim {
 		return nil, fmt.Errorf("%w: vector section (%v, %d × %d) does not match the graph (fp32, %d × %d)", ErrCorrupt, sr.h.DType, sr.h.Count, sr.h.Dim, n, dim)
 	}
-	sr.row, sr.block, sr.eof = 0, 0, false
-	vf, err := sr.readAll()
-	if err != nil {
-		return nil, err
+	if share != nil && (share.Len() != n || share.Dim() != dim) {
+		return nil, fmt.Errorf("%w: shard has %d × %d vectors, graph %d × %d", ErrDim, share.Len(), share.Dim(), n, dim)
 	}
-	h.vecs = vf.f32
+	sr.row, sr.block, sr.eof = 0, 0, false
+	if share != nil {
+		if err := sr.skipSection(); err != nil {
+			return nil, err
+		}
+	} else {
+		vf, err := sr.readAll()
+		if err != nil {
+			return nil, err
+		}
+		h.vecs = vf.f32
+	}
 	if cfg.Int8 {
 		sr.row, sr.block, sr.eof = 0, 0, false
 		if err := sr.readHeader(false); err != nil {
@@ -249,11 +298,17 @@ func loadHNSW(path string) (*HNSW, error) {
 		if sr.h.DType != INT8 || sr.h.Count != n || sr.h.Dim != dim {
 			return nil, fmt.Errorf("%w: code section (%v, %d × %d) does not match the graph (int8, %d × %d)", ErrCorrupt, sr.h.DType, sr.h.Count, sr.h.Dim, n, dim)
 		}
-		cf, err := sr.readAll()
-		if err != nil {
-			return nil, err
+		if share != nil && share.i8 != nil {
+			if err := sr.skipSection(); err != nil {
+				return nil, err
+			}
+		} else {
+			cf, err := sr.readAll()
+			if err != nil {
+				return nil, err
+			}
+			h.codes, h.scale, h.offset = cf.i8, sr.h.Scale, sr.h.Offset
 		}
-		h.codes, h.scale, h.offset = cf.i8, sr.h.Scale, sr.h.Offset
 	}
 	// Graph blocks.
 	sr.block = 0
@@ -346,6 +401,11 @@ func loadHNSW(path string) (*HNSW, error) {
 	h.rng = rand.New(rand.NewSource(cfg.Seed))
 	for i := 0; i < n; i++ {
 		h.randomLevel()
+	}
+	if share != nil {
+		if err := h.ShareVectors(share); err != nil {
+			return nil, err
+		}
 	}
 	return h, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/rlsearch/rlsearch"
 )
@@ -45,8 +46,9 @@ type Config struct {
 	// Flat is an already loaded shard (used instead of reading Path).
 	Flat *Flat
 	// Backend is "auto" (default), "flat", "hnsw" or "gpu". "auto" tries the
-	// GPU, then uses HNSW above FlatMax vectors and exact flat below; "gpu"
-	// fails with ErrGPUUnavailable instead of falling back.
+	// GPU, then uses exact flat up to FlatMax vectors and HNSW above, as far
+	// as available memory allows (see Open); "gpu" fails with
+	// ErrGPUUnavailable instead of falling back.
 	Backend string
 	// FlatMax is the largest corpus "auto" serves with exact flat search.
 	// Default DefaultFlatMax.
@@ -61,6 +63,11 @@ type Config struct {
 	GPU GPUConfig
 	// Logf receives the choice and its reason. Default: none.
 	Logf func(format string, args ...any)
+	// Memory reports the memory still available to the process; "auto"
+	// chooses a backend whose estimated resident need (EstimateMemory)
+	// fits. Default SystemMemory. When it returns an error, the choice
+	// follows the vector count alone (and the reason says so).
+	Memory func() (MemInfo, error)
 }
 
 // Validate names the first bad field.
@@ -103,9 +110,21 @@ func (o *Opened) Close() error {
 }
 
 // Open reads the shard and chooses the backend: the only code path that
-// does (STYLE.md). It logs its choice through cfg.Logf. Errors:
-// cfg.Validate(), shard errors (ErrCorrupt), ErrGPUUnavailable for an
-// explicit "gpu" without a usable GPU, HNSW build/load errors, ctx.Err().
+// does (STYLE.md). It logs its choice through cfg.Logf.
+//
+// "auto" uses the GPU when one is usable. Otherwise it estimates each CPU
+// backend's resident memory for this shard (EstimateMemory) against what
+// cfg.Memory reports available (plus the shard's own bytes when cfg.Flat
+// is already loaded): exact flat up to FlatMax vectors; above, HNSW when
+// its need (shard + graph + codes + the float32 copy of a build) fits,
+// else exact flat (slower, but it fits). Every backend keeps the shard in
+// host memory, so when even the shard does not fit Open refuses before
+// reading it, with ErrNoMemory naming the need, what is available, and the
+// storage types that would fit. Reason states the choice with its numbers.
+//
+// Errors: cfg.Validate(), shard errors (ErrCorrupt), ErrGPUUnavailable for
+// an explicit "gpu" without a usable GPU, ErrNoMemory, HNSW build/load
+// errors, ctx.Err().
 func Open(ctx context.Context, cfg Config) (*Opened, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -114,20 +133,56 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	backend := cfg.Backend
+	if backend == "" {
+		backend = BackendAuto
+	}
+	memFn := cfg.Memory
+	if memFn == nil {
+		memFn = SystemMemory
+	}
+	mem, memErr := memFn()
+	if memErr != nil {
+		logf("ann: memory unknown (%v): choosing by vector count only", memErr)
+	}
 	flat := cfg.Flat
+	var n, dim int
+	var dt DType
+	var held int64 // bytes of the shard already resident (cfg.Flat)
+	if flat != nil {
+		n, dim, dt = flat.Len(), flat.Dim(), flat.h.DType
+		held = EstimateMemory(n, dim, dt, BackendFlat, cfg.HNSW, false).Shard
+	} else if sr, err := OpenShardReader(cfg.Path); err == nil {
+		h := sr.Header()
+		sr.Close()
+		n, dim, dt = h.Count, h.Dim, h.DType
+	} else {
+		n = -1 // version 1 or unreadable: ReadShard below says why
+	}
+	avail := mem.Available + held
+	if memErr == nil && n >= 0 && flat == nil {
+		if need := EstimateMemory(n, dim, dt, BackendFlat, cfg.HNSW, false).Shard; need > avail {
+			return nil, fmt.Errorf("%w: %s", ErrNoMemory, noFit(n, dim, dt, need, mem))
+		}
+	}
 	if flat == nil {
 		var err error
 		if flat, err = ReadShard(cfg.Path); err != nil {
 			return nil, err
 		}
+		n, dim, dt = flat.Len(), flat.Dim(), flat.h.DType
 	}
 	flatMax := cfg.FlatMax
 	if flatMax == 0 {
 		flatMax = DefaultFlatMax
 	}
-	backend := cfg.Backend
-	if backend == "" {
-		backend = BackendAuto
+	shardNeed := EstimateMemory(n, dim, dt, BackendFlat, cfg.HNSW, false)
+	hnswNeed := EstimateMemory(n, dim, dt, BackendHNSW, cfg.HNSW, !graphExists(cfg.HNSWPath))
+	memNote := func(need MemoryNeed) string {
+		if memErr != nil {
+			return "memory unknown"
+		}
+		return fmt.Sprintf("needs %s of %s available", GiB(need.Total()), GiB(avail))
 	}
 	o := &Opened{Flat: flat}
 	switch backend {
@@ -141,9 +196,15 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 			return nil, fmt.Errorf("%w: %w", ErrGPUUnavailable, err)
 		}
 		logf("ann: no GPU backend (%v)", err)
-		if flat.Len() <= flatMax {
+		if n <= flatMax {
 			o.Index, o.Backend = flat, BackendFlat
-			o.Reason = fmt.Sprintf("no GPU; %d vectors ≤ FlatMax %d: exact flat on CPU (%s kernel)", flat.Len(), flatMax, KernelName())
+			o.Reason = fmt.Sprintf("no GPU; %d vectors ≤ FlatMax %d: exact flat on CPU (%s kernel; %s %d-d, %s)", n, flatMax, KernelName(), dt, dim, memNote(shardNeed))
+			break
+		}
+		if memErr == nil && hnswNeed.Total() > avail {
+			o.Index, o.Backend = flat, BackendFlat
+			o.Reason = fmt.Sprintf("no GPU; %d vectors > FlatMax %d but HNSW would need %s (shard %s + graph %s + codes %s + build copy %s) of %s available (%s): exact flat on CPU (%s kernel, needs %s; slower than HNSW)",
+				n, flatMax, GiB(hnswNeed.Total()), GiB(hnswNeed.Shard), GiB(hnswNeed.Graph), GiB(hnswNeed.Codes), GiB(hnswNeed.Build), GiB(avail), mem.Source, KernelName(), GiB(shardNeed.Total()))
 			break
 		}
 		h, err := openHNSW(ctx, flat, cfg)
@@ -151,19 +212,47 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 			return nil, err
 		}
 		o.Index, o.Backend = h, BackendHNSW
-		o.Reason = fmt.Sprintf("no GPU; %d vectors > FlatMax %d: HNSW (M=%d, efSearch=%d)", flat.Len(), flatMax, h.cfg.M, h.cfg.EfSearch)
+		o.Reason = fmt.Sprintf("no GPU; %d vectors > FlatMax %d: HNSW (M=%d, efSearch=%d, int8 traversal %v; %s)", n, flatMax, h.cfg.M, h.cfg.EfSearch, h.codes != nil, memNote(hnswNeed))
 	case BackendFlat:
-		o.Index, o.Backend, o.Reason = flat, BackendFlat, fmt.Sprintf("configured: exact flat on CPU (%s kernel)", KernelName())
+		o.Index, o.Backend, o.Reason = flat, BackendFlat, fmt.Sprintf("configured: exact flat on CPU (%s kernel; %s)", KernelName(), memNote(shardNeed))
 	case BackendHNSW:
+		if memErr == nil && hnswNeed.Total() > avail {
+			logf("ann: warning: HNSW was configured but needs an estimated %s of %s available (%s)", GiB(hnswNeed.Total()), GiB(avail), mem.Source)
+		}
 		h, err := openHNSW(ctx, flat, cfg)
 		if err != nil {
 			return nil, err
 		}
 		o.Index, o.Backend = h, BackendHNSW
-		o.Reason = fmt.Sprintf("configured: HNSW (M=%d, efSearch=%d)", h.cfg.M, h.cfg.EfSearch)
+		o.Reason = fmt.Sprintf("configured: HNSW (M=%d, efSearch=%d, int8 traversal %v; %s)", h.cfg.M, h.cfg.EfSearch, h.codes != nil, memNote(hnswNeed))
 	}
 	logf("ann: backend %s: %s", o.Backend, o.Reason)
 	return o, nil
+}
+
+// noFit explains that the shard does not fit and which storage would.
+func noFit(n, dim int, dt DType, need int64, mem MemInfo) string {
+	msg := fmt.Sprintf("%d × %d %s vectors need %s resident (every CPU and GPU backend keeps them in host memory) but %s is available (%s)", n, dim, dt, GiB(need), GiB(mem.Available), mem.Source)
+	var fits []string
+	for _, alt := range []DType{FP16, INT8} {
+		if alt.size() < dt.size() {
+			if b := int64(n) * int64(dim) * int64(alt.size()); b <= mem.Available {
+				fits = append(fits, fmt.Sprintf("%s (%s)", alt, GiB(b)))
+			}
+		}
+	}
+	if len(fits) > 0 {
+		return msg + "; rebuild the shard as " + strings.Join(fits, " or ") + " (rlsearch index --dtype), or serve it from a machine with more memory or a GPU"
+	}
+	return msg + "; no storage type fits: shard the corpus over several machines, or use a machine with more memory or a GPU"
+}
+
+func graphExists(path string) bool {
+	if path == "" {
+		return false
+	}
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // openHNSW loads the saved graph at cfg.HNSWPath, or builds one over the
@@ -171,7 +260,7 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 func openHNSW(ctx context.Context, flat *Flat, cfg Config) (*HNSW, error) {
 	if cfg.HNSWPath != "" {
 		if _, err := os.Stat(cfg.HNSWPath); err == nil {
-			h, err := LoadHNSW(cfg.HNSWPath)
+			h, err := LoadHNSWShared(cfg.HNSWPath, flat)
 			if err != nil {
 				return nil, err
 			}
@@ -184,7 +273,9 @@ func openHNSW(ctx context.Context, flat *Flat, cfg Config) (*HNSW, error) {
 			return h, nil
 		}
 	}
-	h, err := NewHNSW(ctx, flat.Vectors(0, flat.Len()), flat.Dim(), cfg.HNSW)
+	// The graph is built over a float32 copy it owns, saved, then made to
+	// read the shard's storage instead (ShareVectors), which drops the copy.
+	h, err := newHNSW(ctx, flat.Vectors(0, flat.Len()), flat.Dim(), cfg.HNSW, true)
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +283,9 @@ func openHNSW(ctx context.Context, flat *Flat, cfg Config) (*HNSW, error) {
 		if err := h.Save(cfg.HNSWPath, false); err != nil {
 			return nil, err
 		}
+	}
+	if err := h.ShareVectors(flat); err != nil {
+		return nil, err
 	}
 	return h, nil
 }

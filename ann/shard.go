@@ -221,6 +221,8 @@ type ShardWriter struct {
 	pending []byte // raw values of the block being filled
 	ids     []int64
 	scratch []byte
+	row16   []uint16 // one row of binary16 while appending
+	row8    []int8   // one row of int8 codes while appending
 	blocks  int
 	off     int64
 	done    bool
@@ -321,15 +323,19 @@ func (w *ShardWriter) AppendWithIDs(vecs []float32, ids []int64) error {
 				w.pending = binary.LittleEndian.AppendUint32(w.pending, math.Float32bits(v))
 			}
 		case FP16:
-			var tmp [1]uint16
-			for _, v := range row {
-				encodeF16(tmp[:], []float32{v})
-				w.pending = binary.LittleEndian.AppendUint16(w.pending, tmp[0])
+			if len(w.row16) != d {
+				w.row16 = make([]uint16, d)
+			}
+			encodeF16(w.row16, row)
+			for _, u := range w.row16 {
+				w.pending = binary.LittleEndian.AppendUint16(w.pending, u)
 			}
 		case INT8:
-			codes := make([]int8, d)
-			encodeI8(codes, row, w.h.Scale, w.h.Offset)
-			for _, c := range codes {
+			if len(w.row8) != d {
+				w.row8 = make([]int8, d)
+			}
+			encodeI8(w.row8, row, w.h.Scale, w.h.Offset)
+			for _, c := range w.row8 {
 				w.pending = append(w.pending, byte(c))
 			}
 		}

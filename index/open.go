@@ -95,14 +95,14 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 		return nil, fmt.Errorf("index: %s is inconsistent: meta.json says %d passages, docstore %d, bm25 %d", dir, ix.Meta.NumDocs, ix.Docs.Len(), ix.BM25.NumDocs())
 	}
 	if ix.Meta.Dense != nil {
-		if ix.Dense, err = ann.ReadShard(filepath.Join(dir, DenseFile)); err != nil {
-			return nil, err
+		// ann.Open reads the shard itself, so that "auto" can refuse a shard
+		// that does not fit in memory (ann.ErrNoMemory) before loading it.
+		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Path: filepath.Join(dir, DenseFile), Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, "dense.hnsw")}); err != nil {
+			return nil, fmt.Errorf("index: %s: %w", dir, err)
 		}
+		ix.Dense = ix.DenseSearch.Flat
 		if ix.Dense.Len() != ix.Meta.NumDocs {
 			return nil, fmt.Errorf("index: %s: dense shard has %d vectors for %d passages", dir, ix.Dense.Len(), ix.Meta.NumDocs)
-		}
-		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Flat: ix.Dense, Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, "dense.hnsw")}); err != nil {
-			return nil, fmt.Errorf("index: %s: %w", dir, err)
 		}
 	}
 	if cfg.Encoder != nil {

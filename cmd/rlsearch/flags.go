@@ -70,7 +70,7 @@ type indexFlags struct {
 
 func (f *indexFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "index", "", "index directory built by 'rlsearch index' (required)")
-	fs.StringVar(&f.backend, "dense-backend", "auto", "dense search: auto (GPU when usable, else exact flat up to 500,000 vectors, else HNSW), flat, hnsw or gpu (an error without a usable GPU)")
+	fs.StringVar(&f.backend, "dense-backend", "auto", "dense search: auto (GPU when usable, else exact flat up to 500,000 vectors, else HNSW when its memory need fits, else flat; an error when the shard does not fit in available memory), flat, hnsw or gpu (an error without a usable GPU)")
 	f.model.bind(fs)
 }
 

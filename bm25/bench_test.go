@@ -3,8 +3,11 @@ package bm25
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // BenchmarkBuild measures indexing the wiki_multihop corpus (Add of every
@@ -97,13 +100,60 @@ func benchSearch(b *testing.B, ix *Index, queries []string) {
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
 			})
 		}
-		b.Run(name+"/pruned-batch", func(b *testing.B) {
+		// SearchBatch of 64 queries per op, over all cores.
+		b.Run(name+"/pruned-batch64", func(b *testing.B) {
+			i := 0
 			for b.Loop() {
-				if _, err := ix.SearchBatch(context.Background(), queries, k); err != nil {
+				lo := (i * 64) % max(1, len(queries)-64)
+				if _, err := ix.SearchBatch(context.Background(), queries[lo:min(lo+64, len(queries))], k); err != nil {
 					b.Fatal(err)
 				}
+				i++
 			}
-			b.ReportMetric(float64(b.N*len(queries))/b.Elapsed().Seconds(), "queries/s")
+			b.ReportMetric(float64(b.N*min(64, len(queries)))/b.Elapsed().Seconds(), "queries/s")
 		})
 	}
+}
+
+// BenchmarkSearchGenerated measures search on a generated corpus
+// (genTopicalCorpus over the wiki_multihop passages) of $BM25_BENCH_DOCS
+// passages, skipped when unset. With $BM25_BENCH_INDEX set, the index is
+// kept at that path and reused by later runs (delete it afterwards).
+func BenchmarkSearchGenerated(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("BM25_BENCH_DOCS"))
+	if n <= 0 {
+		b.Skip("set BM25_BENCH_DOCS to the number of passages")
+	}
+	w := loadWiki(b)
+	path := os.Getenv("BM25_BENCH_INDEX")
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "gen.bm25")
+	}
+	if _, err := os.Stat(path); err != nil {
+		texts := genTopicalCorpus(n, 42, w.contents)
+		bd, _ := NewBuilder(Config{TempDir: filepath.Dir(path)})
+		start := time.Now()
+		for _, t := range texts {
+			bd.Add(t)
+		}
+		if err := bd.WriteFile(path); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("built %d passages in %v (%.0f passages/s)", n, time.Since(start), float64(n)/time.Since(start).Seconds())
+	}
+	start := time.Now()
+	ix, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("Open %v", time.Since(start))
+	defer ix.Close()
+	if ix.NumDocs() != n {
+		b.Fatalf("index at %s has %d rows, want %d", path, ix.NumDocs(), n)
+	}
+	queries := make([]string, len(w.questions))
+	for i, q := range w.questions {
+		queries[i] = q.Question
+	}
+	benchSearch(b, ix, queries)
 }

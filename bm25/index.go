@@ -452,16 +452,23 @@ func decodeBlock(p []byte, n int, prev, last int32, numDocs int, docs []int32, t
 	pos := 0
 	row := int64(prev)
 	for i := 0; i < n; i++ {
-		gap, k := binary.Uvarint(p[pos:])
-		if k <= 0 {
-			return corrupt("postings at offset %d: bad row varint", off+int64(pos))
+		var gap, tf uint64
+		if pos+1 < len(p) && p[pos] < 0x80 && p[pos+1] < 0x80 { // fast path: both fit one byte
+			gap, tf = uint64(p[pos]), uint64(p[pos+1])
+			pos += 2
+		} else {
+			var k int
+			gap, k = binary.Uvarint(p[pos:])
+			if k <= 0 {
+				return corrupt("postings at offset %d: bad row varint", off+int64(pos))
+			}
+			pos += k
+			tf, k = binary.Uvarint(p[pos:])
+			if k <= 0 {
+				return corrupt("postings at offset %d: bad tf varint", off+int64(pos))
+			}
+			pos += k
 		}
-		pos += k
-		tf, k := binary.Uvarint(p[pos:])
-		if k <= 0 {
-			return corrupt("postings at offset %d: bad tf varint", off+int64(pos))
-		}
-		pos += k
 		if gap >= uint64(numDocs) || row+1+int64(gap) >= int64(numDocs) {
 			return corrupt("postings at offset %d: row beyond %d documents", off+int64(pos), numDocs)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -28,6 +29,9 @@ type scratch struct {
 	acc     []float32 // exhaustive oracle only: numDocs
 	seen    []uint64  // exhaustive oracle only: numDocs bits
 	touched []int32
+	win     []float64 // windowMax: essential score per row of the window
+	winBits []uint64  // windowMax bits: rows of the window with a match
+	probed  []int     // query terms with a contribution to the current candidate
 }
 
 func (ix *Index) getScratch() *scratch {
@@ -59,6 +63,11 @@ type cursor struct {
 	pos      int32 // current row when decoded; else a lower bound of the next row
 	docs     [BlockSize]int32
 	tfs      [BlockSize]uint32
+	// Window state of an essential term: its postings docs[i0:i1] in the
+	// window with their scores sc, and a walk pointer wp.
+	ess        bool
+	i0, i1, wp int
+	sc         [BlockSize]float32
 }
 
 func (c *cursor) init(ix *Index, t, qi int, boost float32) error {
@@ -295,25 +304,32 @@ func (ix *Index) search(s *scratch, query string, k int, exhaustive bool) ([]rls
 	return ix.searchMaxScore(s, k)
 }
 
-// searchMaxScore is document-at-a-time block-max MaxScore (Turtle & Flood
-// 1995; Ding & Suel 2011 block-max bounds; the windowed form of Lucene 9's
-// MaxScoreBulkScorer). Rows are processed in increasing order in windows
-// that lie inside one block of every term; in each window the terms are
+// windowMax caps the rows of one search window, so that the window buffers
+// (a float64 and a bit per row) stay in L1/L2.
+const windowMax = 4096
+
+// searchMaxScore is block-max MaxScore (Turtle & Flood 1995; Ding & Suel
+// 2011 block-max bounds), in the windowed form of Lucene 9's
+// MaxScoreBulkScorer. Rows are processed in increasing order in windows
+// that lie inside one block of every term. In each window the terms are
 // sorted by their block bound and split into non-essential terms (whose
-// bounds sum to at most the current k-th score θ) and essential ones. Only
-// rows of essential terms are candidates; a candidate is dropped as soon as
-// its known contributions plus the bounds of the unprobed terms cannot
-// exceed θ. A row enters the top k only with a score > θ, because every row
-// already kept has a smaller row number (ties go to the lower row).
+// bounds sum to at most the current k-th score θ) and essential ones. The
+// postings of the essential terms in the window are scored term at a time
+// into a window buffer; only rows they match are candidates, and a
+// candidate is dropped as soon as its essential score plus the bounds of
+// the non-essential terms not yet probed cannot exceed θ. A row enters the
+// top k only with a score > θ, because every row already kept has a
+// smaller row number (ties go to the lower row).
 //
 // Exactness: every kept row's score is the float32 sum, in sorted term
 // order, of the same float32 term scores as searchExhaustive (absent terms
-// add +0, which leaves a float32 sum unchanged), so scores are bit-identical.
-// Bounds: termScore is monotone in tfNorm, so a block's stored maximal
-// tfNorm gives a float32 bound >= each term score in it. Bounds are summed
-// in float64 and multiplied by 1 + (n+2)·2⁻²², which exceeds the worst
-// relative difference between a float32 left-to-right sum of n terms and
-// the exact sum, so a pruned row's float32 score is provably <= θ.
+// add +0, which leaves a float32 sum unchanged), so scores are
+// bit-identical. Bounds: termScore is monotone in tfNorm, so a block's
+// stored maximal tfNorm gives a float32 bound >= each term score in it.
+// Bounds and partial scores are summed in float64 and multiplied by
+// 1 + (n+2)·2⁻²², which exceeds the worst relative difference between a
+// float32 left-to-right sum of n terms and the exact sum, so a pruned row's
+// float32 score is provably <= θ.
 func (ix *Index) searchMaxScore(s *scratch, k int) ([]rlsearch.Hit, error) {
 	cs := s.cursors
 	n := len(cs)
@@ -322,16 +338,17 @@ func (ix *Index) searchMaxScore(s *scratch, k int) ([]rlsearch.Hit, error) {
 	s.pre = slices.Grow(s.pre[:0], n)[:n]
 	s.contrib = slices.Grow(s.contrib[:0], n)[:n]
 	clear(s.contrib)
-	order, pre, contrib := s.order, s.pre, s.contrib
+	if s.win == nil {
+		s.win = make([]float64, windowMax)
+		s.winBits = make([]uint64, windowMax/64)
+	}
+	order, pre, contrib, win, winBits := s.order, s.pre, s.contrib, s.win, s.winBits
+	for i := range order {
+		order[i] = i
+	}
+	probed := s.probed[:0]
 	h := s.heap[:0]
 	theta := math.Inf(-1) // k-th best score once the heap is full
-	essential := func() int {
-		p := 0
-		for p < n && pre[p]*f <= theta {
-			p++
-		}
-		return p
-	}
 	for {
 		wStart := int32(exhausted)
 		for i := range cs {
@@ -340,16 +357,17 @@ func (ix *Index) searchMaxScore(s *scratch, k int) ([]rlsearch.Hit, error) {
 		if wStart == exhausted {
 			break
 		}
-		wEnd := int32(exhausted - 1)
+		wEnd := wStart + (windowMax - 1)
+		if wEnd < wStart { // overflow near math.MaxInt32
+			wEnd = exhausted - 1
+		}
 		for i := range cs {
 			if cs[i].pos != exhausted {
 				wEnd = min(wEnd, cs[i].last)
 			}
 		}
-		// Sort the terms by window bound (insertion sort: n is small).
-		for i := range order {
-			order[i] = i
-		}
+		// Sort the terms by window bound: insertion sort, starting from the
+		// previous window's order, which is nearly sorted already.
 		for i := 1; i < n; i++ {
 			for j := i; j > 0 && cs[order[j]].wb < cs[order[j-1]].wb; j-- {
 				order[j], order[j-1] = order[j-1], order[j]
@@ -360,69 +378,115 @@ func (ix *Index) searchMaxScore(s *scratch, k int) ([]rlsearch.Hit, error) {
 			sum += cs[o].wb
 			pre[i] = sum
 		}
-		p := essential()
+		p := 0
+		for p < n && pre[p]*f <= theta {
+			p++
+		}
 		if p < n {
-			for j := p; j < n; j++ {
-				if err := cs[order[j]].advance(wStart); err != nil {
+			nonEss := 0.0
+			if p > 0 {
+				nonEss = pre[p-1]
+			}
+			// Essential terms: score their postings in the window.
+			for i := range cs {
+				cs[i].ess = false
+			}
+			for _, o := range order[p:] {
+				c := &cs[o]
+				c.ess = true
+				if err := c.advance(wStart); err != nil {
 					return nil, err
 				}
+				c.i0, c.i1 = c.i, c.i
+				if c.pos == exhausted || c.pos > wEnd {
+					continue
+				}
+				for {
+					x := c.score()
+					c.sc[c.i] = x
+					r := c.pos - wStart
+					win[r] += float64(x)
+					winBits[r>>6] |= 1 << (r & 63)
+					c.i++
+					if c.i == c.n {
+						c.i1 = c.i
+						c.nextBlock() // lazily: the arrays stay valid for this window
+						break
+					}
+					c.pos = c.docs[c.i]
+					if c.pos > wEnd {
+						c.i1 = c.i
+						break
+					}
+				}
+				c.wp = c.i0
+			}
+			// Candidates, in increasing row order.
+			for wi, word := range winBits[:(wEnd-wStart)/64+1] {
+				for word != 0 {
+					r := int32(wi*64 + bits.TrailingZeros64(word))
+					word &= word - 1
+					d := wStart + r
+					partial := win[r]
+					win[r] = 0
+					if (partial+nonEss)*f <= theta {
+						continue
+					}
+					pruned := false
+					for j := p - 1; j >= 0; j-- {
+						if (partial+pre[j])*f <= theta {
+							pruned = true
+							break
+						}
+						c := &cs[order[j]]
+						if err := c.advance(d); err != nil {
+							return nil, err
+						}
+						if c.pos == d {
+							x := c.score()
+							contrib[c.qi] = x
+							probed = append(probed, c.qi)
+							partial += float64(x)
+						}
+					}
+					if !pruned {
+						var sc float32
+						for qi := range cs {
+							c := &cs[qi]
+							x := contrib[qi]
+							if c.ess {
+								for c.wp < c.i1 && c.docs[c.wp] < d {
+									c.wp++
+								}
+								if c.wp < c.i1 && c.docs[c.wp] == d {
+									x = c.sc[c.wp]
+								}
+							}
+							sc = float32(sc + x)
+						}
+						if len(h) < k || float64(sc) > theta {
+							h = pushHit(h, rlsearch.Hit{Row: d, Score: sc}, k)
+							if len(h) == k {
+								theta = float64(h[0].Score)
+							}
+						}
+					}
+					for _, qi := range probed {
+						contrib[qi] = 0
+					}
+					probed = probed[:0]
+				}
+				winBits[wi] = 0
 			}
 		}
-		for p < n {
-			d := int32(exhausted)
-			for j := p; j < n; j++ {
-				d = min(d, cs[order[j]].pos)
-			}
-			if d > wEnd {
-				break
-			}
-			partial := 0.0
-			for j := p; j < n; j++ {
-				if c := &cs[order[j]]; c.pos == d {
-					x := c.score()
-					contrib[c.qi] = x
-					partial += float64(x)
-					if err := c.next(); err != nil {
-						return nil, err
-					}
-				}
-			}
-			pruned := false
-			for j := p - 1; j >= 0; j-- {
-				if (partial+pre[j])*f <= theta {
-					pruned = true
-					break
-				}
-				c := &cs[order[j]]
-				if err := c.advance(d); err != nil {
-					return nil, err
-				}
-				if c.pos == d {
-					x := c.score()
-					contrib[c.qi] = x
-					partial += float64(x)
-				}
-			}
-			if !pruned {
-				var sc float32
-				for _, x := range contrib {
-					sc = float32(sc + x)
-				}
-				if len(h) < k || float64(sc) > theta {
-					h = pushHit(h, rlsearch.Hit{Row: d, Score: sc}, k)
-					if len(h) == k {
-						theta = float64(h[0].Score)
-						p = essential()
-					}
-				}
-			}
-			clear(contrib)
+		if wEnd == exhausted-1 {
+			break
 		}
 		for i := range cs {
 			cs[i].skipTo(wEnd + 1)
 		}
 	}
-	s.heap = h
+	s.heap, s.probed = h, probed
 	hits := slices.Clone(h)
 	slices.SortFunc(hits, cmpHit)
 	return hits, nil

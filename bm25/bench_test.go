@@ -157,3 +157,30 @@ func BenchmarkSearchGenerated(b *testing.B) {
 	}
 	benchSearch(b, ix, queries)
 }
+
+// BenchmarkBuildGenerated builds $BM25_BENCH_DOCS generated passages
+// (streamed, not held in memory) with $BM25_BENCH_BUDGET bytes of
+// MemoryBudget (default: DefaultMemoryBudget), in passages/s; run it under
+// /usr/bin/time -v to see the peak RSS. Skipped when BM25_BENCH_DOCS is unset.
+func BenchmarkBuildGenerated(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("BM25_BENCH_DOCS"))
+	if n <= 0 {
+		b.Skip("set BM25_BENCH_DOCS to the number of passages")
+	}
+	budget, _ := strconv.ParseInt(os.Getenv("BM25_BENCH_BUDGET"), 10, 64)
+	w := loadWiki(b)
+	dir := b.TempDir()
+	for b.Loop() {
+		g := newTopicalGen(42, w.contents)
+		bd, _ := NewBuilder(Config{TempDir: dir, MemoryBudget: budget})
+		for range n {
+			if _, err := bd.Add(g.next()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := bd.WriteFile(filepath.Join(dir, "gen.bm25")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "passages/s")
+}

@@ -23,36 +23,51 @@ var diffKs = []int{1, 3, 10, 100, 1000}
 // 30% from the global unigram distribution of the seeds. Deterministic for
 // a seed.
 func genTopicalCorpus(n int, seed int64, seeds []string) []string {
-	r := rand.New(rand.NewPCG(uint64(seed), 0x70b1ca1))
-	words := make([][]string, 0, len(seeds))
-	for _, s := range seeds {
-		if w := strings.Fields(s); len(w) > 0 {
-			words = append(words, w)
-		}
-	}
-	if len(words) == 0 {
-		return make([]string, n)
-	}
+	g := newTopicalGen(seed, seeds)
 	out := make([]string, n)
-	var b strings.Builder
 	for i := range out {
-		topic := words[r.IntN(len(words))]
-		l := len(words[r.IntN(len(words))])
-		b.Reset()
-		for j := range l {
-			if j > 0 {
-				b.WriteByte(' ')
-			}
-			if r.Float64() < 0.7 {
-				b.WriteString(topic[r.IntN(len(topic))])
-			} else {
-				w := words[r.IntN(len(words))] // a random token of a random passage
-				b.WriteString(w[r.IntN(len(w))])
-			}
-		}
-		out[i] = b.String()
+		out[i] = g.next()
 	}
 	return out
+}
+
+// topicalGen streams genTopicalCorpus's passages.
+type topicalGen struct {
+	r     *rand.Rand
+	words [][]string
+	b     strings.Builder
+}
+
+func newTopicalGen(seed int64, seeds []string) *topicalGen {
+	g := &topicalGen{r: rand.New(rand.NewPCG(uint64(seed), 0x70b1ca1))}
+	for _, s := range seeds {
+		if w := strings.Fields(s); len(w) > 0 {
+			g.words = append(g.words, w)
+		}
+	}
+	return g
+}
+
+func (g *topicalGen) next() string {
+	if len(g.words) == 0 {
+		return ""
+	}
+	r, words := g.r, g.words
+	topic := words[r.IntN(len(words))]
+	l := len(words[r.IntN(len(words))])
+	g.b.Reset()
+	for j := range l {
+		if j > 0 {
+			g.b.WriteByte(' ')
+		}
+		if r.Float64() < 0.7 {
+			g.b.WriteString(topic[r.IntN(len(topic))])
+		} else {
+			w := words[r.IntN(len(words))] // a random token of a random passage
+			g.b.WriteString(w[r.IntN(len(w))])
+		}
+	}
+	return g.b.String()
 }
 
 // randomQueries draws n seeded queries of 1-40 words: words from the corpus

@@ -449,7 +449,10 @@ func (ix *Index) searchMaxScore(s *scratch, k int) ([]rlsearch.Hit, error) {
 							partial += float64(x)
 						}
 					}
-					if !pruned {
+					// partial is now the exact (float64) sum of the row's
+					// contributions; the float32 sum cannot exceed it by more
+					// than the margin.
+					if !pruned && partial*f > theta {
 						var sc float32
 						for qi := range cs {
 							c := &cs[qi]

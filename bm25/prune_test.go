@@ -155,6 +155,13 @@ func checkPrunedEqualsExhaustive(t *testing.T, ix *Index, queries []string) {
 			if !sameHits(got, want) {
 				t.Fatalf("query %d %q k=%d: pruned search differs from exhaustive\n got %v\nwant %v", qi, q, k, head(got), head(want))
 			}
+			if qi%4 == 0 { // intra-query parallel ranges, on a quarter of the queries
+				parts := 2 + qi%5
+				got, err := ix.SearchWith(q, k, SearchOptions{Parallel: parts})
+				if err != nil || !sameHits(got, want) {
+					t.Fatalf("query %d %q k=%d: SearchWith Parallel=%d differs from exhaustive (err %v)\n got %v\nwant %v", qi, q, k, parts, err, head(got), head(want))
+				}
+			}
 		}
 	}
 	if matched < len(queries)/2 {

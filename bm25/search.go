@@ -301,7 +301,55 @@ func (ix *Index) search(s *scratch, query string, k int, exhaustive bool) ([]rls
 	if exhaustive {
 		return ix.searchExhaustive(s, k)
 	}
-	return ix.searchMaxScore(s, k)
+	return ix.searchMaxScore(s, k, 0, int32(ix.numDocs))
+}
+
+// SearchOptions tune SearchWith. The zero value searches like SearchErr.
+type SearchOptions struct {
+	// Parallel splits the rows into this many equal ranges, searched on
+	// their own goroutines, whose top k are merged (intra-query
+	// parallelism: lower latency on a large index at the cost of more total
+	// work). 0 or 1 means one goroutine. The hits do not depend on it.
+	Parallel int
+}
+
+// SearchWith is SearchErr with options. It is safe for concurrent use.
+func (ix *Index) SearchWith(query string, k int, opts SearchOptions) ([]rlsearch.Hit, error) {
+	if opts.Parallel < 0 {
+		return nil, fmt.Errorf("bm25: SearchOptions.Parallel = %d, want >= 0: %w", opts.Parallel, rlsearch.ErrBadInput)
+	}
+	parts := min(opts.Parallel, ix.numDocs)
+	if parts <= 1 || k <= 0 {
+		return ix.SearchErr(query, k)
+	}
+	res := make([][]rlsearch.Hit, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := int32(int64(ix.numDocs)*int64(i)/int64(parts)), int32(int64(ix.numDocs)*int64(i+1)/int64(parts))
+			s := ix.getScratch()
+			defer ix.pool.Put(s)
+			if errs[i] = ix.prepare(s, query); errs[i] == nil && len(s.cursors) > 0 {
+				res[i], errs[i] = ix.searchMaxScore(s, k, lo, hi)
+			}
+		}()
+	}
+	wg.Wait()
+	var all []rlsearch.Hit
+	for i := range parts {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		all = append(all, res[i]...)
+	}
+	slices.SortFunc(all, cmpHit)
+	if len(all) == 0 {
+		return nil, nil
+	}
+	return all[:min(k, len(all))], nil
 }
 
 // windowMax caps the rows of one search window, so that the window buffers
@@ -330,7 +378,9 @@ const windowMax = 4096
 // 1 + (n+2)·2⁻²², which exceeds the worst relative difference between a
 // float32 left-to-right sum of n terms and the exact sum, so a pruned row's
 // float32 score is provably <= θ.
-func (ix *Index) searchMaxScore(s *scratch, k int) ([]rlsearch.Hit, error) {
+//
+// Only rows in [lo, hi) are searched (SearchWith's row ranges).
+func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit, error) {
 	cs := s.cursors
 	n := len(cs)
 	f := 1 + float64(n+2)*0x1p-22
@@ -349,18 +399,18 @@ func (ix *Index) searchMaxScore(s *scratch, k int) ([]rlsearch.Hit, error) {
 	probed := s.probed[:0]
 	h := s.heap[:0]
 	theta := math.Inf(-1) // k-th best score once the heap is full
+	for i := range cs {
+		cs[i].skipTo(lo)
+	}
 	for {
 		wStart := int32(exhausted)
 		for i := range cs {
 			wStart = min(wStart, cs[i].pos)
 		}
-		if wStart == exhausted {
+		if wStart >= hi {
 			break
 		}
-		wEnd := wStart + (windowMax - 1)
-		if wEnd < wStart { // overflow near math.MaxInt32
-			wEnd = exhausted - 1
-		}
+		wEnd := int32(min(int64(hi)-1, int64(wStart)+windowMax-1))
 		for i := range cs {
 			if cs[i].pos != exhausted {
 				wEnd = min(wEnd, cs[i].last)
@@ -482,7 +532,7 @@ func (ix *Index) searchMaxScore(s *scratch, k int) ([]rlsearch.Hit, error) {
 				winBits[wi] = 0
 			}
 		}
-		if wEnd == exhausted-1 {
+		if wEnd == hi-1 {
 			break
 		}
 		for i := range cs {

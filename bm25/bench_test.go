@@ -130,11 +130,11 @@ func BenchmarkSearchGenerated(b *testing.B) {
 		path = filepath.Join(b.TempDir(), "gen.bm25")
 	}
 	if _, err := os.Stat(path); err != nil {
-		texts := genTopicalCorpus(n, 42, w.contents)
+		g := newTopicalGen(42, w.contents)
 		bd, _ := NewBuilder(Config{TempDir: filepath.Dir(path)})
 		start := time.Now()
-		for _, t := range texts {
-			bd.Add(t)
+		for range n {
+			bd.Add(g.next())
 		}
 		if err := bd.WriteFile(path); err != nil {
 			b.Fatal(err)

@@ -148,7 +148,7 @@ func checkPrunedEqualsExhaustive(t *testing.T, ix *Index, queries []string) {
 			if len(want) == 0 {
 				want = nil
 			}
-			got, err := ix.SearchErr(q, k)
+			got, err := ix.searchPruned(q, k)
 			if err != nil {
 				t.Fatalf("query %d %q k=%d: %v", qi, q, k, err)
 			}

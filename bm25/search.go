@@ -189,11 +189,13 @@ func (c *cursor) score() float32 {
 // and empty (nil) for k <= 0 or a query without index terms (for example
 // stop words only).
 //
-// Cost: document-at-a-time block-max MaxScore over 128-posting blocks (see
-// the package documentation): it decodes only the blocks that can hold a
-// top-k row and returns exactly the rows and float32 scores of exhaustive
-// scoring. Memory: a few KiB of pooled scratch per query term, independent
-// of the number of rows. The returned slice is owned by the caller. Search
+// Cost: block-max MaxScore over 128-posting blocks (see the package
+// documentation): it decodes only the blocks that can hold a top-k row and
+// returns exactly the rows and float32 scores of exhaustive scoring.
+// Memory: a few KiB of pooled scratch per query term, independent of the
+// number of rows. When k is large for the index (k · 2000 > rows, rows <=
+// 2^22) it scores every posting into a pooled dense accumulator instead
+// (4 bytes per row), which is faster there and gives the same hits. The returned slice is owned by the caller. Search
 // is safe for concurrent use.
 func (ix *Index) Search(query string, k int) []rlsearch.Hit {
 	hits, _ := ix.SearchErr(query, k)
@@ -209,7 +211,7 @@ func (ix *Index) SearchErr(query string, k int) ([]rlsearch.Hit, error) {
 	}
 	s := ix.getScratch()
 	defer ix.pool.Put(s)
-	return ix.search(s, query, k, false)
+	return ix.search(s, query, k, ix.preferExhaustive(k))
 }
 
 // SearchBatch runs Search for every query on runtime.GOMAXPROCS(0) goroutines
@@ -244,7 +246,7 @@ func (ix *Index) SearchBatch(ctx context.Context, queries []string, k int) ([][]
 				if i >= len(queries) {
 					return
 				}
-				out[i], errs[i] = ix.search(s, queries[i], k, false)
+				out[i], errs[i] = ix.search(s, queries[i], k, ix.preferExhaustive(k))
 				if errs[i] != nil {
 					failed.Store(true)
 				}
@@ -302,6 +304,16 @@ func (ix *Index) search(s *scratch, query string, k int, exhaustive bool) ([]rls
 		return ix.searchExhaustive(s, k)
 	}
 	return ix.searchMaxScore(s, k, 0, int32(ix.numDocs))
+}
+
+// preferExhaustive reports whether plain term-at-a-time scoring is the
+// faster path for k on this index: when k is large relative to the rows,
+// pruning skips little (measured on 1M generated rows at k = 1000: 162
+// against 183 queries/s; at 5M rows pruning wins 46 to 24), and the dense
+// accumulator it needs (4 bytes per row) is then at most 16 MiB. Both paths
+// return identical hits.
+func (ix *Index) preferExhaustive(k int) bool {
+	return ix.numDocs <= 1<<22 && int64(k)*2000 > int64(ix.numDocs)
 }
 
 // SearchOptions tune SearchWith. The zero value searches like SearchErr.
@@ -628,7 +640,7 @@ func (ix *Index) searchExhaustive(s *scratch, k int) ([]rlsearch.Hit, error) {
 	return hits, nil
 }
 
-// searchExhaustive runs the oracle for one query (tests and benchmarks).
+// searchOracle runs the exhaustive oracle for one query (tests and benchmarks).
 func (ix *Index) searchOracle(query string, k int) ([]rlsearch.Hit, error) {
 	if k <= 0 {
 		return nil, nil
@@ -636,6 +648,17 @@ func (ix *Index) searchOracle(query string, k int) ([]rlsearch.Hit, error) {
 	s := ix.getScratch()
 	defer ix.pool.Put(s)
 	return ix.search(s, query, k, true)
+}
+
+// searchPruned runs the pruned path for one query whatever preferExhaustive
+// says (tests and benchmarks).
+func (ix *Index) searchPruned(query string, k int) ([]rlsearch.Hit, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	s := ix.getScratch()
+	defer ix.pool.Put(s)
+	return ix.search(s, query, k, false)
 }
 
 func cmpHit(a, b rlsearch.Hit) int {

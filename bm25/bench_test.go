@@ -1,16 +1,18 @@
 package bm25
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // BenchmarkBuild measures indexing the wiki_multihop corpus (Add of every
-// passage plus serialisation), in passages/s.
+// passage on Config.Workers = GOMAXPROCS analysis goroutines, plus
+// WriteFile), in passages/s.
 func BenchmarkBuild(b *testing.B) {
 	w := loadWiki(b)
 	var size int
@@ -18,23 +20,24 @@ func BenchmarkBuild(b *testing.B) {
 		size += len(c)
 	}
 	b.SetBytes(int64(size))
+	dir := b.TempDir()
 	b.ResetTimer()
 	for b.Loop() {
-		bd, _ := NewBuilder(Config{})
+		bd, _ := NewBuilder(Config{TempDir: dir})
 		for _, c := range w.contents {
 			bd.Add(c)
 		}
-		if err := bd.writeTo(io.Discard); err != nil {
+		if err := bd.WriteFile(filepath.Join(dir, "wiki.bm25")); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.N*len(w.contents))/b.Elapsed().Seconds(), "passages/s")
 }
 
-// BenchmarkOpen measures loading the wiki_multihop index file.
-func BenchmarkOpen(b *testing.B) {
+// wikiIndex builds and opens the wiki_multihop index once per benchmark.
+func wikiIndex(b *testing.B) (*Index, []string, string) {
 	w := loadWiki(b)
-	bd, _ := NewBuilder(Config{})
+	bd, _ := NewBuilder(Config{TempDir: b.TempDir()})
 	for _, c := range w.contents {
 		bd.Add(c)
 	}
@@ -42,46 +45,143 @@ func BenchmarkOpen(b *testing.B) {
 	if err := bd.WriteFile(path); err != nil {
 		b.Fatal(err)
 	}
+	ix, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ix.Close() })
+	queries := make([]string, len(w.questions))
+	for i, q := range w.questions {
+		queries[i] = q.Question
+	}
+	return ix, queries, path
+}
+
+// BenchmarkOpen measures opening the wiki_multihop index file (mmap,
+// header and length checks, norm table).
+func BenchmarkOpen(b *testing.B) {
+	_, _, path := wikiIndex(b)
 	for b.Loop() {
-		if _, err := Open(path); err != nil {
+		ix, err := Open(path)
+		if err != nil {
 			b.Fatal(err)
 		}
+		ix.Close()
 	}
 }
 
-// BenchmarkSearch measures top-k search of the wiki_multihop questions,
-// serially and with SearchBatch over all cores, in queries/s.
+// BenchmarkSearch measures top-k search of the wiki_multihop questions with
+// the pruned (block-max MaxScore) and the exhaustive oracle path, serially,
+// and pruned with SearchBatch over all cores, in queries/s.
 func BenchmarkSearch(b *testing.B) {
-	w := loadWiki(b)
-	bd, _ := NewBuilder(Config{})
-	for _, c := range w.contents {
-		bd.Add(c)
+	ix, queries, _ := wikiIndex(b)
+	benchSearch(b, ix, queries)
+}
+
+func benchSearch(b *testing.B, ix *Index, queries []string) {
+	for _, k := range []int{10, 1000} {
+		name := fmt.Sprintf("n=%d/k=%d", ix.NumDocs(), k)
+		for _, mode := range []string{"pruned", "exhaustive"} {
+			b.Run(name+"/"+mode, func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					q := queries[i%len(queries)]
+					var err error
+					if mode == "pruned" {
+						_, err = ix.searchPruned(q, k)
+					} else {
+						_, err = ix.searchOracle(q, k)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+			})
+		}
+		// SearchBatch of 64 queries per op, over all cores (the path
+		// SearchErr chooses: pruned, or exhaustive for a large k).
+		b.Run(name+"/batch64", func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				lo := (i * 64) % max(1, len(queries)-64)
+				if _, err := ix.SearchBatch(context.Background(), queries[lo:min(lo+64, len(queries))], k); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.N*min(64, len(queries)))/b.Elapsed().Seconds(), "queries/s")
+		})
 	}
-	var buf bytes.Buffer
-	bd.writeTo(&buf)
-	ix, err := parse(buf.Bytes(), true)
+}
+
+// BenchmarkSearchGenerated measures search on a generated corpus
+// (genTopicalCorpus over the wiki_multihop passages) of $BM25_BENCH_DOCS
+// passages, skipped when unset. With $BM25_BENCH_INDEX set, the index is
+// kept at that path and reused by later runs (delete it afterwards).
+func BenchmarkSearchGenerated(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("BM25_BENCH_DOCS"))
+	if n <= 0 {
+		b.Skip("set BM25_BENCH_DOCS to the number of passages")
+	}
+	w := loadWiki(b)
+	path := os.Getenv("BM25_BENCH_INDEX")
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "gen.bm25")
+	}
+	if _, err := os.Stat(path); err != nil {
+		g := newTopicalGen(42, w.contents)
+		bd, _ := NewBuilder(Config{TempDir: filepath.Dir(path)})
+		start := time.Now()
+		for range n {
+			bd.Add(g.next())
+		}
+		if err := bd.WriteFile(path); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("built %d passages in %v (%.0f passages/s)", n, time.Since(start), float64(n)/time.Since(start).Seconds())
+	}
+	start := time.Now()
+	ix, err := Open(path)
 	if err != nil {
 		b.Fatal(err)
+	}
+	b.Logf("Open %v", time.Since(start))
+	defer ix.Close()
+	if ix.NumDocs() != n {
+		b.Fatalf("index at %s has %d rows, want %d", path, ix.NumDocs(), n)
 	}
 	queries := make([]string, len(w.questions))
 	for i, q := range w.questions {
 		queries[i] = q.Question
 	}
-	name := fmt.Sprintf("n=%d/k=10", ix.NumDocs())
-	b.Run(name+"/serial", func(b *testing.B) {
-		i := 0
-		for b.Loop() {
-			ix.Search(queries[i%len(queries)], 10)
-			i++
-		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
-	})
-	b.Run(name+"/batch", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := ix.SearchBatch(context.Background(), queries, 10); err != nil {
+	benchSearch(b, ix, queries)
+}
+
+// BenchmarkBuildGenerated builds $BM25_BENCH_DOCS generated passages
+// (streamed, not held in memory) with $BM25_BENCH_BUDGET bytes of
+// MemoryBudget (default: DefaultMemoryBudget), in passages/s; run it under
+// /usr/bin/time -v to see the peak RSS. Skipped when BM25_BENCH_DOCS is unset.
+func BenchmarkBuildGenerated(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("BM25_BENCH_DOCS"))
+	if n <= 0 {
+		b.Skip("set BM25_BENCH_DOCS to the number of passages")
+	}
+	budget, _ := strconv.ParseInt(os.Getenv("BM25_BENCH_BUDGET"), 10, 64)
+	w := loadWiki(b)
+	dir := b.TempDir()
+	for b.Loop() {
+		g := newTopicalGen(42, w.contents)
+		bd, _ := NewBuilder(Config{TempDir: dir, MemoryBudget: budget})
+		for range n {
+			if _, err := bd.Add(g.next()); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64(b.N*len(queries))/b.Elapsed().Seconds(), "queries/s")
-	})
+		if err := bd.WriteFile(filepath.Join(dir, "gen.bm25")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "passages/s")
 }

@@ -1,5 +1,6 @@
 // Package bm25 is a Pyserini-compatible BM25 retriever over an on-disk
-// inverted index, in pure Go (no cgo, no build tags, CPU only).
+// inverted index, in pure Go (no cgo, CPU only; the file is memory-mapped
+// on unix, build constraint "unix", and read into memory elsewhere).
 //
 // # Analysis
 //
@@ -32,48 +33,103 @@
 // are summed over terms in float32 (Lucene sums in float64). The rare
 // Porter-stemmer and emoji corner cases are listed on Analyze.
 //
+// # Search
+//
+// Search is document-at-a-time block-max MaxScore over 128-posting blocks:
+// each block carries an exact upper bound of the term's score in it, so
+// whole windows of rows that cannot reach the current k-th score are
+// skipped without decoding, and candidates are dropped as soon as their
+// bound falls below it. The result equals exhaustive scoring exactly: the
+// same rows, in the same order, with bit-identical float32 scores (see
+// searchMaxScore for the argument; the exhaustive oracle is kept and the
+// tests compare both on thousands of queries for k from 1 to 1000).
+//
+// # Build
+//
+// Builder.Add analyzes texts on Config.Workers goroutines and applies them
+// in row order; postings stay in memory up to Config.MemoryBudget, then
+// spill as sorted runs to Config.TempDir, and WriteFile merges the runs
+// into the file, streaming. The file's bytes do not depend on the budget or
+// the worker count.
+//
 // # Use
 //
 //	b, _ := bm25.NewBuilder(bm25.Config{})
+//	defer b.Abort() // removes temporary runs if WriteFile is never reached
 //	for _, text := range passages {
 //		b.Add(text) // row 0, 1, 2, ...
 //	}
 //	err := b.WriteFile("wiki.bm25")
 //	ix, err := bm25.Open("wiki.bm25")
-//	hits := ix.Search("who directed The Informant!", 10)
+//	defer ix.Close()
+//	hits, err := ix.SearchErr("who directed The Informant!", 10)
 //
-// An Index is immutable and safe for concurrent use; a Builder is not.
+// An Index is safe for concurrent use (Close excepted); a Builder is not.
 //
 // # FORMAT
 //
-// One file, little-endian, no padding. Version 1:
+// One file, little-endian, no padding. Version 2 (version 1, one
+// whole-file checksum and unblocked postings, is refused with an error
+// asking to rebuild the index). Header, 128 bytes:
 //
 //	offset  size  field
 //	0       8     magic "RLSBM25\x00"
-//	8       4     version, uint32 = 1
+//	8       4     version, uint32 = 2
 //	12      4     flags, uint32 = 0
 //	16      4     k1, float32 bits
 //	20      4     b, float32 bits
 //	24      4     numDocs N (rows), uint32 <= 2^31-1
 //	28      4     numTerms T, uint32
 //	32      4     docCount (rows with at least one term), uint32
-//	36      4     reserved, uint32 = 0
+//	36      4     block size, uint32 = 128 (postings per block)
 //	40      8     sumTF (total terms over all rows), uint64
 //	48      8     postLen (bytes of the postings section), uint64
-//	56      8     blobLen (bytes of the term section), uint64
-//	64      4·N        document lengths: N × uint32, terms per row
-//	        4·(T+1)    term offsets: T+1 × uint32 into the term bytes, first 0, last blobLen
-//	        4·T        document frequencies: T × uint32, df of each term (>= 1)
-//	        8·(T+1)    postings offsets: T+1 × uint64 into the postings, first 0, last postLen
-//	        blobLen    term bytes: the T terms (UTF-8), concatenated in strictly increasing byte order
-//	        postLen    postings: for each term, in term order, df pairs
-//	                   (uvarint gap, uvarint tf) with gap = row - previous row - 1
-//	                   (previous row = -1 before the first), rows increasing, tf >= 1
-//	end-4   4     checksum: CRC-32C (Castagnoli) of every byte before it, uint32
+//	56      8     numBlocks B (skip entries), uint64
+//	64      8     blobLen (bytes of the term bytes section), uint64
+//	72      4     CRC-32C (Castagnoli) of the document lengths section
+//	76      48    reserved, zero
+//	124     4     CRC-32C of header bytes [0, 124)
 //
-// Open reads the whole file once, checks the size of every section, the
-// checksum, then the consistency of the sections (sorted terms, monotone
-// offsets, df and tf ranges, postings that decode to exactly df entries,
-// lengths that sum to sumTF), and keeps the sections as sub-slices of the
-// one buffer. Any failure wraps ErrCorrupt and names the section and offset.
+// Sections, in this order right after the header:
+//
+//	4·N       document lengths: N × uint32, terms per row
+//	postLen   postings: for each term in term order, its blocks in row
+//	          order; a block holds min(128, postings left) pairs
+//	          (uvarint gap, uvarint tf) with gap = row - previous row - 1,
+//	          the previous row of a block's first posting being the last
+//	          row of the term's previous block (-1 for its first block);
+//	          rows increasing, tf >= 1
+//	12·B      skip entries, one per block, terms in order:
+//	            0  uint32   last row of the block
+//	            4  float32  maxX: max over the block of float32(tf) · normInv(row),
+//	                        rounded to float32 as the scorer rounds it
+//	            8  uint32   byte length of the block (a block starts
+//	                        where the previous one of its term ends)
+//	40·T      term entries, in strictly increasing term byte order:
+//	            0  uint64   offset of the term in the term bytes
+//	            8  uint64   offset of its first block in the postings
+//	           16  uint64   index of its first skip entry
+//	           24  uint32   df (>= 1); it has ceil(df/128) blocks
+//	           28  float32  maxX over all its blocks
+//	           32  uint32   CRC-32C of its postings bytes followed by its skip entries
+//	           36  uint16   term length in bytes
+//	           38  uint16   reserved, zero
+//	blobLen   term bytes: the T terms (UTF-8), concatenated in term order
+//	4·⌈T/4096⌉ chunk checksums: for each chunk of 4096 terms, the CRC-32C
+//	          of its term entries followed by its term bytes
+//
+// normInv(row) = 1 / (k1 · (1 - b + b · dl / avgdl)) in float32 as in
+// Scoring. Because a term's float32 score is non-decreasing in
+// float32(tf) · normInv, maxX gives an exact block bound for any query
+// weight; the searcher still adds a relative margin when it sums bounds
+// (see searchMaxScore).
+//
+// Open maps the file, checks the header checksum, the size of every
+// section, the document lengths (checksum, count and sum against the
+// header) and computes the norms: O(N), no pass over postings or terms. A
+// dictionary chunk's checksum is verified the first time a lookup reads
+// it, a term's the first time a search uses it (atomic bitsets, so once
+// per Index); decoding range-checks every value. Verify checks everything,
+// including order, coverage and the maxX bounds. Every failure wraps
+// ErrCorrupt and names the section and offset.
 package bm25

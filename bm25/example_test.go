@@ -37,6 +37,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer ix.Close()
 	fmt.Println(bm25.Analyze("Who directed the whistleblower's films?"))
 	for _, h := range ix.Search("Soderbergh film about a whistleblower", 2) {
 		fmt.Printf("row %d score %.4f\n", h.Row, h.Score)

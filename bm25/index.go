@@ -7,14 +7,25 @@ import (
 	"hash/crc32"
 	"math"
 	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
 )
 
 // File format constants; the layout is documented in doc.go (FORMAT).
 const (
 	magic         = "RLSBM25\x00"
-	formatVersion = 1
-	headerSize    = 64
-	trailerSize   = 4
+	formatVersion = 2
+	headerSize    = 128
+	// BlockSize is the number of postings per block (the unit of skipping,
+	// of block-max bounds and of decoding), Lucene's and PISA's 128.
+	BlockSize  = 128
+	skipSize   = 12   // lastRow u32, maxX f32, byte length u32
+	entrySize  = 40   // see doc.go
+	chunkTerms = 4096 // terms per dictionary checksum chunk
+	// maxFileSection bounds every length field read from a header so that
+	// sums of hostile lengths cannot overflow.
+	maxFileSection = 1 << 50
 )
 
 var (
@@ -22,16 +33,19 @@ var (
 	castagnoli = crc32.MakeTable(crc32.Castagnoli)
 )
 
-// ErrCorrupt is wrapped by every error Open returns for a file that is not a
-// complete, intact index (bad magic, unknown version, truncated, checksum
-// mismatch, inconsistent sections). The message names the section and the
-// byte offset.
+// ErrCorrupt is wrapped by every error for a file that is not a complete,
+// intact index (bad magic, unknown version, truncated, checksum mismatch,
+// inconsistent sections), whether found by Open, by a search that reads the
+// damaged part, or by Verify. The message names the section and the byte
+// offset.
 var ErrCorrupt = errors.New("bm25: corrupt index")
 
-// Index is an immutable BM25 inverted index loaded by Open.
+// Index is a BM25 inverted index opened by Open, backed by a read-only
+// memory map of the file (a plain read on systems without mmap).
 //
-// An Index is safe for concurrent use by any number of goroutines: nothing
-// in it changes after Open.
+// An Index is safe for concurrent use by any number of goroutines, except
+// Close, which must be called once no search is running; an Index must not
+// be used after Close.
 type Index struct {
 	k1, b    float32
 	numDocs  int
@@ -39,45 +53,85 @@ type Index struct {
 	docCount uint32  // documents with at least one term (Lucene's docCount)
 	sumTF    uint64  // total terms in the collection (Lucene's sumTotalTermFreq)
 	avgdl    float32 // sumTF / docCount, as Lucene computes it
-	docLens  []byte  // numDocs x uint32
-	termOffs []byte  // (numTerms+1) x uint32
-	dfs      []byte  // numTerms x uint32
-	postOffs []byte  // (numTerms+1) x uint64
-	blob     []byte  // concatenated sorted terms
-	postings []byte
-	normInv  []float32 // per document: 1 / (k1 * (1 - b + b*dl/avgdl))
-	pool     bufPool
+
+	data    []byte // the whole file
+	release func() error
+	// Sections (sub-slices of data) and their file offsets.
+	docLens, postings, skips, entries, blob, chunks []byte
+	offPost, offSkip, offEntry, offBlob, offChunk   int64
+	numBlocks                                       uint64
+
+	normInv []float32 // per document: 1 / (k1 * (1 - b + b*dl/avgdl))
+
+	noCRC   bool            // fuzzing only: skip checksums to reach the structural checks
+	termOK  []atomic.Uint64 // bit per term: checksum verified
+	chunkOK []atomic.Uint64 // bit per dictionary chunk: checksum verified
+
+	pool     sync.Pool // *scratch
+	closeErr error
+	closed   sync.Once
 }
 
-// Open reads the index file at path with one read, checks its CRC32 and
-// structure, and returns an Index whose sections are slices of that buffer.
-// It allocates the file size plus 4 bytes per document (the precomputed
-// length norms).
+// Open memory-maps the index file at path and checks its header, the sizes
+// of its sections and the document lengths (checksum, count and sum), and
+// precomputes the per-document length norms (4 bytes per row of heap). It
+// does not read the postings or the dictionary: their checksums are verified
+// lazily, the first time a search uses a term or a dictionary chunk, and all
+// at once by Verify. Open is O(rows), not O(postings).
 //
-// A truncated, corrupt or foreign file returns an error wrapping ErrCorrupt
-// that names the offending section and offset; I/O failures return the
-// *os.PathError wrapped.
+// A truncated, corrupt, foreign or version-1 file returns an error wrapping
+// ErrCorrupt that names the offending section and offset; I/O failures
+// return the *os.PathError wrapped. Close the Index to unmap the file. The
+// file must not be truncated or rewritten in place while open (atomic
+// replacement by rename, as Builder.WriteFile does, is safe).
 func Open(path string) (*Index, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("bm25: open index: %w", err)
 	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("bm25: open index: %w", err)
+	}
+	data, release, err := mapFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("bm25: open index %s: %w", path, err)
+	}
 	ix, err := parse(data, true)
 	if err != nil {
+		release()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	ix.release = release
 	return ix, nil
+}
+
+// Close unmaps the file. It is idempotent; the Index must not be used afterwards.
+func (ix *Index) Close() error {
+	ix.closed.Do(func() {
+		if ix.release != nil {
+			ix.closeErr = ix.release()
+		}
+		ix.data, ix.docLens, ix.postings, ix.skips, ix.entries, ix.blob, ix.chunks = nil, nil, nil, nil, nil, nil, nil
+		ix.numTerms, ix.numDocs, ix.normInv = 0, 0, nil
+	})
+	return ix.closeErr
 }
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
 }
 
-// parse decodes and validates an index held in data. verifyCRC is false
-// only in the fuzz test, so that it reaches the structural checks.
+// parse checks the header, the section sizes and the document lengths of an
+// index held in data. verifyCRC is false only in the fuzz test, so that it
+// reaches the structural checks.
 func parse(data []byte, verifyCRC bool) (*Index, error) {
-	if len(data) < headerSize+trailerSize {
-		return nil, corrupt("file is %d bytes, shorter than the %d-byte header and trailer", len(data), headerSize+trailerSize)
+	if len(data) >= 12 && string(data[:8]) == magic && le.Uint32(data[8:]) == 1 {
+		return nil, corrupt("header at offset 8: format version 1 is no longer supported, rebuild the index (want version %d)", formatVersion)
+	}
+	if len(data) < headerSize {
+		return nil, corrupt("file is %d bytes, shorter than the %d-byte header", len(data), headerSize)
 	}
 	if string(data[:8]) != magic {
 		return nil, corrupt("header at offset 0: bad magic %q, want %q", data[:8], magic)
@@ -85,18 +139,26 @@ func parse(data []byte, verifyCRC bool) (*Index, error) {
 	if v := le.Uint32(data[8:]); v != formatVersion {
 		return nil, corrupt("header at offset 8: unsupported version %d, want %d", v, formatVersion)
 	}
+	if verifyCRC {
+		if got, want := crc32.Checksum(data[:headerSize-4], castagnoli), le.Uint32(data[headerSize-4:]); got != want {
+			return nil, corrupt("header checksum at offset %d: CRC-32C of bytes [0, %d) is %#08x, file says %#08x", headerSize-4, headerSize-4, got, want)
+		}
+	}
 	if f := le.Uint32(data[12:]); f != 0 {
 		return nil, corrupt("header at offset 12: unknown flags %#x", f)
 	}
 	ix := &Index{
-		k1:       math.Float32frombits(le.Uint32(data[16:])),
-		b:        math.Float32frombits(le.Uint32(data[20:])),
-		numDocs:  int(le.Uint32(data[24:])),
-		numTerms: int(le.Uint32(data[28:])),
-		docCount: le.Uint32(data[32:]),
-		sumTF:    le.Uint64(data[40:]),
+		k1:        math.Float32frombits(le.Uint32(data[16:])),
+		b:         math.Float32frombits(le.Uint32(data[20:])),
+		numDocs:   int(le.Uint32(data[24:])),
+		numTerms:  int(le.Uint32(data[28:])),
+		docCount:  le.Uint32(data[32:]),
+		sumTF:     le.Uint64(data[40:]),
+		numBlocks: le.Uint64(data[56:]),
+		noCRC:     !verifyCRC,
+		data:      data,
 	}
-	postLen, blobLen := le.Uint64(data[48:]), le.Uint64(data[56:])
+	postLen, blobLen := le.Uint64(data[48:]), le.Uint64(data[64:])
 	if k1 := ix.k1; !(k1 >= 0) || math.IsInf(float64(k1), 0) {
 		return nil, corrupt("header at offset 16: k1 = %v", k1)
 	}
@@ -106,57 +168,68 @@ func parse(data []byte, verifyCRC bool) (*Index, error) {
 	if ix.numDocs > math.MaxInt32 {
 		return nil, corrupt("header at offset 24: %d documents", ix.numDocs)
 	}
-	if r := le.Uint32(data[36:]); r != 0 {
-		return nil, corrupt("header at offset 36: reserved field is %d", r)
+	if ix.docCount > uint32(ix.numDocs) {
+		return nil, corrupt("header at offset 32: docCount %d > %d documents", ix.docCount, ix.numDocs)
 	}
-	// Section sizes, in file order; the sum is done in uint64 with bounds so
-	// that hostile lengths cannot overflow.
-	const maxLen = 1 << 50
-	if postLen > maxLen || blobLen > maxLen {
-		return nil, corrupt("header at offset 48: section lengths %d and %d are absurd", postLen, blobLen)
+	if bs := le.Uint32(data[36:]); bs != BlockSize {
+		return nil, corrupt("header at offset 36: block size %d, want %d", bs, BlockSize)
+	}
+	for off := 76; off < headerSize-4; off++ {
+		if data[off] != 0 {
+			return nil, corrupt("header at offset %d: reserved byte is %#x", off, data[off])
+		}
+	}
+	if postLen > maxFileSection || blobLen > maxFileSection || ix.numBlocks > maxFileSection {
+		return nil, corrupt("header at offset 48: section lengths %d, %d blocks, %d are absurd", postLen, ix.numBlocks, blobLen)
+	}
+	// Every term has at least one block, every block at least one posting
+	// of at least 2 bytes, every term at least one byte.
+	if ix.numBlocks < uint64(ix.numTerms) || postLen < 2*ix.numBlocks || blobLen < uint64(ix.numTerms) {
+		return nil, corrupt("header at offset 48: %d postings bytes, %d blocks and %d term bytes cannot hold %d terms", postLen, ix.numBlocks, blobLen, ix.numTerms)
 	}
 	sections := []struct {
 		name string
 		size uint64
 	}{
 		{"document lengths", 4 * uint64(ix.numDocs)},
-		{"term offsets", 4 * (uint64(ix.numTerms) + 1)},
-		{"document frequencies", 4 * uint64(ix.numTerms)},
-		{"postings offsets", 8 * (uint64(ix.numTerms) + 1)},
-		{"term bytes", blobLen},
 		{"postings", postLen},
-		{"checksum", trailerSize},
+		{"skip entries", skipSize * ix.numBlocks},
+		{"term entries", entrySize * uint64(ix.numTerms)},
+		{"term bytes", blobLen},
+		{"chunk checksums", 4 * uint64((ix.numTerms+chunkTerms-1)/chunkTerms)},
 	}
 	off := uint64(headerSize)
-	var parts [7][]byte
+	var parts [6][]byte
+	var offs [6]int64
 	for i, s := range sections {
 		if off+s.size > uint64(len(data)) {
 			return nil, corrupt("truncated: section %q at offset %d needs %d bytes, file has %d bytes", s.name, off, s.size, len(data))
 		}
-		parts[i] = data[off : off+s.size]
+		parts[i] = data[off : off+s.size : off+s.size]
+		offs[i] = int64(off)
 		off += s.size
 	}
 	if off != uint64(len(data)) {
-		return nil, corrupt("%d trailing bytes after the checksum at offset %d", uint64(len(data))-off, off-trailerSize)
+		return nil, corrupt("%d trailing bytes after the last section at offset %d", uint64(len(data))-off, off)
 	}
+	ix.docLens, ix.postings, ix.skips, ix.entries, ix.blob, ix.chunks = parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]
+	ix.offPost, ix.offSkip, ix.offEntry, ix.offBlob, ix.offChunk = offs[1], offs[2], offs[3], offs[4], offs[5]
 	if verifyCRC {
-		want := le.Uint32(parts[6])
-		if got := crc32.Checksum(data[:len(data)-trailerSize], castagnoli); got != want {
-			return nil, corrupt("checksum at offset %d: CRC32-C of bytes [0, %d) is %#08x, file says %#08x", len(data)-trailerSize, len(data)-trailerSize, got, want)
+		if got, want := crc32.Checksum(ix.docLens, castagnoli), le.Uint32(data[72:]); got != want {
+			return nil, corrupt("document lengths at offset %d: CRC-32C is %#08x, header says %#08x", headerSize, got, want)
 		}
 	}
-	ix.docLens, ix.termOffs, ix.dfs, ix.postOffs, ix.blob, ix.postings = parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]
-	if err := ix.check(headerSize); err != nil {
+	if err := ix.initNorms(); err != nil {
 		return nil, err
 	}
-	ix.pool.n = ix.numDocs
+	ix.termOK = make([]atomic.Uint64, (ix.numTerms+63)/64)
+	ix.chunkOK = make([]atomic.Uint64, ((ix.numTerms+chunkTerms-1)/chunkTerms+63)/64)
 	return ix, nil
 }
 
-// check validates the sections against each other and precomputes the
-// length norms. base is the file offset of the document lengths.
-func (ix *Index) check(base int) error {
-	// Document lengths.
+// initNorms checks the document lengths against the header and precomputes
+// the length norms.
+func (ix *Index) initNorms() error {
 	var docCount uint32
 	var sum uint64
 	for d := 0; d < ix.numDocs; d++ {
@@ -167,92 +240,69 @@ func (ix *Index) check(base int) error {
 		sum += uint64(dl)
 	}
 	if docCount != ix.docCount || sum != ix.sumTF {
-		return corrupt("document lengths at offset %d: %d non-empty documents and %d terms, header says %d and %d", base, docCount, sum, ix.docCount, ix.sumTF)
+		return corrupt("document lengths at offset %d: %d non-empty documents and %d terms, header says %d and %d", headerSize, docCount, sum, ix.docCount, ix.sumTF)
 	}
 	if docCount > 0 {
 		// Lucene: avgFieldLength = (float) (sumTotalTermFreq / (double) docCount).
 		ix.avgdl = float32(float64(ix.sumTF) / float64(docCount))
 	}
 	ix.normInv = make([]float32, ix.numDocs)
+	nt := newNormTable(ix.k1, ix.b, ix.avgdl)
 	for d := range ix.normInv {
-		ix.normInv[d] = normInverse(ix.k1, ix.b, float32(le.Uint32(ix.docLens[4*d:])), ix.avgdl)
-	}
-
-	// Terms: offsets monotone within the blob, terms strictly increasing.
-	termBase := base + len(ix.docLens)
-	dfBase := termBase + len(ix.termOffs)
-	postOffBase := dfBase + len(ix.dfs)
-	blobBase := postOffBase + len(ix.postOffs)
-	postBase := blobBase + len(ix.blob)
-	if le.Uint32(ix.termOffs) != 0 || uint64(le.Uint32(ix.termOffs[4*ix.numTerms:])) != uint64(len(ix.blob)) {
-		return corrupt("term offsets at offset %d: do not span the %d term bytes", termBase, len(ix.blob))
-	}
-	if le.Uint64(ix.postOffs) != 0 || le.Uint64(ix.postOffs[8*ix.numTerms:]) != uint64(len(ix.postings)) {
-		return corrupt("postings offsets at offset %d: do not span the %d postings bytes", postOffBase, len(ix.postings))
-	}
-	var prev []byte
-	var total uint64
-	for t := 0; t < ix.numTerms; t++ {
-		a, b := le.Uint32(ix.termOffs[4*t:]), le.Uint32(ix.termOffs[4*t+4:])
-		if a >= b || b > uint32(len(ix.blob)) {
-			return corrupt("term offsets at offset %d: term %d spans [%d, %d) of %d bytes", termBase+4*t, t, a, b, len(ix.blob))
-		}
-		term := ix.blob[a:b]
-		if t > 0 && string(prev) >= string(term) {
-			return corrupt("term bytes at offset %d: term %d %q is not after %q", blobBase+int(a), t, term, prev)
-		}
-		prev = term
-		pa, pb := le.Uint64(ix.postOffs[8*t:]), le.Uint64(ix.postOffs[8*t+8:])
-		if pa > pb || pb > uint64(len(ix.postings)) {
-			return corrupt("postings offsets at offset %d: term %d spans [%d, %d) of %d bytes", postOffBase+8*t, t, pa, pb, len(ix.postings))
-		}
-		df := le.Uint32(ix.dfs[4*t:])
-		if df == 0 || df > docCount {
-			return corrupt("document frequencies at offset %d: term %d has df %d of %d documents", dfBase+4*t, t, df, docCount)
-		}
-		// Postings: df (doc gap, tf) pairs that exactly fill the term's bytes.
-		p := ix.postings[pa:pb]
-		doc := int64(-1)
-		for i := uint32(0); i < df; i++ {
-			gap, n := binary.Uvarint(p)
-			if n <= 0 {
-				return corrupt("postings at offset %d: term %d posting %d: bad doc varint", postBase+int(pb)-len(p), t, i)
-			}
-			p = p[n:]
-			tf, n := binary.Uvarint(p)
-			if n <= 0 {
-				return corrupt("postings at offset %d: term %d posting %d: bad tf varint", postBase+int(pb)-len(p), t, i)
-			}
-			p = p[n:]
-			if gap >= uint64(ix.numDocs) || doc+1+int64(gap) >= int64(ix.numDocs) {
-				return corrupt("postings at offset %d: term %d posting %d: document beyond %d", postBase+int(pb)-len(p), t, i, ix.numDocs)
-			}
-			doc += 1 + int64(gap)
-			if tf == 0 || tf > uint64(le.Uint32(ix.docLens[4*doc:])) {
-				return corrupt("postings at offset %d: term %d document %d: tf %d with length %d", postBase+int(pb)-len(p), t, doc, tf, le.Uint32(ix.docLens[4*doc:]))
-			}
-			total += tf
-		}
-		if len(p) != 0 {
-			return corrupt("postings at offset %d: term %d has %d bytes after its %d postings", postBase+int(pb)-len(p), t, len(p), df)
-		}
-	}
-	if total != ix.sumTF {
-		return corrupt("postings at offset %d: tf sum %d, header says %d terms", postBase, total, ix.sumTF)
+		ix.normInv[d] = nt.get(le.Uint32(ix.docLens[4*d:]))
 	}
 	return nil
 }
 
+// normTable caches normInverse for short documents (the vast majority), so
+// that building the per-document table costs a lookup, not a division.
+type normTable struct {
+	k1, b, avgdl float32
+	tab          []float32
+}
+
+func newNormTable(k1, b, avgdl float32) *normTable {
+	nt := &normTable{k1: k1, b: b, avgdl: avgdl, tab: make([]float32, 4096)}
+	for i := range nt.tab {
+		nt.tab[i] = normInverse(k1, b, float32(i), avgdl)
+	}
+	return nt
+}
+
+func (nt *normTable) get(dl uint32) float32 {
+	if dl < uint32(len(nt.tab)) {
+		return nt.tab[dl]
+	}
+	return normInverse(nt.k1, nt.b, float32(dl), nt.avgdl)
+}
+
 // normInverse is Lucene 9 BM25Similarity's cached 1 / (k1 * ((1 - b) + b * dl / avgdl)),
-// in float32 as Lucene computes it (there with the quantised dl).
+// in float32 as Lucene computes it (there with the quantised dl). The
+// explicit conversions keep every step rounded to float32 (no fused ops).
 func normInverse(k1, b, dl, avgdl float32) float32 {
-	return 1 / (k1 * ((1 - b) + b*dl/avgdl))
+	q := float32(float32(b*dl) / avgdl)
+	return 1 / float32(k1*float32(float32(1-b)+q))
 }
 
 // idf is Lucene 9 BM25Similarity.idf: ln(1 + (docCount - df + 0.5) / (df + 0.5)),
 // computed in float64 and rounded to float32.
 func idf(df, docCount uint32) float32 {
 	return float32(math.Log(1 + (float64(docCount)-float64(df)+0.5)/(float64(df)+0.5)))
+}
+
+// tfNorm is the float32 product tf · normInverse(dl) that Lucene's
+// BM25Scorer forms; the term score is monotone in it (see termScore), which
+// makes its maximum over a block ("maxX" in the file) an exact block bound.
+func tfNorm(tf uint32, normInv float32) float32 {
+	return float32(float32(tf) * normInv)
+}
+
+// termScore is Lucene 9 BM25Scorer.score: weight - weight / (1 + tf · normInverse),
+// with weight = boost · idf, each step rounded to float32. For weight > 0 it
+// is non-decreasing in x = tfNorm(tf, normInv), because IEEE rounding is
+// monotone and every step (1 + x, weight / ·, weight - ·) is monotone.
+func termScore(weight, x float32) float32 {
+	return weight - float32(weight/float32(1+x))
 }
 
 // NumDocs is the number of rows in the index (documents added, including
@@ -277,21 +327,284 @@ func (ix *Index) DocLen(row int32) int {
 	return int(le.Uint32(ix.docLens[4*int(row):]))
 }
 
+// termEntry is one decoded term entry (see FORMAT in doc.go).
+type termEntry struct {
+	blobOff, postOff, skipIdx uint64
+	df                        uint32
+	maxX                      float32
+	crc                       uint32
+	termLen                   uint16
+}
+
+func (ix *Index) entry(t int) termEntry {
+	e := ix.entries[entrySize*t : entrySize*t+entrySize]
+	return termEntry{
+		blobOff: le.Uint64(e), postOff: le.Uint64(e[8:]), skipIdx: le.Uint64(e[16:]),
+		df: le.Uint32(e[24:]), maxX: math.Float32frombits(le.Uint32(e[28:])),
+		crc: le.Uint32(e[32:]), termLen: le.Uint16(e[36:]),
+	}
+}
+
+func testBit(bits []atomic.Uint64, i int) bool { return bits[i>>6].Load()&(1<<(i&63)) != 0 }
+func setBit(bits []atomic.Uint64, i int)       { bits[i>>6].Or(1 << (i & 63)) }
+
+// termBytes returns the bytes of term t, after verifying (once) the
+// checksum of the dictionary chunk that holds it.
+func (ix *Index) termBytes(t int) ([]byte, error) {
+	if err := ix.verifyChunk(t / chunkTerms); err != nil {
+		return nil, err
+	}
+	e := ix.entry(t)
+	if e.blobOff > uint64(len(ix.blob)) || uint64(e.termLen) > uint64(len(ix.blob))-e.blobOff {
+		return nil, corrupt("term entries at offset %d: term %d bytes [%d, +%d) outside the %d term bytes", ix.offEntry+int64(entrySize*t), t, e.blobOff, e.termLen, len(ix.blob))
+	}
+	return ix.blob[e.blobOff : e.blobOff+uint64(e.termLen)], nil
+}
+
+// verifyChunk checks the CRC-32C of dictionary chunk c (its term entries
+// and their term bytes) the first time it is used.
+func (ix *Index) verifyChunk(c int) error {
+	if ix.noCRC || testBit(ix.chunkOK, c) {
+		return nil
+	}
+	lo, hi := c*chunkTerms, min((c+1)*chunkTerms, ix.numTerms)
+	first, last := ix.entry(lo), ix.entry(hi-1)
+	end := last.blobOff + uint64(last.termLen)
+	if first.blobOff > end || end > uint64(len(ix.blob)) {
+		return corrupt("term entries at offset %d: chunk %d term bytes [%d, %d) outside the %d term bytes", ix.offEntry+int64(entrySize*lo), c, first.blobOff, end, len(ix.blob))
+	}
+	crc := crc32.Update(0, castagnoli, ix.entries[entrySize*lo:entrySize*hi])
+	crc = crc32.Update(crc, castagnoli, ix.blob[first.blobOff:end])
+	if want := le.Uint32(ix.chunks[4*c:]); crc != want {
+		return corrupt("term entries at offset %d: dictionary chunk %d (terms %d to %d) has CRC-32C %#08x, chunk checksums at offset %d say %#08x", ix.offEntry+int64(entrySize*lo), c, lo, hi-1, crc, ix.offChunk+int64(4*c), want)
+	}
+	setBit(ix.chunkOK, c)
+	return nil
+}
+
 // lookup returns the term id of term by binary search over the sorted
-// term bytes, or -1.
-func (ix *Index) lookup(term string) int {
+// terms, -1 when absent, or an ErrCorrupt error.
+func (ix *Index) lookup(term string) (int, error) {
 	lo, hi := 0, ix.numTerms
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		t := ix.blob[le.Uint32(ix.termOffs[4*m:]):le.Uint32(ix.termOffs[4*m+4:])]
+		t, err := ix.termBytes(m)
+		if err != nil {
+			return -1, err
+		}
 		if string(t) < term {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < ix.numTerms && string(ix.blob[le.Uint32(ix.termOffs[4*lo:]):le.Uint32(ix.termOffs[4*lo+4:])]) == term {
-		return lo
+	if lo < ix.numTerms {
+		t, err := ix.termBytes(lo)
+		if err != nil {
+			return -1, err
+		}
+		if string(t) == term {
+			return lo, nil
+		}
 	}
-	return -1
+	return -1, nil
+}
+
+// postingsOf returns the checked location of term t's postings: its skip
+// entries and the postings bytes from its first block to the end of the
+// section (blocks are bounds-checked as they are decoded). The first use
+// of a term verifies its checksum.
+func (ix *Index) postingsOf(t int) (e termEntry, skips, post []byte, err error) {
+	e = ix.entry(t)
+	nb := (uint64(e.df) + BlockSize - 1) / BlockSize
+	if e.df == 0 || e.df > ix.docCount || e.skipIdx > ix.numBlocks || nb > ix.numBlocks-e.skipIdx || e.postOff > uint64(len(ix.postings)) {
+		return e, nil, nil, corrupt("term entries at offset %d: term %d has df %d, first block %d, postings offset %d (of %d documents, %d blocks, %d postings bytes)",
+			ix.offEntry+int64(entrySize*t), t, e.df, e.skipIdx, e.postOff, ix.docCount, ix.numBlocks, len(ix.postings))
+	}
+	skips = ix.skips[skipSize*e.skipIdx : skipSize*(e.skipIdx+nb)]
+	post = ix.postings[e.postOff:]
+	if ix.noCRC || testBit(ix.termOK, t) {
+		return e, skips, post, nil
+	}
+	var n uint64
+	for i := 0; i < len(skips); i += skipSize {
+		n += uint64(le.Uint32(skips[i+8:]))
+	}
+	if n > uint64(len(post)) {
+		return e, nil, nil, corrupt("skip entries at offset %d: term %d blocks span %d bytes, only %d postings bytes follow offset %d",
+			ix.offSkip+int64(skipSize*e.skipIdx), t, n, len(post), ix.offPost+int64(e.postOff))
+	}
+	crc := crc32.Update(0, castagnoli, post[:n])
+	crc = crc32.Update(crc, castagnoli, skips)
+	if crc != e.crc {
+		return e, nil, nil, corrupt("postings at offset %d: term %d postings and skip entries have CRC-32C %#08x, term entry at offset %d says %#08x",
+			ix.offPost+int64(e.postOff), t, crc, ix.offEntry+int64(entrySize*t), e.crc)
+	}
+	setBit(ix.termOK, t)
+	return e, skips, post, nil
+}
+
+// decodeBlock decodes the n postings of one block from p, which must be
+// exactly the block's bytes: rows strictly increasing after prev, the last
+// one equal to last, all below numDocs, tf >= 1. off is the file offset of
+// p, for messages.
+func decodeBlock(p []byte, n int, prev, last int32, numDocs int, docs []int32, tfs []uint32, off int64) error {
+	pos := 0
+	row := int64(prev)
+	for i := 0; i < n; i++ {
+		var gap, tf uint64
+		if pos+1 < len(p) && p[pos] < 0x80 && p[pos+1] < 0x80 { // fast path: both fit one byte
+			gap, tf = uint64(p[pos]), uint64(p[pos+1])
+			pos += 2
+		} else {
+			var k int
+			gap, k = binary.Uvarint(p[pos:])
+			if k <= 0 {
+				return corrupt("postings at offset %d: bad row varint", off+int64(pos))
+			}
+			pos += k
+			tf, k = binary.Uvarint(p[pos:])
+			if k <= 0 {
+				return corrupt("postings at offset %d: bad tf varint", off+int64(pos))
+			}
+			pos += k
+		}
+		if gap >= uint64(numDocs) || row+1+int64(gap) >= int64(numDocs) {
+			return corrupt("postings at offset %d: row beyond %d documents", off+int64(pos), numDocs)
+		}
+		if tf == 0 || tf > math.MaxUint32 {
+			return corrupt("postings at offset %d: tf %d", off+int64(pos), tf)
+		}
+		row += 1 + int64(gap)
+		docs[i], tfs[i] = int32(row), uint32(tf)
+	}
+	if pos != len(p) {
+		return corrupt("postings at offset %d: block of %d postings ends after %d of its %d bytes", off, n, pos, len(p))
+	}
+	if row != int64(last) {
+		return corrupt("postings at offset %d: block ends at row %d, its skip entry says %d", off, row, last)
+	}
+	return nil
+}
+
+// Verify checks the whole file: every checksum (dictionary chunks, each
+// term's postings and skip entries) and every structural invariant (terms
+// strictly increasing, sections exactly covered, rows increasing and in
+// range, 1 <= tf <= document length, df and the tf sum matching the header,
+// block and term bounds equal to the true maxima). It reads every byte of
+// the file, on runtime.GOMAXPROCS(0) goroutines. It returns nil or an error
+// wrapping ErrCorrupt naming the first bad section and offset found. Verify
+// is safe for concurrent use with searches.
+func (ix *Index) Verify() error {
+	T := ix.numTerms
+	// Dictionary: chunks, contiguity, order.
+	for c := 0; c < (T+chunkTerms-1)/chunkTerms; c++ {
+		if err := ix.verifyChunk(c); err != nil {
+			return err
+		}
+	}
+	var blobOff, postOff, skipIdx uint64
+	var prev []byte
+	for t := 0; t < T; t++ {
+		e := ix.entry(t)
+		eoff := ix.offEntry + int64(entrySize*t)
+		if e.blobOff != blobOff || e.postOff != postOff || e.skipIdx != skipIdx {
+			return corrupt("term entries at offset %d: term %d starts at term byte %d, postings byte %d, block %d; want %d, %d, %d", eoff, t, e.blobOff, e.postOff, e.skipIdx, blobOff, postOff, skipIdx)
+		}
+		if le.Uint16(ix.entries[entrySize*t+38:]) != 0 {
+			return corrupt("term entries at offset %d: reserved field is not zero", eoff+38)
+		}
+		term, err := ix.termBytes(t)
+		if err != nil {
+			return err
+		}
+		if len(term) == 0 || (t > 0 && string(prev) >= string(term)) {
+			return corrupt("term bytes at offset %d: term %d %q is not after %q", ix.offBlob+int64(e.blobOff), t, term, prev)
+		}
+		prev = term
+		_, skips, _, err := ix.postingsOf(t)
+		if err != nil {
+			return err
+		}
+		blobOff += uint64(e.termLen)
+		skipIdx += uint64(len(skips) / skipSize)
+		for i := 0; i < len(skips); i += skipSize {
+			postOff += uint64(le.Uint32(skips[i+8:]))
+		}
+	}
+	if blobOff != uint64(len(ix.blob)) || postOff != uint64(len(ix.postings)) || skipIdx != ix.numBlocks {
+		return corrupt("term entries at offset %d: terms cover %d term bytes, %d postings bytes, %d blocks; sections hold %d, %d, %d", ix.offEntry, blobOff, postOff, skipIdx, len(ix.blob), len(ix.postings), ix.numBlocks)
+	}
+	// Postings, in parallel over term ranges.
+	workers := max(1, min(runtime.GOMAXPROCS(0), T))
+	errs := make([]error, workers)
+	sums := make([]uint64, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sums[w], errs[w] = ix.verifyTerms(T*w/workers, T*(w+1)/workers)
+		}()
+	}
+	wg.Wait()
+	var total uint64
+	for w := range workers {
+		if errs[w] != nil {
+			return errs[w]
+		}
+		total += sums[w]
+	}
+	if total != ix.sumTF {
+		return corrupt("postings at offset %d: tf sum %d, header says %d terms", ix.offPost, total, ix.sumTF)
+	}
+	return nil
+}
+
+// verifyTerms decodes every block of terms [lo, hi) and returns their tf sum.
+func (ix *Index) verifyTerms(lo, hi int) (uint64, error) {
+	var docs [BlockSize]int32
+	var tfs [BlockSize]uint32
+	var total uint64
+	for t := lo; t < hi; t++ {
+		e, skips, post, err := ix.postingsOf(t)
+		if err != nil {
+			return 0, err
+		}
+		prev := int32(-1)
+		left := int(e.df)
+		pos := uint64(0)
+		termMax := float32(0)
+		for i := 0; i < len(skips); i += skipSize {
+			last := int32(le.Uint32(skips[i:]))
+			bmax := math.Float32frombits(le.Uint32(skips[i+4:]))
+			n := uint64(le.Uint32(skips[i+8:]))
+			soff := ix.offSkip + int64(skipSize*e.skipIdx) + int64(i)
+			if n > uint64(len(post))-pos {
+				return 0, corrupt("skip entries at offset %d: block of %d bytes past the postings", soff, n)
+			}
+			cnt := min(left, BlockSize)
+			if err := decodeBlock(post[pos:pos+n], cnt, prev, last, ix.numDocs, docs[:], tfs[:], ix.offPost+int64(e.postOff+pos)); err != nil {
+				return 0, fmt.Errorf("term %d: %w", t, err)
+			}
+			m := float32(0)
+			for j := 0; j < cnt; j++ {
+				dl := le.Uint32(ix.docLens[4*docs[j]:])
+				if tfs[j] > dl {
+					return 0, corrupt("postings at offset %d: term %d row %d has tf %d > length %d", ix.offPost+int64(e.postOff+pos), t, docs[j], tfs[j], dl)
+				}
+				total += uint64(tfs[j])
+				m = max(m, tfNorm(tfs[j], ix.normInv[docs[j]]))
+			}
+			if math.Float32bits(m) != math.Float32bits(bmax) {
+				return 0, corrupt("skip entries at offset %d: term %d block bound %v, postings give %v", soff+4, t, bmax, m)
+			}
+			termMax = max(termMax, m)
+			prev, left, pos = last, left-cnt, pos+n
+		}
+		if math.Float32bits(termMax) != math.Float32bits(e.maxX) {
+			return 0, corrupt("term entries at offset %d: term %d bound %v, blocks give %v", ix.offEntry+int64(entrySize*t)+28, t, e.maxX, termMax)
+		}
+	}
+	return total, nil
 }

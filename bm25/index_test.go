@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch"
 )
 
 func smallIndexBytes(t testing.TB) []byte {
@@ -22,11 +24,21 @@ func smallIndexBytes(t testing.TB) []byte {
 			t.Fatal(err)
 		}
 	}
-	var buf bytes.Buffer
-	if err := bd.writeTo(&buf); err != nil {
+	return writeBytes(t, bd)
+}
+
+// writeBytes writes bd's index to a temporary file and returns its bytes.
+func writeBytes(t testing.TB, bd *Builder) []byte {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "ix.bm25")
+	if err := bd.WriteFile(p); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -35,22 +47,28 @@ func TestRoundTrip(t *testing.T) {
 	for i := range texts {
 		texts[i] = randomText(r, 30)
 	}
-	bd, _ := NewBuilder(Config{K1: new(1.5), B: new(0.3)})
-	for _, s := range texts {
-		bd.Add(s)
-	}
 	dir := t.TempDir()
 	p1, p2 := filepath.Join(dir, "a.bm25"), filepath.Join(dir, "b.bm25")
-	if err := bd.WriteFile(p1); err != nil {
-		t.Fatal(err)
-	}
-	if err := bd.WriteFile(p2); err != nil {
-		t.Fatal(err)
+	for i, p := range []string{p1, p2} {
+		// Two builders with different worker counts must write the same bytes.
+		bd, _ := NewBuilder(Config{K1: new(1.5), B: new(0.3), Workers: 1 + 3*i, TempDir: t.TempDir()})
+		for _, s := range texts {
+			bd.Add(s)
+		}
+		if err := bd.WriteFile(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := bd.WriteFile(p); !errors.Is(err, ErrBuilderDone) {
+			t.Errorf("second WriteFile: err %v, want ErrBuilderDone", err)
+		}
+		if _, err := bd.Add("x"); !errors.Is(err, ErrBuilderDone) {
+			t.Errorf("Add after WriteFile: err %v, want ErrBuilderDone", err)
+		}
 	}
 	b1, _ := os.ReadFile(p1)
 	b2, _ := os.ReadFile(p2)
 	if !bytes.Equal(b1, b2) {
-		t.Error("two writes of the same builder differ: the format must be deterministic")
+		t.Error("two builds of the same texts differ: the format must be deterministic")
 	}
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 2 {
@@ -59,6 +77,10 @@ func TestRoundTrip(t *testing.T) {
 	ix, err := Open(p1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Verify(); err != nil {
+		t.Fatalf("Verify of a fresh index: %v", err)
 	}
 	if k1, b := ix.Params(); float32(k1) != 1.5 || float32(b) != 0.3 {
 		t.Errorf("Params = %v, %v; want 1.5, 0.3", k1, b)
@@ -85,11 +107,14 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("AvgDocLen = %v, want %v", ix.AvgDocLen(), want)
 	}
 	for term := range terms {
-		if ix.lookup(term) < 0 {
+		if id, err := ix.lookup(term); id < 0 || err != nil {
 			t.Errorf("term %q not found after round trip", term)
 		}
 	}
-	if ix.lookup("zzz-not-there") >= 0 || ix.lookup("") >= 0 {
+	if id, _ := ix.lookup("zzz-not-there"); id >= 0 {
+		t.Error("lookup found a term that was never added")
+	}
+	if id, _ := ix.lookup(""); id >= 0 {
 		t.Error("lookup found a term that was never added")
 	}
 }
@@ -116,11 +141,22 @@ func TestOpenRefusesDamage(t *testing.T) {
 			t.Fatalf("truncated to %d of %d bytes: err %v, want ErrCorrupt", n, len(good), err)
 		}
 	}
+	// A flipped byte is found by Open or, at the latest, by Verify; searches
+	// before that return results or ErrCorrupt, never panic.
 	for i := range good {
 		bad := slices.Clone(good)
 		bad[i] ^= 0x41
-		if _, err := parse(bad, true); !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("byte %d flipped: err %v, want ErrCorrupt", i, err)
+		ix, err := parse(bad, true)
+		if err == nil {
+			for _, q := range []string{"cat", "dog mat", "日本 👍", "sat"} {
+				if _, serr := ix.SearchErr(q, 3); serr != nil && !errors.Is(serr, ErrCorrupt) {
+					t.Fatalf("byte %d flipped: search error %v does not wrap ErrCorrupt", i, serr)
+				}
+			}
+			err = ix.Verify()
+		}
+		if !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("byte %d flipped: err %v, want ErrCorrupt from Open or Verify", i, err)
 		}
 	}
 	if _, err := parse(append(slices.Clone(good), 0), true); !errors.Is(err, ErrCorrupt) {
@@ -139,9 +175,12 @@ func TestOpenErrorMessages(t *testing.T) {
 		{"short", good[:10], "shorter than"},
 		{"magic", flip(0), "bad magic"},
 		{"version", flip(8), "unsupported version"},
-		{"truncated postings", good[:len(good)-6], `truncated: section "postings"`},
-		{"truncated lengths", good[:headerSize+8], `section "document lengths" at offset 64`},
-		{"checksum", flip(headerSize), "checksum at offset"},
+		{"truncated term bytes", good[:len(good)-6], `truncated: section "term bytes"`},
+		{"truncated postings", good[:headerSize+4*4+3], `truncated: section "postings" at offset 144`},
+		{"truncated lengths", good[:headerSize+8], `section "document lengths" at offset 128`},
+		{"header checksum", flip(20), "header checksum at offset 124"},
+		{"lengths checksum", flip(headerSize), "document lengths at offset 128: CRC-32C"},
+		{"version 1", append([]byte(magic+"\x01\x00\x00\x00"), make([]byte, 60)...), "rebuild the index"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,11 +222,26 @@ func FuzzOpen(f *testing.F) {
 				continue
 			}
 			for _, q := range []string{"cat", "dog mat sat", "日本 👍", "zzz"} {
-				for _, h := range ix.Search(q, 3) {
-					if h.Row < 0 || int(h.Row) >= ix.NumDocs() {
-						t.Fatalf("hit row %d out of [0, %d)", h.Row, ix.NumDocs())
+				for _, exhaustive := range []bool{false, true} {
+					var hits []rlsearch.Hit
+					var err error
+					if exhaustive {
+						hits, err = ix.searchOracle(q, 3)
+					} else {
+						hits, err = ix.SearchErr(q, 3)
+					}
+					if err != nil && !errors.Is(err, ErrCorrupt) {
+						t.Fatalf("search error %v does not wrap ErrCorrupt", err)
+					}
+					for _, h := range hits {
+						if h.Row < 0 || int(h.Row) >= ix.NumDocs() {
+							t.Fatalf("hit row %d out of [0, %d)", h.Row, ix.NumDocs())
+						}
 					}
 				}
+			}
+			if err := ix.Verify(); err != nil && !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Verify error %v does not wrap ErrCorrupt", err)
 			}
 		}
 	})

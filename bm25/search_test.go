@@ -197,6 +197,9 @@ func TestSearchMatchesReference(t *testing.T) {
 						if !slices.Equal(got, want) {
 							t.Fatalf("Search(%q, %d)\n got %v\nwant %v", q, k, got, want)
 						}
+						if got, err := ix.searchPruned(q, k); err != nil || !sameHits(got, want) {
+							t.Fatalf("searchPruned(%q, %d) err %v\n got %v\nwant %v", q, k, err, got, want)
+						}
 					}
 				}
 			})

@@ -48,8 +48,10 @@ const (
 //
 // A Builder is not safe for concurrent use. After WriteFile or Abort it is
 // finished: Add and WriteFile return ErrBuilderDone. Call Abort (for
-// example deferred) to remove the temporary runs of a build that is given
-// up; Abort after WriteFile does nothing.
+// example deferred) to stop the analysis goroutines and remove the
+// temporary runs of a build that is given up; a Builder dropped without
+// WriteFile or Abort leaks its goroutines. Abort after WriteFile does
+// nothing.
 type Builder struct {
 	k1, b   float32
 	budget  int64

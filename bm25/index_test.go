@@ -246,3 +246,51 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// TestHostileSections flips every bit pattern 0x01, 0x80 and 0xff into every
+// byte after the document lengths of a multi-block index and opens it with
+// the checksums off (as a hostile file with valid checksums would be):
+// searches and Verify must return hits or ErrCorrupt, never panic.
+func TestHostileSections(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	texts := make([]string, 600)
+	for i := range texts {
+		texts[i] = randomText(r, 12)
+	}
+	bd, _ := NewBuilder(Config{})
+	for _, s := range texts {
+		bd.Add(s)
+	}
+	good := writeBytes(t, bd)
+	queries := []string{"alpha beta gamma", "the cats running", "zeta eta theta iota kappa lambda", "42 日"}
+	start := headerSize + 4*len(texts)
+	step := 1
+	if raceEnabled {
+		step = 7
+	}
+	for i := start; i < len(good); i += step {
+		for _, x := range []byte{0x01, 0x80, 0xff} {
+			bad := slices.Clone(good)
+			bad[i] ^= x
+			ix, err := parse(bad, false)
+			if err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("byte %d ^ %#x: Open error %v does not wrap ErrCorrupt", i, x, err)
+				}
+				continue
+			}
+			for _, q := range queries {
+				for _, k := range []int{1, 10, 1000} {
+					for _, f := range []func(string, int) ([]rlsearch.Hit, error){ix.searchPruned, ix.searchOracle} {
+						if _, err := f(q, k); err != nil && !errors.Is(err, ErrCorrupt) {
+							t.Fatalf("byte %d ^ %#x: search error %v does not wrap ErrCorrupt", i, x, err)
+						}
+					}
+				}
+			}
+			if err := ix.Verify(); err != nil && !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("byte %d ^ %#x: Verify error %v does not wrap ErrCorrupt", i, x, err)
+			}
+		}
+	}
+}

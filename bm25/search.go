@@ -428,6 +428,16 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 				wEnd = min(wEnd, cs[i].last)
 			}
 		}
+		if wEnd < wStart { // only a damaged skip entry can put a row after its block's last row
+			c := &cs[0]
+			for i := range cs {
+				if cs[i].pos != exhausted && cs[i].last < wStart {
+					c = &cs[i]
+				}
+			}
+			return nil, corrupt("skip entries at offset %d: term %d block %d ends at row %d, before the row %d its previous block implies",
+				c.ix.offSkip+int64(len(c.ix.skips)-len(c.skips)+skipSize*c.blk), c.t, c.blk, c.last, wStart)
+		}
 		// Sort the terms by window bound: insertion sort, starting from the
 		// previous window's order, which is nearly sorted already.
 		for i := 1; i < n; i++ {

@@ -404,10 +404,11 @@ func cellArg(c cell) any {
 func buildTextIndex(ctx context.Context, cfg BuildConfig, dir string, fi int, f TextField, rows []rowData) (IndexMeta, error) {
 	switch f.index() {
 	case IndexBM25:
-		b, err := bm25.NewBuilder(bm25.Config{})
+		b, err := bm25.NewBuilder(bm25.Config{TempDir: dir})
 		if err != nil {
 			return IndexMeta{}, err
 		}
+		defer b.Abort()
 		n := 0
 		for _, r := range rows {
 			if _, err := b.Add(r.texts[fi]); err != nil {
@@ -816,7 +817,15 @@ func (c *Collection) openIndex(im IndexMeta) (fieldIndex, error) {
 }
 
 // Close releases the database; the Collection must not be used after.
-func (c *Collection) Close() error { return c.db.Close() }
+func (c *Collection) Close() error {
+	err := c.db.Close()
+	for _, f := range append(c.text, c.image...) {
+		if f.bm != nil {
+			err = errors.Join(err, f.bm.Close())
+		}
+	}
+	return err
+}
 
 // Schema returns the collection's schema (do not modify it).
 func (c *Collection) Schema() *Schema { return c.Meta.Schema }

@@ -191,10 +191,17 @@ func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress) (*Me
 		return nil, err
 	}
 	defer docs.Abort()
-	bb, err := bm25.NewBuilder(cfg.BM25)
+	bcfg := cfg.BM25
+	if bcfg.TempDir == "" {
+		// Spilled runs live inside the build's temporary directory, so a
+		// crashed build's runs go with it (see the build lock).
+		bcfg.TempDir = dir
+	}
+	bb, err := bm25.NewBuilder(bcfg)
 	if err != nil {
 		return nil, err
 	}
+	defer bb.Abort()
 	var dense *denseWriter
 	var vecs *vecfile.Reader
 	if cfg.Vectors != "" {
@@ -279,7 +286,7 @@ func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress) (*Me
 	if err != nil {
 		return nil, fmt.Errorf("index: reopen bm25: %w", err)
 	}
-	// bm25 v2 (mmap) has Close: add `defer bix.Close()` here when merging.
+	defer bix.Close()
 	k1, b := bix.Params()
 	meta.BM25 = BM25Meta{K1: round6(k1), B: round6(b), NumTerms: bix.NumTerms(), AvgDocLen: bix.AvgDocLen()}
 	return meta, nil

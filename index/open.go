@@ -215,6 +215,9 @@ func (ix *Index) Close() error {
 	if ix.Docs != nil {
 		err = errors.Join(err, ix.Docs.Close())
 	}
+	if ix.BM25 != nil {
+		err = errors.Join(err, ix.BM25.Close())
+	}
 	return err
 }
 

@@ -60,7 +60,8 @@ func verifyChecks() []verifyCheck {
 // Verify reads every file of the index in dir once and checks it: meta.json
 // parses and has this binary's format version; every docstore block passes
 // its CRC, decompresses and parses (docstore.Store.Check); the BM25 file
-// opens (its checksums are checked by bm25.Open); every block of the dense
+// passes bm25.Index.Verify (every postings chunk's CRC-32C, every term's
+// structure); every block of the dense
 // shard passes its CRC and decompresses (ann.ShardReader); and the counts
 // of passages agree across meta.json, the docstore, BM25 and the shard. It
 // stops at the first failure: the error names the file and, for a damaged
@@ -167,10 +168,12 @@ func (v *verifier) checkBM25(ctx context.Context) error {
 		return v.wrap(err, bm25.ErrCorrupt)
 	}
 	v.bm25 = bix.NumDocs()
-	// BM25 FULL CHECK: the bm25 v2 index (mmap) gains Verify and Close;
-	// when merging, call them here:
-	//	defer bix.Close()
-	//	if err := bix.Verify(); err != nil { return v.wrap(err, bm25.ErrCorrupt) }
+	defer bix.Close()
+	// Every postings chunk's CRC-32C and every term's structure (bm25.Open
+	// checks only the header and section sizes).
+	if err := bix.Verify(); err != nil {
+		return v.wrap(err, bm25.ErrCorrupt)
+	}
 	return nil
 }
 

@@ -29,6 +29,8 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.Vectors, "vectors", "", "import the dense shard from this vector file instead of encoding: faiss IndexFlatIP/IndexFlatL2 (e.g. Search-R1's e5_Flat.index), .npy (float32/float16) or .fvecs, one row per passage in corpus order")
 	fs.StringVar(&cfg.VectorsEncoder, "vectors-encoder", "", "name of the model that made --vectors (e.g. intfloat/e5-base-v2), recorded in the shard; required without --model")
 	fs.BoolVar(&cfg.VectorsUnnormalized, "vectors-unnormalized", false, "accept --vectors rows whose L2 norm is not 1 and serve inner product on them as they are (inner-product files only)")
+	var budgetMiB int64
+	fs.Int64Var(&budgetMiB, "bm25-budget", bm25.DefaultMemoryBudget>>20, "MiB of BM25 postings held in memory before a sorted run is spilled to disk (the Go heap can reach about twice this; runs go inside the temporary index directory)")
 	fs.IntVar(&cfg.EncodeBatch, "batch", index.DefaultEncodeBatch, "passages per encoder call")
 	fs.BoolVar(&noProgess, "quiet", false, "no progress bar")
 	model.bind(fs)
@@ -43,7 +45,10 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageErr("%v", err)
 	}
 	cfg.DType = dt
-	cfg.BM25 = bm25.Config{K1: &k1, B: &b}
+	if budgetMiB <= 0 {
+		return fmt.Errorf("%w: --bm25-budget %d: want a positive number of MiB", errUsage, budgetMiB)
+	}
+	cfg.BM25 = bm25.Config{K1: &k1, B: &b, MemoryBudget: budgetMiB << 20}
 	if !noProgess {
 		cfg.Progress = stderr
 	}

@@ -414,9 +414,11 @@ const windowMax = 4096
 //     bound sum at most θ) and essential ones.
 //  3. The postings of the essential terms in the window are scored term at
 //     a time into a window buffer (and kept per term, in scratch.ld/ls).
-//     Only rows they match are candidates; a candidate is dropped as soon
-//     as its essential score plus the bounds of the non-essential terms not
-//     yet probed cannot exceed θ, else it gets its exact score.
+//     Only rows they match are candidates. The non-essential terms are then
+//     probed by decreasing bound; a candidate is dropped as soon as its
+//     score so far plus the bounds of the terms not yet probed (before
+//     decoding a block, its block bound for the term being probed) cannot
+//     exceed θ, else it gets its exact score.
 //
 // Windows depend only on the globally essential terms, so a frequent term
 // of small idf costs no window of its own once θ exceeds its bound (with
@@ -555,8 +557,24 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 							break
 						}
 						c := &cs[order[j]]
-						if err := c.advance(d); err != nil {
-							return nil, err
+						c.skipTo(d)
+						if c.pos > d {
+							continue // the term is absent from row d
+						}
+						if !c.decoded {
+							// Before decoding, try the bound of the one
+							// block that may hold d (<= c.mw).
+							rest := 0.0
+							if j > 0 {
+								rest = pre[j-1]
+							}
+							if (partial+rest+float64(termScore(c.w, c.maxX)))*f <= theta {
+								pruned = true
+								break
+							}
+							if err := c.advance(d); err != nil {
+								return nil, err
+							}
 						}
 						if c.pos == d {
 							x := c.score()

@@ -62,6 +62,8 @@ type cursor struct {
 	blen     uint32
 	left     int     // postings in the current and later blocks
 	maxX     float32 // the current block's largest tfNorm (its skip entry)
+	bb       float64 // termScore bound of block bbBlk (computed lazily)
+	bbBlk    int
 	ub       float64 // bound of the term's score on every row
 	decoded  bool
 	n, i     int
@@ -82,7 +84,7 @@ func (c *cursor) init(ix *Index, t, qi int, boost float32) error {
 		return err
 	}
 	*c = cursor{ix: ix, t: t, qi: qi, skips: skips, post: post, postBase: ix.offPost + int64(e.postOff),
-		nb: len(skips) / skipSize, prevLast: -1, left: int(e.df)}
+		nb: len(skips) / skipSize, prevLast: -1, left: int(e.df), bbBlk: -1}
 	c.w = boost * idf(e.df, ix.docCount)
 	c.ub = float64(termScore(c.w, e.maxX))
 	c.loadSkip()
@@ -568,7 +570,10 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 							if j > 0 {
 								rest = pre[j-1]
 							}
-							if (partial+rest+float64(termScore(c.w, c.maxX)))*f <= theta {
+							if c.bbBlk != c.blk {
+								c.bb, c.bbBlk = float64(termScore(c.w, c.maxX)), c.blk
+							}
+							if (partial+rest+c.bb)*f <= theta {
 								pruned = true
 								break
 							}

@@ -522,22 +522,40 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 					}
 				}
 				for c.pos <= wEnd {
-					x := c.score()
-					r := c.pos - wStart
-					win[r] += float64(x)
-					winBits[r>>6] |= 1 << (r & 63)
-					ld, ls = append(ld, c.pos), append(ls, x)
-					c.i++
-					if c.i == c.n {
-						c.nextBlock()
-						if c.blk >= c.nb || c.prevLast >= wEnd {
-							break // the next block starts after the window: stay lazy
-						}
-						if err := c.decode(); err != nil {
-							return nil, err
+					// The decoded postings c.i..j-1 lie in the window:
+					// score them in one tight loop.
+					j := c.n
+					if c.last > wEnd {
+						j = c.i + 1
+						for j < c.n && c.docs[j] <= wEnd {
+							j++
 						}
 					}
-					c.pos = c.docs[c.i]
+					docs, tfs := c.docs[c.i:j], c.tfs[c.i:j]
+					l := len(ld)
+					ld, ls = slices.Grow(ld, len(docs))[:l+len(docs)], slices.Grow(ls, len(docs))[:l+len(docs)]
+					lds, lss := ld[l:], ls[l:len(ld)]
+					norm, w := ix.normInv, c.w
+					for t, d := range docs {
+						x := termScore(w, tfNorm(tfs[t], norm[d]))
+						r := d - wStart
+						win[r] += float64(x)
+						winBits[r>>6] |= 1 << (r & 63)
+						lds[t], lss[t] = d, x
+					}
+					c.i = j
+					if j < c.n {
+						c.pos = c.docs[j]
+						break
+					}
+					c.nextBlock()
+					if c.blk >= c.nb || c.prevLast >= wEnd {
+						break // the next block starts after the window: stay lazy
+					}
+					if err := c.decode(); err != nil {
+						return nil, err
+					}
+					c.pos = c.docs[0]
 				}
 				c.l1, c.wp = len(ld), c.l0
 			}

@@ -173,11 +173,61 @@ func (c *cursor) decode() error {
 	}
 	c.n = min(c.left, BlockSize)
 	off := c.postBase + int64(c.blkOff)
-	if err := decodeBlock(c.post[c.blkOff:c.blkOff+uint64(c.blen)], c.n, c.prevLast, c.last, c.ix.numDocs, c.docs[:], c.tfs[:], off); err != nil {
+	p := c.post[c.blkOff : c.blkOff+uint64(c.blen)]
+	if decodeFast(p, c.n, c.prevLast, c.last, c.ix.numDocs, &c.docs, &c.tfs) {
+		c.decoded, c.i = true, 0
+		return nil
+	}
+	if err := decodeBlock(p, c.n, c.prevLast, c.last, c.ix.numDocs, c.docs[:], c.tfs[:], off); err != nil {
 		return fmt.Errorf("term %d block %d: %w", c.t, c.blk, err)
 	}
 	c.decoded, c.i = true, 0
 	return nil
+}
+
+// decodeFast is decodeBlock's common case: it decodes the n postings of
+// block p when every row gap and tf is a varint of at most 2 bytes, into
+// docs and tfs, and reports whether the block was valid that way. Then the
+// result is exactly decodeBlock's (same varint decoding; rows strictly
+// increase, so the last row equal to the skip entry's last < numDocs puts
+// every row in range). Otherwise (longer varints, or any error) it returns
+// false and the caller runs decodeBlock, which decodes or names the error.
+func decodeFast(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize]int32, tfs *[BlockSize]uint32) bool {
+	if n > BlockSize || int64(last) >= int64(numDocs) {
+		return false
+	}
+	row, pos, zero := int64(prev), 0, false
+	for i := range n {
+		var gap, tf uint32
+		if pos+1 >= len(p) {
+			return false
+		}
+		if b := p[pos]; b < 0x80 {
+			gap = uint32(b)
+			pos++
+		} else if b2 := p[pos+1]; b2 < 0x80 {
+			gap = uint32(b&0x7f) | uint32(b2)<<7
+			pos += 2
+		} else {
+			return false
+		}
+		if pos >= len(p) {
+			return false
+		}
+		if b := p[pos]; b < 0x80 {
+			tf = uint32(b)
+			pos++
+		} else if pos+1 < len(p) && p[pos+1] < 0x80 {
+			tf = uint32(b&0x7f) | uint32(p[pos+1])<<7
+			pos += 2
+		} else {
+			return false
+		}
+		zero = zero || tf == 0
+		row += 1 + int64(gap)
+		docs[i], tfs[i] = int32(row), tf
+	}
+	return pos == len(p) && row == int64(last) && !zero
 }
 
 // next moves past the current (decoded) posting.

@@ -627,7 +627,9 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 							break
 						}
 						c := &cs[order[j]]
-						c.skipTo(d)
+						if c.pos < d {
+							c.skipTo(d)
+						}
 						if c.pos > d {
 							continue // the term is absent from row d
 						}

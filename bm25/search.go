@@ -29,8 +29,12 @@ type scratch struct {
 	acc     []float32 // exhaustive oracle only: numDocs
 	seen    []uint64  // exhaustive oracle only: numDocs bits
 	touched []int32
+	gorder  []int     // query terms by increasing global bound ub
+	gpre    []float64 // prefix sums of ub in gorder
 	win     []float64 // windowMax: essential score per row of the window
 	winBits []uint64  // windowMax bits: rows of the window with a match
+	ld      []int32   // rows of the essential postings of the window, per term
+	ls      []float32 // their term scores
 	probed  []int     // query terms with a contribution to the current candidate
 }
 
@@ -56,18 +60,22 @@ type cursor struct {
 	prevLast int32  // last row of the previous block, -1 before the first
 	last     int32  // last row of the current block
 	blen     uint32
-	left     int // postings in the current and later blocks
-	ub, wb   float64
+	left     int     // postings in the current and later blocks
+	maxX     float32 // the current block's largest tfNorm (its skip entry)
+	bb       float64 // termScore bound of block bbBlk (computed lazily)
+	bbBlk    int
+	ub       float64 // bound of the term's score on every row
 	decoded  bool
 	n, i     int
 	pos      int32 // current row when decoded; else a lower bound of the next row
 	docs     [BlockSize]int32
 	tfs      [BlockSize]uint32
-	// Window state of an essential term: its postings docs[i0:i1] in the
-	// window with their scores sc, and a walk pointer wp.
+	// Window state: mw bounds the term's score on the rows of the window.
+	// An essential term (ess) has its postings in the window at
+	// scratch.ld[l0:l1] (scores at scratch.ls[l0:l1]), walked by wp.
+	mw         float64
 	ess        bool
-	i0, i1, wp int
-	sc         [BlockSize]float32
+	l0, l1, wp int
 }
 
 func (c *cursor) init(ix *Index, t, qi int, boost float32) error {
@@ -76,7 +84,7 @@ func (c *cursor) init(ix *Index, t, qi int, boost float32) error {
 		return err
 	}
 	*c = cursor{ix: ix, t: t, qi: qi, skips: skips, post: post, postBase: ix.offPost + int64(e.postOff),
-		nb: len(skips) / skipSize, prevLast: -1, left: int(e.df)}
+		nb: len(skips) / skipSize, prevLast: -1, left: int(e.df), bbBlk: -1}
 	c.w = boost * idf(e.df, ix.docCount)
 	c.ub = float64(termScore(c.w, e.maxX))
 	c.loadSkip()
@@ -86,12 +94,12 @@ func (c *cursor) init(ix *Index, t, qi int, boost float32) error {
 func (c *cursor) loadSkip() {
 	c.decoded = false
 	if c.blk >= c.nb {
-		c.pos, c.wb = exhausted, 0
+		c.pos, c.maxX = exhausted, 0
 		return
 	}
 	s := c.skips[skipSize*c.blk:]
 	c.last = int32(le.Uint32(s))
-	c.wb = float64(termScore(c.w, math.Float32frombits(le.Uint32(s[4:]))))
+	c.maxX = math.Float32frombits(le.Uint32(s[4:]))
 	c.blen = le.Uint32(s[8:])
 	c.pos = max(c.pos, c.prevLast+1)
 }
@@ -125,6 +133,24 @@ func (c *cursor) skipTo(target int32) {
 	}
 }
 
+// windowBound returns a bound of the term's score on the rows from the
+// cursor's position up to wEnd: the term score of the largest tfNorm among
+// the blocks that intersect those rows, read from their skip entries
+// without decoding (termScore is monotone in tfNorm). It is 0 when the
+// term has no posting there.
+func (c *cursor) windowBound(wEnd int32) float64 {
+	if c.pos > wEnd {
+		return 0
+	}
+	m, last := c.maxX, c.last
+	for j := c.blk + 1; j < c.nb && last < wEnd; j++ {
+		s := c.skips[skipSize*j:]
+		m = max(m, math.Float32frombits(le.Uint32(s[4:])))
+		last = int32(le.Uint32(s))
+	}
+	return float64(termScore(c.w, m))
+}
+
 // advance positions the cursor exactly at the first posting >= target.
 func (c *cursor) advance(target int32) error {
 	c.skipTo(target)
@@ -147,11 +173,61 @@ func (c *cursor) decode() error {
 	}
 	c.n = min(c.left, BlockSize)
 	off := c.postBase + int64(c.blkOff)
-	if err := decodeBlock(c.post[c.blkOff:c.blkOff+uint64(c.blen)], c.n, c.prevLast, c.last, c.ix.numDocs, c.docs[:], c.tfs[:], off); err != nil {
+	p := c.post[c.blkOff : c.blkOff+uint64(c.blen)]
+	if decodeFast(p, c.n, c.prevLast, c.last, c.ix.numDocs, &c.docs, &c.tfs) {
+		c.decoded, c.i = true, 0
+		return nil
+	}
+	if err := decodeBlock(p, c.n, c.prevLast, c.last, c.ix.numDocs, c.docs[:], c.tfs[:], off); err != nil {
 		return fmt.Errorf("term %d block %d: %w", c.t, c.blk, err)
 	}
 	c.decoded, c.i = true, 0
 	return nil
+}
+
+// decodeFast is decodeBlock's common case: it decodes the n postings of
+// block p when every row gap and tf is a varint of at most 2 bytes, into
+// docs and tfs, and reports whether the block was valid that way. Then the
+// result is exactly decodeBlock's (same varint decoding; rows strictly
+// increase, so the last row equal to the skip entry's last < numDocs puts
+// every row in range). Otherwise (longer varints, or any error) it returns
+// false and the caller runs decodeBlock, which decodes or names the error.
+func decodeFast(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize]int32, tfs *[BlockSize]uint32) bool {
+	if n > BlockSize || int64(last) >= int64(numDocs) {
+		return false
+	}
+	row, pos, zero := int64(prev), 0, false
+	for i := range n {
+		var gap, tf uint32
+		if pos+1 >= len(p) {
+			return false
+		}
+		if b := p[pos]; b < 0x80 {
+			gap = uint32(b)
+			pos++
+		} else if b2 := p[pos+1]; b2 < 0x80 {
+			gap = uint32(b&0x7f) | uint32(b2)<<7
+			pos += 2
+		} else {
+			return false
+		}
+		if pos >= len(p) {
+			return false
+		}
+		if b := p[pos]; b < 0x80 {
+			tf = uint32(b)
+			pos++
+		} else if pos+1 < len(p) && p[pos+1] < 0x80 {
+			tf = uint32(b&0x7f) | uint32(p[pos+1])<<7
+			pos += 2
+		} else {
+			return false
+		}
+		zero = zero || tf == 0
+		row += 1 + int64(gap)
+		docs[i], tfs[i] = int32(row), tf
+	}
+	return pos == len(p) && row == int64(last) && !zero
 }
 
 // next moves past the current (decoded) posting.
@@ -364,32 +440,53 @@ func (ix *Index) SearchWith(query string, k int, opts SearchOptions) ([]rlsearch
 	return all[:min(k, len(all))], nil
 }
 
-// windowMax caps the rows of one search window, so that the window buffers
-// (a float64 and a bit per row) stay in L1/L2.
+// windowMax is the number of rows of one search window, so that the window
+// buffers (a float64 and a bit per row) stay in L1/L2. It is Lucene 9
+// MaxScoreBulkScorer's INNER_WINDOW_SIZE.
 const windowMax = 4096
 
 // searchMaxScore is block-max MaxScore (Turtle & Flood 1995; Ding & Suel
 // 2011 block-max bounds), in the windowed form of Lucene 9's
-// MaxScoreBulkScorer. Rows are processed in increasing order in windows
-// that lie inside one block of every term. In each window the terms are
-// sorted by their block bound and split into non-essential terms (whose
-// bounds sum to at most the current k-th score θ) and essential ones. The
-// postings of the essential terms in the window are scored term at a time
-// into a window buffer; only rows they match are candidates, and a
-// candidate is dropped as soon as its essential score plus the bounds of
-// the non-essential terms not yet probed cannot exceed θ. A row enters the
-// top k only with a score > θ, because every row already kept has a
-// smaller row number (ties go to the lower row).
+// MaxScoreBulkScorer. Let θ be the current k-th best score (-∞ until the
+// heap holds k hits). A row enters the top k only with a score > θ,
+// because every row already kept has a smaller row number (ties go to the
+// lower row); θ only grows.
+//
+// Rows are processed in increasing order, in windows of windowMax rows:
+//
+//  1. Global skip. The terms sorted by their global bound ub split into
+//     globally non-essential terms (a prefix whose bounds sum to at most
+//     θ) and the rest. A row holding only globally non-essential terms
+//     scores at most θ, so the next window starts at the smallest position
+//     of a globally essential term; rows before it are skipped unread.
+//  2. Window partition. Each term's window bound mw is the largest block
+//     bound among its blocks that intersect the window (skip entries only;
+//     a frequent term spans several blocks of one window). Sorted by mw,
+//     the terms split again into window non-essential terms (a prefix of
+//     bound sum at most θ) and essential ones.
+//  3. The postings of the essential terms in the window are scored term at
+//     a time into a window buffer (and kept per term, in scratch.ld/ls).
+//     Only rows they match are candidates. The non-essential terms are then
+//     probed by decreasing bound; a candidate is dropped as soon as its
+//     score so far plus the bounds of the terms not yet probed (before
+//     decoding a block, its block bound for the term being probed) cannot
+//     exceed θ, else it gets its exact score.
+//
+// Windows depend only on the globally essential terms, so a frequent term
+// of small idf costs no window of its own once θ exceeds its bound (with
+// windows bounded by every term's block, such a term, whose 128-posting
+// blocks span a few hundred rows, cut the rows into tiny windows).
 //
 // Exactness: every kept row's score is the float32 sum, in sorted term
 // order, of the same float32 term scores as searchExhaustive (absent terms
 // add +0, which leaves a float32 sum unchanged), so scores are
 // bit-identical. Bounds: termScore is monotone in tfNorm, so a block's
-// stored maximal tfNorm gives a float32 bound >= each term score in it.
-// Bounds and partial scores are summed in float64 and multiplied by
-// 1 + (n+2)·2⁻²², which exceeds the worst relative difference between a
-// float32 left-to-right sum of n terms and the exact sum, so a pruned row's
-// float32 score is provably <= θ.
+// stored maximal tfNorm gives a float32 bound >= each term score in it; ub
+// covers every row and mw every row of the window. Bounds and partial
+// scores are summed in float64 and multiplied by f = 1 + (n+2)·2⁻²², which
+// exceeds the worst relative difference between a float32 left-to-right
+// sum of n terms and the exact sum, so a skipped or pruned row's float32
+// score is provably <= θ.
 //
 // Only rows in [lo, hi) are searched (SearchWith's row ranges).
 func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit, error) {
@@ -397,17 +494,27 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 	n := len(cs)
 	f := 1 + float64(n+2)*0x1p-22
 	s.order = slices.Grow(s.order[:0], n)[:n]
+	s.gorder = slices.Grow(s.gorder[:0], n)[:n]
 	s.pre = slices.Grow(s.pre[:0], n)[:n]
+	s.gpre = slices.Grow(s.gpre[:0], n)[:n]
 	s.contrib = slices.Grow(s.contrib[:0], n)[:n]
 	clear(s.contrib)
 	if s.win == nil {
 		s.win = make([]float64, windowMax)
 		s.winBits = make([]uint64, windowMax/64)
 	}
-	order, pre, contrib, win, winBits := s.order, s.pre, s.contrib, s.win, s.winBits
+	order, gorder, pre, gpre, contrib, win, winBits := s.order, s.gorder, s.pre, s.gpre, s.contrib, s.win, s.winBits
 	for i := range order {
-		order[i] = i
+		order[i], gorder[i] = i, i
 	}
+	slices.SortFunc(gorder, func(a, b int) int { return cmpFloat(cs[a].ub, cs[b].ub) })
+	sum := 0.0
+	for i, o := range gorder {
+		sum += cs[o].ub
+		gpre[i] = sum
+	}
+	gp := 0 // gorder[:gp] are globally non-essential
+	ld, ls := s.ld[:0], s.ls[:0]
 	probed := s.probed[:0]
 	h := s.heap[:0]
 	theta := math.Inf(-1) // k-th best score once the heap is full
@@ -415,39 +522,33 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 		cs[i].skipTo(lo)
 	}
 	for {
+		for gp < n && gpre[gp]*f <= theta {
+			gp++
+		}
 		wStart := int32(exhausted)
-		for i := range cs {
-			wStart = min(wStart, cs[i].pos)
+		for _, o := range gorder[gp:] {
+			wStart = min(wStart, cs[o].pos)
 		}
 		if wStart >= hi {
 			break
 		}
 		wEnd := int32(min(int64(hi)-1, int64(wStart)+windowMax-1))
 		for i := range cs {
-			if cs[i].pos != exhausted {
-				wEnd = min(wEnd, cs[i].last)
-			}
-		}
-		if wEnd < wStart { // only a damaged skip entry can put a row after its block's last row
-			c := &cs[0]
-			for i := range cs {
-				if cs[i].pos != exhausted && cs[i].last < wStart {
-					c = &cs[i]
-				}
-			}
-			return nil, corrupt("skip entries at offset %d: term %d block %d ends at row %d, before the row %d its previous block implies",
-				c.ix.offSkip+int64(len(c.ix.skips)-len(c.skips)+skipSize*c.blk), c.t, c.blk, c.last, wStart)
+			c := &cs[i]
+			c.skipTo(wStart)
+			c.mw = c.windowBound(wEnd)
+			c.ess = false
 		}
 		// Sort the terms by window bound: insertion sort, starting from the
 		// previous window's order, which is nearly sorted already.
 		for i := 1; i < n; i++ {
-			for j := i; j > 0 && cs[order[j]].wb < cs[order[j-1]].wb; j-- {
+			for j := i; j > 0 && cs[order[j]].mw < cs[order[j-1]].mw; j-- {
 				order[j], order[j-1] = order[j-1], order[j]
 			}
 		}
 		sum := 0.0
 		for i, o := range order {
-			sum += cs[o].wb
+			sum += cs[o].mw
 			pre[i] = sum
 		}
 		p := 0
@@ -460,38 +561,53 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 				nonEss = pre[p-1]
 			}
 			// Essential terms: score their postings in the window.
-			for i := range cs {
-				cs[i].ess = false
-			}
+			ld, ls = ld[:0], ls[:0]
 			for _, o := range order[p:] {
 				c := &cs[o]
 				c.ess = true
-				if err := c.advance(wStart); err != nil {
-					return nil, err
-				}
-				c.i0, c.i1 = c.i, c.i
-				if c.pos == exhausted || c.pos > wEnd {
-					continue
-				}
-				for {
-					x := c.score()
-					c.sc[c.i] = x
-					r := c.pos - wStart
-					win[r] += float64(x)
-					winBits[r>>6] |= 1 << (r & 63)
-					c.i++
-					if c.i == c.n {
-						c.i1 = c.i
-						c.nextBlock() // lazily: the arrays stay valid for this window
-						break
-					}
-					c.pos = c.docs[c.i]
-					if c.pos > wEnd {
-						c.i1 = c.i
-						break
+				c.l0 = len(ld)
+				if c.pos <= wEnd {
+					if err := c.advance(wStart); err != nil {
+						return nil, err
 					}
 				}
-				c.wp = c.i0
+				for c.pos <= wEnd {
+					// The decoded postings c.i..j-1 lie in the window:
+					// score them in one tight loop.
+					j := c.n
+					if c.last > wEnd {
+						j = c.i + 1
+						for j < c.n && c.docs[j] <= wEnd {
+							j++
+						}
+					}
+					docs, tfs := c.docs[c.i:j], c.tfs[c.i:j]
+					l := len(ld)
+					ld, ls = slices.Grow(ld, len(docs))[:l+len(docs)], slices.Grow(ls, len(docs))[:l+len(docs)]
+					lds, lss := ld[l:], ls[l:len(ld)]
+					norm, w := ix.normInv, c.w
+					for t, d := range docs {
+						x := termScore(w, tfNorm(tfs[t], norm[d]))
+						r := d - wStart
+						win[r] += float64(x)
+						winBits[r>>6] |= 1 << (r & 63)
+						lds[t], lss[t] = d, x
+					}
+					c.i = j
+					if j < c.n {
+						c.pos = c.docs[j]
+						break
+					}
+					c.nextBlock()
+					if c.blk >= c.nb || c.prevLast >= wEnd {
+						break // the next block starts after the window: stay lazy
+					}
+					if err := c.decode(); err != nil {
+						return nil, err
+					}
+					c.pos = c.docs[0]
+				}
+				c.l1, c.wp = len(ld), c.l0
 			}
 			// Candidates, in increasing row order.
 			for wi, word := range winBits[:(wEnd-wStart)/64+1] {
@@ -511,8 +627,29 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 							break
 						}
 						c := &cs[order[j]]
-						if err := c.advance(d); err != nil {
-							return nil, err
+						if c.pos < d {
+							c.skipTo(d)
+						}
+						if c.pos > d {
+							continue // the term is absent from row d
+						}
+						if !c.decoded {
+							// Before decoding, try the bound of the one
+							// block that may hold d (<= c.mw).
+							rest := 0.0
+							if j > 0 {
+								rest = pre[j-1]
+							}
+							if c.bbBlk != c.blk {
+								c.bb, c.bbBlk = float64(termScore(c.w, c.maxX)), c.blk
+							}
+							if (partial+rest+c.bb)*f <= theta {
+								pruned = true
+								break
+							}
+							if err := c.advance(d); err != nil {
+								return nil, err
+							}
 						}
 						if c.pos == d {
 							x := c.score()
@@ -530,11 +667,11 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 							c := &cs[qi]
 							x := contrib[qi]
 							if c.ess {
-								for c.wp < c.i1 && c.docs[c.wp] < d {
+								for c.wp < c.l1 && ld[c.wp] < d {
 									c.wp++
 								}
-								if c.wp < c.i1 && c.docs[c.wp] == d {
-									x = c.sc[c.wp]
+								if c.wp < c.l1 && ld[c.wp] == d {
+									x = ls[c.wp]
 								}
 							}
 							sc = float32(sc + x)
@@ -561,10 +698,20 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 			cs[i].skipTo(wEnd + 1)
 		}
 	}
-	s.heap, s.probed = h, probed
+	s.heap, s.probed, s.ld, s.ls = h, probed, ld, ls
 	hits := slices.Clone(h)
 	slices.SortFunc(hits, cmpHit)
 	return hits, nil
+}
+
+func cmpFloat(a, b float64) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
 }
 
 // pushHit adds hit to the bounded heap h of at most k hits whose root is

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rlsearch/rlsearch/ann"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
 func requireFaiss(t *testing.T) {
@@ -33,19 +34,6 @@ func python(t *testing.T, dir, script string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("python: %v\n%s", err, out)
 	}
-}
-
-func readF32(t *testing.T, path string) []float32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }
 
 func readI64(t *testing.T, path string) []int64 {
@@ -82,8 +70,8 @@ q = x[rng.integers(0, %[1]d, %[3]d)] + 0.05 * rng.standard_normal((%[3]d, %[2]d)
 D, I = ix.search(q, %[4]d)
 q.astype('<f4').tofile('q.f32'); D.astype('<f4').tofile('D.f32'); I.astype('<i8').tofile('I.i64')
 `, n, d, nq, k))
-	q := readF32(t, filepath.Join(dir, "q.f32"))
-	wantD := readF32(t, filepath.Join(dir, "D.f32"))
+	q := testutil.ReadFloat32s(t, filepath.Join(dir, "q.f32"))
+	wantD := testutil.ReadFloat32s(t, filepath.Join(dir, "D.f32"))
 	wantI := readI64(t, filepath.Join(dir, "I.i64"))
 	ctx := context.Background()
 	for _, c := range []struct {

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
 // RequireFaiss skips the test when Debian's python3-faiss and numpy are
@@ -55,19 +57,6 @@ func readAll(t *testing.T, r *Reader, chunkRows int) []float32 {
 		all = append(all, buf[:n*in.Dim]...)
 	}
 	return all
-}
-
-func readRef(t *testing.T, path string) []float32 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }
 
 // TestAgainstFaissAndNumpy reads files written by faiss.write_index,
@@ -138,7 +127,7 @@ func TestAgainstFaissAndNumpy(t *testing.T) {
 			if in.Format != c.format || in.Metric != c.metric || in.Count != c.n || in.Dim != c.dim || in.ElemSize != c.elem {
 				t.Fatalf("Info = %+v, want format %s metric %v n %d d %d elem %d", in, c.format, c.metric, c.n, c.dim, c.elem)
 			}
-			want := readRef(t, filepath.Join(dir, c.name+".ref"))
+			want := testutil.ReadFloat32s(t, filepath.Join(dir, c.name+".ref"))
 			for _, chunk := range []int{1, 7, 4096} {
 				r.Rewind()
 				got := readAll(t, r, chunk)

@@ -4,6 +4,8 @@
 package testutil
 
 import (
+	"encoding/binary"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,4 +114,19 @@ func DataDir(tb testing.TB) string {
 		tb.Skipf("shared data not found in %s", dir)
 	}
 	return dir
+}
+
+// ReadFloat32s reads a file of raw little-endian float32 values (as numpy's
+// tofile writes them on x86-64), failing tb on an I/O error.
+func ReadFloat32s(tb testing.TB, path string) []float32 {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
 }

@@ -302,3 +302,43 @@ func TestDenseGeneratedModel(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestBM25ParallelSameHits checks that OpenConfig.BM25Parallel (each query
+// of a small request split over row ranges) returns exactly the hits of the
+// default one-goroutine-per-query path, and that a negative value is refused.
+func TestBM25ParallelSameHits(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "idx")
+	if _, err := Build(ctx, BuildConfig{Corpus: subsetCorpus(t, 3000), Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, dir, OpenConfig{BM25Parallel: -1}); err == nil {
+		t.Error("BM25Parallel -1 accepted")
+	}
+	serial, err := Open(ctx, dir, OpenConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer serial.Close()
+	par, err := Open(ctx, dir, OpenConfig{BM25Parallel: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer par.Close()
+	queries := []string{"who directed the film", "the", "capital city of a european country", "river that flows through a city"}
+	for _, k := range []int{1, 10, 100, 3001} {
+		for n := 1; n <= len(queries); n++ { // n < 4 takes the parallel path, n = 4 the batch path
+			want, err := serial.Retrievers()["bm25"].Retrieve(ctx, queries[:n], k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := par.Retrievers()["bm25"].Retrieve(ctx, queries[:n], k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("k=%d, %d queries: BM25Parallel=4 hits differ from the serial ones", k, n)
+			}
+		}
+	}
+}

@@ -66,11 +66,13 @@ type indexFlags struct {
 	model      modelFlags
 	verifyDocs bool // set by serve's --verify-docs
 	backend    string
+	bm25Par    int
 }
 
 func (f *indexFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "index", "", "index directory built by 'rlsearch index' (required)")
 	fs.StringVar(&f.backend, "dense-backend", "auto", "dense search: auto (GPU when usable, else exact flat up to 500,000 vectors, else HNSW when its memory need fits, else flat; an error when the shard does not fit in available memory), flat, hnsw or gpu (an error without a usable GPU)")
+	fs.IntVar(&f.bm25Par, "bm25-parallel", 0, "search each query of a BM25 request with fewer queries than this over this many row ranges in parallel (lower latency on many-core nodes, same hits); 0 = one goroutine per query")
 	f.model.bind(fs)
 }
 
@@ -84,7 +86,10 @@ func (f *indexFlags) open(ctx context.Context) (*index.Index, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := index.OpenConfig{VerifyDocs: f.verifyDocs, DenseBackend: f.backend}
+	if f.bm25Par < 0 {
+		return nil, nil, usageErr("--bm25-parallel %d: want >= 0", f.bm25Par)
+	}
+	cfg := index.OpenConfig{VerifyDocs: f.verifyDocs, DenseBackend: f.backend, BM25Parallel: f.bm25Par}
 	if enc != nil {
 		cfg.Encoder = enc
 	}

@@ -172,6 +172,12 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
+	// Again at publish time: another build may have published cfg.Dir
+	// while this one ran, and only --force may replace it.
+	if err := checkReplace(cfg.Dir, cfg.Force); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
 	if err := replaceDir(tmp, cfg.Dir); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err

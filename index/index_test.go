@@ -342,3 +342,34 @@ func TestBM25ParallelSameHits(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaMustMatchBM25 edits meta.json's BM25 description: Open and Verify
+// must refuse it (the file's k1 and b score; meta.json only reports them).
+func TestMetaMustMatchBM25(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "idx")
+	if _, err := Build(ctx, BuildConfig{Corpus: writeCorpus(t, smallCorpus), Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range []struct{ from, to string }{{`"k1": 0.9`, `"k1": -1`}, {`"b": 0.4`, `"b": 7`}} {
+		if !strings.Contains(string(raw), edit.from) {
+			t.Fatalf("meta.json has no %s:\n%s", edit.from, raw)
+		}
+		if err := os.WriteFile(filepath.Join(dir, MetaFile), []byte(strings.Replace(string(raw), edit.from, edit.to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if ix, err := Open(ctx, dir, OpenConfig{}); err == nil {
+			ix.Close()
+			t.Errorf("%s: Open accepted it", edit.to)
+		} else if !strings.Contains(err.Error(), BM25File) {
+			t.Errorf("%s: Open error %q does not name %s", edit.to, err, BM25File)
+		}
+		if err := Verify(ctx, dir, VerifyConfig{}); err == nil {
+			t.Errorf("%s: Verify accepted it", edit.to)
+		}
+	}
+}

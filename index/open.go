@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,6 +102,9 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	if ix.BM25, err = bm25.Open(filepath.Join(dir, BM25File)); err != nil {
 		return nil, err
 	}
+	if err := checkBM25Meta(ix.Meta.BM25, ix.BM25); err != nil {
+		return nil, fmt.Errorf("index: %s: %w", dir, err)
+	}
 	if ix.Docs.Len() != ix.Meta.NumDocs || ix.BM25.NumDocs() != ix.Meta.NumDocs {
 		return nil, fmt.Errorf("index: %s is inconsistent: meta.json says %d passages, docstore %d, bm25 %d", dir, ix.Meta.NumDocs, ix.Docs.Len(), ix.BM25.NumDocs())
 	}
@@ -123,6 +127,19 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	ok = true
 	ix.OpenDuration = time.Since(start)
 	return ix, nil
+}
+
+// checkBM25Meta compares meta.json's description of the BM25 index with
+// the bm25.idx header it describes (the file's k1 and b are the ones that
+// score; meta.json only reports them), so an edited or mismatched meta.json
+// is refused instead of being shown in /healthz.
+func checkBM25Meta(m BM25Meta, bix *bm25.Index) error {
+	k1, b := bix.Params()
+	if math.Abs(m.K1-round6(k1)) > 1e-6 || math.Abs(m.B-round6(b)) > 1e-6 || m.NumTerms != bix.NumTerms() {
+		return fmt.Errorf("%s says bm25 k1=%v b=%v with %d terms, but %s has k1=%v b=%v with %d terms: rebuild the index",
+			MetaFile, m.K1, m.B, m.NumTerms, BM25File, round6(k1), round6(b), bix.NumTerms())
+	}
+	return nil
 }
 
 func (ix *Index) selfCheck(ctx context.Context, rows int) error {
@@ -196,7 +213,7 @@ func abs32(x float32) float32 {
 // Retrievers returns the retrievers this index serves by API name: "bm25"
 // always, "e5" when the index has a dense shard and an encoder was given.
 func (ix *Index) Retrievers() map[string]rlsearch.Retriever {
-	m := map[string]rlsearch.Retriever{"bm25": bm25Retriever{ix: ix.BM25, parallel: ix.bm25Parallel}}
+	m := map[string]rlsearch.Retriever{"bm25": bm25Retriever{ix: ix.BM25, parallel: ix.bm25Parallel, path: filepath.Join(ix.Dir, BM25File)}}
 	if ix.Dense != nil && ix.enc != nil {
 		var search ann.Index = ix.Dense
 		if ix.DenseSearch != nil {
@@ -233,7 +250,8 @@ func (ix *Index) Close() error {
 
 type bm25Retriever struct {
 	ix       *bm25.Index
-	parallel int // OpenConfig.BM25Parallel
+	parallel int    // OpenConfig.BM25Parallel
+	path     string // for errors: a damaged file is named
 }
 
 func (r bm25Retriever) Name() string { return "bm25" }
@@ -243,7 +261,11 @@ func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([
 		return nil, fmt.Errorf("%w: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
 	}
 	if r.parallel <= 1 || len(queries) >= r.parallel {
-		return r.ix.SearchBatch(ctx, queries, k)
+		hits, err := r.ix.SearchBatch(ctx, queries, k)
+		if errors.Is(err, bm25.ErrCorrupt) {
+			err = fmt.Errorf("%s: %w", r.path, err)
+		}
+		return hits, err
 	}
 	out := make([][]rlsearch.Hit, len(queries))
 	for i, q := range queries {
@@ -252,7 +274,7 @@ func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([
 		}
 		hits, err := r.ix.SearchWith(q, k, bm25.SearchOptions{Parallel: r.parallel})
 		if err != nil {
-			return nil, fmt.Errorf("bm25: query %d: %w", i, err)
+			return nil, fmt.Errorf("%s: bm25: query %d: %w", r.path, i, err)
 		}
 		out[i] = hits
 	}

@@ -140,9 +140,6 @@ func streamRows(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, buf []f
 }
 
 func checkNorms(cfg BuildConfig, in vecfile.Info, rows []float32, first int) error {
-	if cfg.VectorsUnnormalized && in.Metric != vecfile.L2 {
-		return nil
-	}
 	d := in.Dim
 	for i := 0; i+d <= len(rows); i += d {
 		var s float64
@@ -150,10 +147,15 @@ func checkNorms(cfg BuildConfig, in vecfile.Info, rows []float32, first int) err
 			s += float64(v) * float64(v)
 		}
 		norm := math.Sqrt(s)
-		if math.Abs(norm-1) <= normTolerance {
+		row := first + i/d
+		if math.IsNaN(norm) || math.IsInf(norm, 0) {
+			// Even with --vectors-unnormalized: a NaN or infinite value
+			// scores NaN against every query.
+			return fmt.Errorf("%w: %s: row %d holds a NaN or infinite value (L2 norm %v)", ErrVectors, cfg.Vectors, row, norm)
+		}
+		if math.Abs(norm-1) <= normTolerance || (cfg.VectorsUnnormalized && in.Metric != vecfile.L2) {
 			continue
 		}
-		row := first + i/d
 		if in.Metric == vecfile.L2 {
 			return fmt.Errorf("%w: %s: row %d has L2 norm %.4g, not 1 ± %g: ranking by L2 distance equals ranking by inner product only for L2-normalised vectors, and this index serves inner product; normalise them (faiss.normalize_L2) and save again", ErrVectors, cfg.Vectors, row, norm, normTolerance)
 		}

@@ -157,6 +157,7 @@ for name, cls, x in [('ok', faiss.IndexFlatIP, unit(4, 8)), ('five', faiss.Index
     ix = cls(8); ix.add(x); faiss.write_index(ix, name + '.index')
 np.save('ok.npy', unit(4, 8).astype('float16'))
 np.save('f64.npy', unit(4, 8).astype('float64'))
+nan = unit(4, 8); nan[2, 5] = np.nan; np.save('nan.npy', nan)
 `)
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -174,6 +175,7 @@ np.save('f64.npy', unit(4, 8).astype('float64'))
 		{"unnormalised allowed", BuildConfig{Vectors: "raw.index", VectorsEncoder: "e5", VectorsUnnormalized: true}, nil},
 		{"unnormalised L2", BuildConfig{Vectors: "rawl2.index", VectorsEncoder: "e5", VectorsUnnormalized: true}, []string{"row 0", "L2"}},
 		{"float64", BuildConfig{Vectors: "f64.npy", VectorsEncoder: "e5"}, []string{"float64"}},
+		{"NaN even when unnormalised is allowed", BuildConfig{Vectors: "nan.npy", VectorsEncoder: "e5", VectorsUnnormalized: true}, []string{"row 2", "NaN"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			parent := t.TempDir()

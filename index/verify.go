@@ -169,10 +169,13 @@ func (v *verifier) checkBM25(ctx context.Context) error {
 	}
 	v.bm25 = bix.NumDocs()
 	defer bix.Close()
+	if err := checkBM25Meta(v.meta.BM25, bix); err != nil {
+		return v.fail("%s: %v", v.dir, err)
+	}
 	// Every postings chunk's CRC-32C and every term's structure (bm25.Open
 	// checks only the header and section sizes).
 	if err := bix.Verify(); err != nil {
-		return v.wrap(err, bm25.ErrCorrupt)
+		return v.wrap(fmt.Errorf("%s: %w", v.path(BM25File), err), bm25.ErrCorrupt)
 	}
 	return nil
 }

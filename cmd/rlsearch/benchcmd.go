@@ -31,7 +31,8 @@ import (
 // benchModes are the measurement sets of `rlsearch bench --mode`.
 var benchModes = []string{"all", "bm25", "http"}
 
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	var httpErrs int // failed /retrieve requests: the command fails after reporting them
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var (
 		s           serveFlags
@@ -123,12 +124,26 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		// BM25, one query per call and whole batches.
-		n, el := loop(dur, func(i int) int { ix.BM25.Search(texts[i%len(texts)], k); return 1 })
+		var searchErr error
+		n, el := loop(dur, func(i int) int {
+			if _, err := ix.BM25.SearchErr(texts[i%len(texts)], k); err != nil && searchErr == nil {
+				searchErr = err
+			}
+			return 1
+		})
 		row("bm25_batch1_qps", "bm25 search, batch 1", float64(n)/el.Seconds(), "queries/s", fmt.Sprintf("k=%d, one goroutine", k))
 		bt := cycle(texts, batch)
-		n, el = loop(dur, func(i int) int { ix.BM25.SearchBatch(ctx, bt, k); return len(bt) })
+		n, el = loop(dur, func(i int) int {
+			if _, err := ix.BM25.SearchBatch(ctx, bt, k); err != nil && searchErr == nil {
+				searchErr = err
+			}
+			return len(bt)
+		})
 		metrics["batch"] = batch
 		row("bm25_batchN_qps", fmt.Sprintf("bm25 search, batch %d", batch), float64(n)/el.Seconds(), "queries/s", fmt.Sprintf("SearchBatch on GOMAXPROCS=%d", runtime.GOMAXPROCS(0)))
+		if searchErr != nil {
+			return fmt.Errorf("bench: BM25 search failed, the figures above are meaningless: %w", searchErr)
+		}
 	}
 
 	if e5, ok := ix.Retrievers()["e5"]; ok && mode == "all" {
@@ -164,8 +179,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		go hs.Serve(ln)
 		defer hs.Close()
 		url := "http://" + ln.Addr().String() + "/retrieve"
+		defer func() { // after the table and the JSON file are written
+			if err == nil && httpErrs > 0 {
+				err = fmt.Errorf("bench: %d /retrieve requests failed (see the errors column)", httpErrs)
+			}
+		}()
 		for _, name := range names(ix.Retrievers()) {
 			rps, p50, p99, errs := httpLoad(ctx, url, name, texts, k, concurrency, dur)
+			httpErrs += errs
 			metrics["retrieve_"+name+"_p50_ms"] = p50
 			metrics["retrieve_"+name+"_p99_ms"] = p99
 			metrics["retrieve_"+name+"_errors"] = errs
@@ -206,7 +227,10 @@ func cycle(texts []string, n int) []string {
 func writeRun(ix *index.Index, texts []string, qs []bench.Question, k int, path string) error {
 	var buf bytes.Buffer
 	for i, q := range texts {
-		hits := ix.BM25.Search(q, k)
+		hits, err := ix.BM25.SearchErr(q, k)
+		if err != nil {
+			return fmt.Errorf("bench: question %d: %w", i+1, err)
+		}
 		if path == "" {
 			continue
 		}

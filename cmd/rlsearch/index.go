@@ -45,8 +45,8 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageErr("%v", err)
 	}
 	cfg.DType = dt
-	if budgetMiB <= 0 {
-		return fmt.Errorf("%w: --bm25-budget %d: want a positive number of MiB", errUsage, budgetMiB)
+	if budgetMiB <= 0 || budgetMiB > 1<<40 {
+		return fmt.Errorf("%w: --bm25-budget %d: want a number of MiB in [1, 2^40]", errUsage, budgetMiB)
 	}
 	cfg.BM25 = bm25.Config{K1: &k1, B: &b, MemoryBudget: budgetMiB << 20}
 	if !noProgess {

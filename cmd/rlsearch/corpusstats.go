@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/rlsearch/rlsearch/bench/gencorpus"
 )
@@ -53,6 +54,11 @@ func runCorpusstats(ctx context.Context, args []string, stdout, stderr io.Writer
 						return usageErr("bad row range in %q: want FROM < TO", arg)
 					}
 				}
+			}
+		}
+		if i := strings.LastIndexByte(path, '@'); i >= 0 && path == arg {
+			if _, err := os.Stat(arg); err != nil {
+				return usageErr("bad row range %q in %q: want @FROM:TO with FROM < TO, both 0-based row numbers (either may be empty)", arg[i:], arg)
 			}
 		}
 		st, err := gencorpus.CollectStats(ctx, path, cfg)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/rlsearch/rlsearch/bench/gencorpus"
@@ -44,6 +45,14 @@ func runGencorpus(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if out == "" || cfg.N == 0 {
 		return usageErr("--n and --out are required")
+	}
+	topicSet := false
+	fs.Visit(func(f *flag.Flag) { topicSet = topicSet || f.Name == "topic-prob" })
+	if topicSet && !(cfg.TopicProb > 0 && cfg.TopicProb <= 1) {
+		return usageErr("--topic-prob %v: want a probability in (0, 1]", cfg.TopicProb)
+	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return usageErr("--out %s is a directory; name the file to write", out)
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)

@@ -52,13 +52,17 @@ func TestGencorpusUsage(t *testing.T) {
 		{[]string{"gencorpus", "--n", "5"}, 2, "--n and --out are required"},
 		{[]string{"gencorpus", "--seed-corpus", seed, "--n", "-5", "--out", out}, 2, "N must be positive"},
 		{[]string{"gencorpus", "--seed-corpus", seed, "--n", "5", "--out", out, "--model", "lda"}, 2, `Model "lda"`},
-		{[]string{"gencorpus", "--seed-corpus", seed, "--n", "5", "--out", out, "--topic-prob", "2"}, 2, "TopicProb"},
+		{[]string{"gencorpus", "--seed-corpus", seed, "--n", "5", "--out", out, "--topic-prob", "2"}, 2, "--topic-prob 2: want a probability in (0, 1]"},
+		{[]string{"gencorpus", "--seed-corpus", seed, "--n", "5", "--out", out, "--topic-prob", "0"}, 2, "--topic-prob 0: want a probability in (0, 1]"},
+		{[]string{"gencorpus", "--seed-corpus", seed, "--n", "5", "--out", tmp}, 2, "is a directory"},
 		{[]string{"gencorpus", "--seed-corpus", seed, "--n", "5", "--out", out, "extra"}, 2, "unexpected arguments"},
 		{[]string{"gencorpus", "--seed-corpus", filepath.Join(tmp, "nope.jsonl"), "--n", "5", "--out", out}, 1, "nope.jsonl"},
 		{[]string{"corpusstats"}, 2, "no corpus file given"},
 		{[]string{"corpusstats", filepath.Join(tmp, "nope.jsonl")}, 1, "nope.jsonl"},
 		{[]string{"corpusstats", seed + "@2:1"}, 2, "want FROM < TO"},
 		{[]string{"corpusstats", seed + "@5:"}, 1, "no passages in the selected rows"},
+		{[]string{"corpusstats", seed + "@-1:5"}, 2, `bad row range "@-1:5"`},
+		{[]string{"corpusstats", seed + "@a:b"}, 2, `bad row range "@a:b"`},
 	} {
 		code, _, errs := runCmd(t, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {

@@ -57,6 +57,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
+	// --addr (bound with the serve flags) is where the /retrieve measurement
+	// listens when given; by default a free loopback port, so that bench
+	// never collides with a running server on 8000.
+	listenAddr := "127.0.0.1:0"
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "addr" {
+			listenAddr = s.addr
+		}
+	})
 	if !slices.Contains(benchModes, mode) {
 		return usageErr("--mode %q: want one of %v", mode, benchModes)
 	}
@@ -171,7 +180,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 
 	if mode != "bm25" {
 		// HTTP /retrieve at the given concurrency, one query per request.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := net.Listen("tcp", listenAddr)
 		if err != nil {
 			return err
 		}

@@ -373,3 +373,41 @@ func TestMetaMustMatchBM25(t *testing.T) {
 		}
 	}
 }
+
+// TestBM25BatchDuplicateQueries checks the shared work for repeated queries
+// in one request: every query gets exactly the hits of searching it alone,
+// and each list is the caller's own (changing one leaves the others).
+func TestBM25BatchDuplicateQueries(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "idx")
+	if _, err := Build(ctx, BuildConfig{Corpus: subsetCorpus(t, 2000), Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(ctx, dir, OpenConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	r := ix.Retrievers()["bm25"]
+	queries := []string{"who directed the film", "river city", "who directed the film", "", "river city", "who directed the film", ""}
+	got, err := r.Retrieve(ctx, queries, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range queries {
+		want, err := r.Retrieve(ctx, []string{q}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got[i], want[0]) {
+			t.Errorf("query %d %q: batch hits %v, alone %v", i, q, got[i], want[0])
+		}
+	}
+	if len(got[0]) == 0 {
+		t.Fatal("no hits for a common query: the test checks nothing")
+	}
+	got[0][0].Row = -7
+	if got[2][0].Row == -7 || got[5][0].Row == -7 {
+		t.Error("duplicate queries share one hit slice")
+	}
+}

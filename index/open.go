@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -261,11 +262,27 @@ func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([
 		return nil, fmt.Errorf("%w: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
 	}
 	if r.parallel <= 1 || len(queries) >= r.parallel {
-		hits, err := r.ix.SearchBatch(ctx, queries, k)
+		// Work shared within a request: RL rollout batches repeat queries
+		// (the samples of one prompt often issue the same search), so each
+		// distinct query string is searched once and its hits copied.
+		uniq, where := dedupe(queries)
+		hits, err := r.ix.SearchBatch(ctx, uniq, k)
 		if errors.Is(err, bm25.ErrCorrupt) {
 			err = fmt.Errorf("%s: %w", r.path, err)
 		}
-		return hits, err
+		if err != nil || len(uniq) == len(queries) {
+			return hits, err
+		}
+		out := make([][]rlsearch.Hit, len(queries))
+		seen := make([]bool, len(uniq))
+		for i, u := range where {
+			if seen[u] {
+				out[i] = slices.Clone(hits[u]) // each list is the caller's own
+			} else {
+				out[i], seen[u] = hits[u], true
+			}
+		}
+		return out, nil
 	}
 	out := make([][]rlsearch.Hit, len(queries))
 	for i, q := range queries {
@@ -279,6 +296,23 @@ func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([
 		out[i] = hits
 	}
 	return out, nil
+}
+
+// dedupe returns the distinct queries in first-seen order and, for each
+// query, the index of its distinct copy.
+func dedupe(queries []string) (uniq []string, where []int) {
+	first := make(map[string]int, len(queries))
+	where = make([]int, len(queries))
+	for i, q := range queries {
+		u, ok := first[q]
+		if !ok {
+			u = len(uniq)
+			first[q] = u
+			uniq = append(uniq, q)
+		}
+		where[i] = u
+	}
+	return uniq, where
 }
 
 type denseRetriever struct {

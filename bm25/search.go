@@ -620,12 +620,36 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 				c := &cs[o]
 				c.ess = true
 				c.l0 = len(ld)
-				if c.pos <= wEnd {
-					if err := c.advance(wStart); err != nil {
-						return nil, err
+				// others bounds the other terms' score on any row of the
+				// window: a block of this term inside the window whose bound
+				// plus others cannot exceed θ holds no competitive row, so
+				// it is skipped unread (a row of it found through another
+				// term is then scored without this term, which keeps its
+				// float32 sum <= θ: it is not kept).
+				others := 0.0
+				for _, o2 := range order {
+					if o2 != o {
+						others += cs[o2].mw
 					}
 				}
 				for c.pos <= wEnd {
+					if c.last <= wEnd {
+						if c.bbBlk != c.blk {
+							c.bb, c.bbBlk = float64(termScore(c.w, c.maxX)), c.blk
+						}
+						if (others+c.bb)*f <= theta {
+							c.nextBlock()
+							continue
+						}
+					}
+					if !c.decoded {
+						if err := c.advance(c.pos); err != nil {
+							return nil, err
+						}
+						if c.pos > wEnd {
+							break
+						}
+					}
 					// The decoded postings c.i..j-1 lie in the window:
 					// score them in one tight loop.
 					j := c.n
@@ -657,14 +681,7 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 						c.pos = c.docs[j]
 						break
 					}
-					c.nextBlock()
-					if c.blk >= c.nb || c.prevLast >= wEnd {
-						break // the next block starts after the window: stay lazy
-					}
-					if err := c.decode(); err != nil {
-						return nil, err
-					}
-					c.pos = c.docs[0]
+					c.nextBlock() // lazy: decoded above if it starts in the window
 				}
 				c.l1, c.wp = len(ld), c.l0
 			}

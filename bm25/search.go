@@ -36,6 +36,7 @@ type scratch struct {
 	ld      []int32   // rows of the essential postings of the window, per term
 	ls      []float32 // their term scores
 	probed  []int     // query terms with a contribution to the current candidate
+	ne      []*cursor // the window's non-essential terms, by increasing window bound
 }
 
 func (ix *Index) getScratch() *scratch {
@@ -569,7 +570,7 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 	}
 	gp := 0 // gorder[:gp] are globally non-essential
 	ld, ls := s.ld[:0], s.ls[:0]
-	probed := s.probed[:0]
+	probed, ne := s.probed[:0], s.ne[:0]
 	h := s.heap[:0]
 	theta := math.Inf(-1) // k-th best score once the heap is full
 	for i := range cs {
@@ -613,6 +614,10 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 			nonEss := 0.0
 			if p > 0 {
 				nonEss = pre[p-1]
+			}
+			ne = ne[:0]
+			for _, o := range order[:p] {
+				ne = append(ne, &cs[o])
 			}
 			// Essential terms: score their postings in the window.
 			ld, ls = ld[:0], ls[:0]
@@ -697,46 +702,46 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 						continue
 					}
 					pruned := false
+					// (partial+pre[p-1])*f <= θ was checked above.
 					for j := p - 1; j >= 0; j-- {
-						if (partial+pre[j])*f <= theta {
-							pruned = true
-							break
-						}
-						c := &cs[order[j]]
+						c := ne[j]
 						if c.pos < d {
 							c.skipTo(d)
 						}
-						if c.pos > d {
-							continue // the term is absent from row d
+						rest := 0.0
+						if j > 0 {
+							rest = pre[j-1]
 						}
-						if !c.decoded {
-							// Before decoding, try the bound of the one
-							// block that may hold d (<= c.mw).
-							rest := 0.0
-							if j > 0 {
-								rest = pre[j-1]
+						if c.pos <= d {
+							if !c.decoded {
+								// Before decoding, try the bound of the one
+								// block that may hold d (<= c.mw).
+								if c.bbBlk != c.blk {
+									c.bb, c.bbBlk = float64(termScore(c.w, c.maxX)), c.blk
+								}
+								if (partial+rest+c.bb)*f <= theta {
+									pruned = true
+									break
+								}
+								if err := c.advance(d); err != nil {
+									return nil, err
+								}
 							}
-							if c.bbBlk != c.blk {
-								c.bb, c.bbBlk = float64(termScore(c.w, c.maxX)), c.blk
-							}
-							if (partial+rest+c.bb)*f <= theta {
-								pruned = true
-								break
-							}
-							if err := c.advance(d); err != nil {
-								return nil, err
+							if c.pos == d {
+								ni := norm8[d]
+								nv := norm8Vals[ni]
+								if ni == normEscape {
+									nv = normInv[d]
+								}
+								x := termScore(c.w, tfNorm(c.tfs[c.i], nv))
+								contrib[c.qi] = x
+								probed = append(probed, c.qi)
+								partial += float64(x)
 							}
 						}
-						if c.pos == d {
-							ni := norm8[d]
-							nv := norm8Vals[ni]
-							if ni == normEscape {
-								nv = normInv[d]
-							}
-							x := termScore(c.w, tfNorm(c.tfs[c.i], nv))
-							contrib[c.qi] = x
-							probed = append(probed, c.qi)
-							partial += float64(x)
+						if j > 0 && (partial+rest)*f <= theta {
+							pruned = true
+							break
 						}
 					}
 					// partial is now the exact (float64) sum of the row's
@@ -779,7 +784,8 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 			cs[i].skipTo(wEnd + 1)
 		}
 	}
-	s.heap, s.probed, s.ld, s.ls = h, probed, ld, ls
+	clear(ne[:cap(ne)])
+	s.heap, s.probed, s.ld, s.ls, s.ne = h, probed, ld, ls, ne[:0]
 	hits := slices.Clone(h)
 	slices.SortFunc(hits, cmpHit)
 	return hits, nil

@@ -716,7 +716,17 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 					for j := p - 1; j >= 0; j-- {
 						c := ne[j]
 						if c.pos < d {
-							c.skipTo(d)
+							if c.decoded && d <= c.last {
+								// skipTo's first case, inlined: docs[c.i] <
+								// d <= docs[c.n-1].
+								i := c.i + 1
+								for c.docs[i] < d {
+									i++
+								}
+								c.i, c.pos = i, c.docs[i]
+							} else {
+								c.skipTo(d)
+							}
 						}
 						rest := 0.0
 						if j > 0 {

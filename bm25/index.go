@@ -62,6 +62,11 @@ type Index struct {
 	numBlocks                                       uint64
 
 	normInv []float32 // per document: 1 / (k1 * (1 - b + b*dl/avgdl))
+	// In memory only (search.go, compactNorms): per row a byte index into
+	// norm8Vals, or normEscape (read normInv).
+	normOnce  sync.Once
+	norm8     []uint8
+	norm8Vals *[256]float32
 
 	noCRC   bool            // fuzzing only: skip checksums to reach the structural checks
 	termOK  []atomic.Uint64 // bit per term: checksum verified

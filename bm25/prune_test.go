@@ -167,6 +167,50 @@ func checkPrunedEqualsExhaustive(t *testing.T, ix *Index, queries []string) {
 	if matched < len(queries)/2 {
 		t.Errorf("only %d of %d queries match any row: the test queries are too weak", matched, len(queries))
 	}
+	checkCompactNorms(t, ix)
+}
+
+// checkCompactNorms checks that the byte-per-row norms the pruned search
+// reads give every row's normInv bit for bit, unless escaped.
+func checkCompactNorms(t *testing.T, ix *Index) (escaped int) {
+	t.Helper()
+	ix.compactNorms()
+	if len(ix.norm8) != len(ix.normInv) {
+		t.Fatalf("norm8 has %d rows, normInv %d", len(ix.norm8), len(ix.normInv))
+	}
+	for d, v := range ix.normInv {
+		if ix.norm8[d] == normEscape {
+			escaped++
+			continue
+		}
+		if got := ix.norm8Vals[ix.norm8[d]]; math.Float32bits(got) != math.Float32bits(v) {
+			t.Fatalf("row %d: compact norm %g, normInv %g", d, got, v)
+		}
+	}
+	return escaped
+}
+
+// TestPrunedEqualsExhaustiveManyLengths has more than 255 distinct
+// document lengths, so some rows' norms are escaped to normInv in the
+// pruned search.
+func TestPrunedEqualsExhaustiveManyLengths(t *testing.T) {
+	r := rand.New(rand.NewPCG(300, 7))
+	texts := make([]string, 4000)
+	for i := range texts {
+		texts[i] = randomText(r, 600)
+	}
+	ix := buildAndOpen(t, Config{}, texts)
+	checkPrunedEqualsExhaustive(t, ix, sample(randomQueries(r, texts, 400), 4))
+	if e := checkCompactNorms(t, ix); e < 100 {
+		t.Fatalf("%d rows with lengths up to 600 words: %d escaped norms, want many", ix.NumDocs(), e)
+	}
+}
+
+func TestCompactNormsSmall(t *testing.T) {
+	ix := buildAndOpen(t, Config{}, []string{"alpha beta", "alpha", "", "gamma gamma gamma alpha"})
+	if e := checkCompactNorms(t, ix); e != 0 {
+		t.Fatalf("4 rows of 3 lengths: %d escaped norms, want 0", e)
+	}
 }
 
 func sameHits(a, b []rlsearch.Hit) bool {

@@ -557,9 +557,10 @@ const windowMax = 4096
 // sum of n terms and the exact sum, so a skipped or pruned row's float32
 // score is provably <= θ.
 //
-// Per-row norms are read through Index.norm8 (compactNorms), a byte per
-// row, instead of the float32 normInv (5 MiB instead of 20 at 5M rows for
-// the random reads of scattered postings), bit-identical values.
+// On an index of at least compactNormsMinRows rows, per-row norms are
+// read through Index.norm8 (compactNorms), a byte per row, instead of the
+// float32 normInv (5 MiB instead of 20 at 5M rows for the random reads of
+// scattered postings), bit-identical values.
 //
 // Only rows in [lo, hi) are searched (SearchWith's row ranges).
 func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit, error) {

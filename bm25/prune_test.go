@@ -175,6 +175,12 @@ func checkPrunedEqualsExhaustive(t *testing.T, ix *Index, queries []string) {
 func checkCompactNorms(t *testing.T, ix *Index) (escaped int) {
 	t.Helper()
 	ix.compactNorms()
+	if ix.norm8 == nil {
+		if len(ix.normInv) >= compactNormsMinRows {
+			t.Fatalf("%d rows (>= %d) and no byte norms", len(ix.normInv), compactNormsMinRows)
+		}
+		return -1
+	}
 	if len(ix.norm8) != len(ix.normInv) {
 		t.Fatalf("norm8 has %d rows, normInv %d", len(ix.norm8), len(ix.normInv))
 	}
@@ -190,10 +196,19 @@ func checkCompactNorms(t *testing.T, ix *Index) (escaped int) {
 	return escaped
 }
 
+// withCompactNorms makes the indexes opened by the test use byte norms
+// (compactNorms) whatever their size.
+func withCompactNorms(t *testing.T) {
+	old := compactNormsMinRows
+	compactNormsMinRows = 0
+	t.Cleanup(func() { compactNormsMinRows = old })
+}
+
 // TestPrunedEqualsExhaustiveManyLengths has more than 255 distinct
 // document lengths, so some rows' norms are escaped to normInv in the
 // pruned search.
 func TestPrunedEqualsExhaustiveManyLengths(t *testing.T) {
+	withCompactNorms(t)
 	r := rand.New(rand.NewPCG(300, 7))
 	texts := make([]string, 4000)
 	for i := range texts {
@@ -207,6 +222,7 @@ func TestPrunedEqualsExhaustiveManyLengths(t *testing.T) {
 }
 
 func TestCompactNormsSmall(t *testing.T) {
+	withCompactNorms(t)
 	ix := buildAndOpen(t, Config{}, []string{"alpha beta", "alpha", "", "gamma gamma gamma alpha"})
 	if e := checkCompactNorms(t, ix); e != 0 {
 		t.Fatalf("4 rows of 3 lengths: %d escaped norms, want 0", e)
@@ -261,6 +277,7 @@ func TestPrunedEqualsExhaustiveGenerated200k(t *testing.T) {
 		n = 40_000
 	}
 	texts := genTopicalCorpus(n, 42, w.contents)
+	withCompactNorms(t) // the Wiki test covers normInv
 	ix := buildAndOpen(t, Config{TempDir: t.TempDir()}, texts)
 	if err := ix.Verify(); err != nil {
 		t.Fatal(err)
@@ -278,8 +295,11 @@ func TestPrunedEqualsExhaustiveGenerated200k(t *testing.T) {
 // makes every block bound equal, b = 0 ignores lengths), without the
 // shared data.
 func TestPrunedEqualsExhaustiveSynthetic(t *testing.T) {
-	for _, p := range []struct{ k1, b float64 }{{0.9, 0.4}, {0, 0.5}, {2, 0}, {1.2, 1}} {
+	for i, p := range []struct{ k1, b float64 }{{0.9, 0.4}, {0, 0.5}, {2, 0}, {1.2, 1}} {
 		t.Run(fmt.Sprintf("k1=%g/b=%g", p.k1, p.b), func(t *testing.T) {
+			if i%2 == 1 {
+				withCompactNorms(t)
+			}
 			r := rand.New(rand.NewPCG(uint64(p.k1*10), uint64(p.b*10)))
 			texts := make([]string, 3000)
 			for i := range texts {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,27 +13,6 @@ import (
 	"github.com/rlsearch/rlsearch/ann"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
-
-func requireFaiss(t *testing.T) {
-	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import faiss, numpy").Run(); err != nil {
-		msg := "python3-faiss/python3-numpy not importable by /usr/bin/python3 (run scripts/setup.sh)"
-		if os.Getenv("RLSEARCH_REQUIRE_NATIVE") == "1" {
-			t.Fatal(msg + " (RLSEARCH_REQUIRE_NATIVE=1)")
-		}
-		t.Skip(msg)
-	}
-}
-
-func python(t *testing.T, dir, script string) {
-	t.Helper()
-	cmd := exec.Command("/usr/bin/python3", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=2", "OPENBLAS_NUM_THREADS=2")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("python: %v\n%s", err, out)
-	}
-}
 
 func readI64(t *testing.T, path string) []int64 {
 	t.Helper()
@@ -55,12 +33,12 @@ func readI64(t *testing.T, path string) []int64 {
 // own top 10 for 32 queries (fp32 storage: exact up to float rounding
 // ties; fp16 and int8: recall@10 against faiss).
 func TestImportFaissMatchesFaissSearch(t *testing.T) {
-	requireFaiss(t)
+	testutil.RequireFaiss(t)
 	corpusPath := subsetCorpus(t, 1<<30)
 	n := countLines(t, corpusPath)
 	dir := t.TempDir()
 	const d, nq, k = 768, 32, 10
-	python(t, dir, fmt.Sprintf(`import faiss, numpy as np
+	testutil.RunPython(t, dir, 2, fmt.Sprintf(`import faiss, numpy as np
 rng = np.random.default_rng(11)
 x = rng.standard_normal((%[1]d, %[2]d)).astype('float32'); faiss.normalize_L2(x)
 ix = faiss.IndexFlatIP(%[2]d); ix.add(x); faiss.write_index(ix, 'e5_Flat.index')
@@ -144,10 +122,10 @@ func countLines(t *testing.T, path string) int {
 // vectors are refused (allowed for inner product with the flag, never for
 // L2), and nothing is left behind.
 func TestImportErrors(t *testing.T) {
-	requireFaiss(t)
+	testutil.RequireFaiss(t)
 	corpusPath := writeCorpus(t, smallCorpus) // 4 non-empty passages, 1 empty
 	dir := t.TempDir()
-	python(t, dir, `import faiss, numpy as np
+	testutil.RunPython(t, dir, 2, `import faiss, numpy as np
 rng = np.random.default_rng(3)
 def unit(n, d):
     x = rng.standard_normal((n, d)).astype('float32'); faiss.normalize_L2(x); return x

@@ -7,38 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
-
-// RequireFaiss skips the test when Debian's python3-faiss and numpy are
-// missing (scripts/setup.sh installs them), or fails it when
-// RLSEARCH_REQUIRE_NATIVE=1, as in CI.
-func requireFaiss(t testing.TB) {
-	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import faiss, numpy").Run(); err != nil {
-		msg := "python3-faiss/python3-numpy not importable by /usr/bin/python3 (run scripts/setup.sh)"
-		if os.Getenv("RLSEARCH_REQUIRE_NATIVE") == "1" {
-			t.Fatal(msg + " (RLSEARCH_REQUIRE_NATIVE=1)")
-		}
-		t.Skip(msg)
-	}
-}
-
-func runPython(t testing.TB, dir, script string) {
-	t.Helper()
-	cmd := exec.Command("/usr/bin/python3", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("python: %v\n%s", err, out)
-	}
-}
 
 // readAll reads every row with a chunk of chunkRows rows.
 func readAll(t *testing.T, r *Reader, chunkRows int) []float32 {
@@ -64,7 +38,7 @@ func readAll(t *testing.T, r *Reader, chunkRows int) []float32 {
 // and compares bit for bit with faiss's own reconstruct_n (or the numpy
 // array widened to float32).
 func TestAgainstFaissAndNumpy(t *testing.T) {
-	requireFaiss(t)
+	testutil.RequireFaiss(t)
 	dir := t.TempDir()
 	type tc struct {
 		name    string
@@ -114,7 +88,7 @@ func TestAgainstFaissAndNumpy(t *testing.T) {
 			fmt.Fprintf(&py, "x.astype('<f4').tofile('%s.ref')\n", c.name)
 		}
 	}
-	runPython(t, dir, py.String())
+	testutil.RunPython(t, dir, 1, py.String())
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ext := map[Format]string{FaissFlat: ".index", NPY: ".npy", FVecs: ".fvecs"}[c.format]
@@ -147,9 +121,9 @@ func TestAgainstFaissAndNumpy(t *testing.T) {
 // TestRefusedNumpy checks the clear errors for arrays this package does not
 // read.
 func TestRefusedNumpy(t *testing.T) {
-	requireFaiss(t)
+	testutil.RequireFaiss(t)
 	dir := t.TempDir()
-	runPython(t, dir, `import numpy as np
+	testutil.RunPython(t, dir, 1, `import numpy as np
 x = np.arange(12, dtype='float32').reshape(3, 4)
 np.save('fortran.npy', np.asfortranarray(x))
 np.save('f64.npy', x.astype('float64'))

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -129,4 +130,26 @@ func ReadFloat32s(tb testing.TB, path string) []float32 {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v
+}
+
+// RequireFaiss skips tb (or fails it under RLSEARCH_REQUIRE_NATIVE=1) when
+// Debian's python3-faiss and numpy are not importable by Python.
+func RequireFaiss(tb testing.TB) {
+	tb.Helper()
+	if err := exec.Command(Python, "-c", "import faiss, numpy").Run(); err != nil {
+		RequireNative(tb, "python3-faiss/python3-numpy importable by "+Python)
+	}
+}
+
+// RunPython runs script with Python in dir on threads BLAS threads,
+// failing tb with the script's output when it fails.
+func RunPython(tb testing.TB, dir string, threads int, script string) {
+	tb.Helper()
+	cmd := exec.Command(Python, "-c", script)
+	cmd.Dir = dir
+	n := strconv.Itoa(threads)
+	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("python: %v\n%s", err, out)
+	}
 }

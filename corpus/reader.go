@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -218,8 +219,10 @@ func (r *Reader) Skipped() int { return r.skipped }
 func (r *Reader) Line() int { return r.line }
 
 // BytesRead is the number of bytes consumed from the underlying file
-// (compressed bytes for .gz/.zst), for progress reporting.
-func (r *Reader) BytesRead() int64 { return r.counter.n }
+// (compressed bytes for .gz/.zst), for progress reporting. Safe to call
+// while another goroutine reads: the zstd decoder reads the file on its
+// own goroutine.
+func (r *Reader) BytesRead() int64 { return r.counter.n.Load() }
 
 // Close releases the file and decompressors.
 func (r *Reader) Close() error {
@@ -235,12 +238,12 @@ func (r *Reader) Close() error {
 
 type countingReader struct {
 	r io.Reader
-	n int64
+	n atomic.Int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
 

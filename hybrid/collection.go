@@ -336,6 +336,9 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 	if err := writeFileSync(filepath.Join(tmp, MetaFile), append(raw, '\n')); err != nil {
 		return nil, err
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it 0700
+		return nil, err
+	}
 	if err := syncFile(tmp); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -149,4 +150,29 @@ func verifyIndex(dir string, m *Meta, im IndexMeta) error {
 		return nil
 	}
 	return errors.New("unknown index kind " + im.Kind)
+}
+
+// CheckFile checks one file of a collection against its manifest: when
+// the directory holding path is a collection whose manifest lists the
+// file, its size and CRC-32C must match (ok reports that it was listed);
+// otherwise it returns false and nil. Errors are those of Open for the
+// manifest and the file.
+func CheckFile(ctx context.Context, path string) (ok bool, err error) {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if _, err := os.Stat(filepath.Join(dir, MetaFile)); err != nil {
+		return false, nil
+	}
+	m, err := readMeta(dir)
+	if err != nil {
+		return false, err
+	}
+	s, listed := m.Files[name]
+	if !listed {
+		return false, nil
+	}
+	one := Meta{Files: map[string]FileSum{name: s}}
+	return true, one.checkFiles(ctx, dir, nil)
 }

@@ -356,3 +356,78 @@ func TestManifestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRandomFlips: property over random single-byte damage to every file
+// of a collection with BM25, vector and row-map files. CRC-32C detects
+// every error burst of at most 32 bits, so any changed byte of a data file
+// must fail Open with ErrCorrupt naming that file; a changed byte of
+// collection.json must fail Open, or leave the decoded manifest exactly as
+// it was (JSON whitespace and key case do not change what Open uses).
+func TestRandomFlips(t *testing.T) {
+	src := imageCollection(t)
+	ctx := context.Background()
+	orig, err := readMeta(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{MetaFile}
+	for name := range orig.Files {
+		names = append(names, name)
+	}
+	rng := rand.New(rand.NewPCG(13, 5))
+	dir := copyDir(t, src)
+	const trials = 150
+	for i := range trials {
+		name := names[i%len(names)]
+		p := filepath.Join(dir, name)
+		good, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := bytes.Clone(good)
+		off := rng.IntN(len(b))
+		b[off] ^= byte(1 + rng.IntN(255))
+		os.WriteFile(p, b, 0o644)
+		c, err := Open(ctx, dir, OpenConfig{})
+		switch {
+		case name != MetaFile && (!errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p)):
+			t.Fatalf("%s byte %d changed: Open: %v, want ErrCorrupt naming %s", name, off, err, p)
+		case name == MetaFile && err == nil:
+			a, _ := json.Marshal(orig)
+			z, _ := json.Marshal(c.Meta)
+			if !bytes.Equal(a, z) {
+				t.Fatalf("collection.json byte %d changed (%q -> %q): Open succeeded with a different manifest", off, good[off], b[off])
+			}
+		case name == MetaFile && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrRebuild):
+			t.Fatalf("collection.json byte %d changed: Open: %v, want ErrCorrupt", off, err)
+		}
+		if c != nil {
+			c.Close()
+		}
+		os.WriteFile(p, good, 0o644)
+	}
+}
+
+// FuzzReadMeta: any collection.json is refused with an error or accepted
+// only with a self-consistent manifest; never a panic.
+func FuzzReadMeta(f *testing.F) {
+	f.Add([]byte(`{"format": 1}`))
+	f.Add([]byte(`{"format": 2, "checksum": "00000000"}`))
+	f.Add([]byte(`{"format": 2, "schema": {"name": "t", "id": "id", "columns": [], "text": []}, "rows": 1, "files": {"rows.db": {"size": 1, "crc32c": "00000000"}}, "tables": {"rows": 1, "texts": 1}, "checksum": "x"}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if err := os.WriteFile(filepath.Join(dir, MetaFile), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := readMeta(dir)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrRebuild) {
+				t.Fatalf("error wraps neither ErrCorrupt nor ErrRebuild: %v", err)
+			}
+			return
+		}
+		if sum, _ := metaChecksum(m); sum != m.Checksum || m.Format != CollectionFormat {
+			t.Fatalf("accepted a manifest with checksum %q (contents give %q), format %d", m.Checksum, sum, m.Format)
+		}
+	})
+}

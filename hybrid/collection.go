@@ -32,13 +32,23 @@ const (
 	DBFile   = "rows.db"         // SQLite: table rows (_row, id, columns), table texts (_row, text fields)
 )
 
-// Meta is collection.json.
+// Meta is collection.json. Files, Tables and Checksum are the manifest
+// (format 2): Open and Verify check every file against it (see readMeta,
+// checkFiles and Verify).
 type Meta struct {
-	Format  int                  `json:"format"` // 1
+	Format  int                  `json:"format"` // CollectionFormat (2)
 	Schema  *Schema              `json:"schema"`
 	Rows    int                  `json:"rows"`
 	Created string               `json:"created"`
 	Indexes map[string]IndexMeta `json:"indexes"` // by field name
+	// Files has the size and CRC-32C of every file of the collection
+	// except collection.json, by file name.
+	Files map[string]FileSum `json:"files"`
+	// Tables has the row count of every table of rows.db ("rows", "texts").
+	Tables map[string]int `json:"tables"`
+	// Checksum is the CRC-32C (8 hex digits) of this Meta's compact JSON
+	// encoding with Checksum "" (see metaChecksum).
+	Checksum string `json:"checksum"`
 }
 
 // IndexMeta describes the index of one text or image field.
@@ -246,8 +256,13 @@ func toCell(typ string, vals []any) cell {
 
 // Build reads cfg.Data, writes the rows into SQLite, builds one index per
 // text field (BM25, or E5 vectors through cfg.Encoder) and one vector index
-// per image field with vectors, and writes collection.json. Not safe to run
-// twice on one Dir at the same time.
+// per image field with vectors, syncs them, and writes collection.json last
+// with the manifest: size and CRC-32C of every file and the row count of
+// every table (see Meta). Everything is written into a temporary sibling
+// directory that replaces Dir by rename, so a reader opening Dir finds the
+// old collection, the new one or (between two renames) none, never a mix;
+// a crash between the renames leaves the old one under Dir.old-*. Not safe to run twice on one Dir at
+// the same time.
 func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -280,7 +295,7 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 			os.RemoveAll(tmp)
 		}
 	}()
-	meta := &Meta{Format: 1, Schema: s, Rows: len(rows), Created: time.Now().UTC().Format(time.RFC3339), Indexes: map[string]IndexMeta{}}
+	meta := &Meta{Format: CollectionFormat, Schema: s, Rows: len(rows), Created: time.Now().UTC().Format(time.RFC3339), Indexes: map[string]IndexMeta{}}
 	if err := writeDB(ctx, filepath.Join(tmp, DBFile), s, rows); err != nil {
 		return nil, err
 	}
@@ -302,17 +317,32 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 		}
 		meta.Indexes[f.Name] = im
 	}
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if err := syncFile(filepath.Join(tmp, e.Name())); err != nil {
+			return nil, err
+		}
+	}
+	if err := meta.seal(ctx, tmp, len(rows)); err != nil {
+		return nil, err
+	}
 	raw, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, MetaFile), append(raw, '\n'), 0o644); err != nil {
+	if err := writeFileSync(filepath.Join(tmp, MetaFile), append(raw, '\n')); err != nil {
 		return nil, err
 	}
-	if err := os.RemoveAll(cfg.Dir); err != nil {
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it 0700
 		return nil, err
 	}
-	if err := os.Rename(tmp, cfg.Dir); err != nil {
+	if err := syncFile(tmp); err != nil {
+		return nil, err
+	}
+	if err := replaceDir(tmp, cfg.Dir); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -636,44 +666,70 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Collection, error) 
 	if cfg.Conns == 0 {
 		cfg.Conns = runtime.GOMAXPROCS(0)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	meta, err := readMeta(dir)
 	if err != nil {
 		return nil, err
 	}
-	c := &Collection{Dir: dir, cfg: cfg}
-	if err := json.Unmarshal(raw, &c.Meta); err != nil {
-		return nil, fmt.Errorf("hybrid: %s: %w", MetaFile, err)
-	}
-	if c.Meta.Format != 1 || c.Meta.Schema == nil {
-		return nil, fmt.Errorf("hybrid: %s: unsupported format %d", MetaFile, c.Meta.Format)
-	}
-	s := c.Meta.Schema
-	if err := s.Validate(); err != nil {
+	c := &Collection{Dir: dir, cfg: cfg, Meta: meta}
+	// Every byte of every file against the manifest before anything is
+	// used: SQLite does not checksum values, so a flipped byte inside a
+	// row passes PRAGMA integrity_check and would serve wrong rows.
+	if err := c.Meta.checkFiles(ctx, dir, nil); err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(filepath.Join(dir, DBFile))
+	db, err := openDB(dir, cfg.Conns)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(abs); err != nil {
-		return nil, err
-	}
-	// Read-only at three levels: SQLite opens the file read-only
-	// (mode=ro), treats it as unchanging (immutable=1), and every
-	// connection has PRAGMA query_only=1.
-	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1&_query_only=1"}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(cfg.Conns)
-	db.SetMaxIdleConns(cfg.Conns)
 	c.db = db
 	if err := c.load(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return c, nil
+}
+
+// openDB opens rows.db of dir read-only at three levels: SQLite opens the
+// file read-only (mode=ro), treats it as unchanging (immutable=1), and
+// every connection has PRAGMA query_only=1.
+func openDB(dir string, conns int) (*sql.DB, error) {
+	abs, err := filepath.Abs(filepath.Join(dir, DBFile))
+	if err != nil {
+		return nil, err
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1&_query_only=1"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	return db, nil
+}
+
+// replaceDir makes the directory tmp be dst: an existing dst is first
+// renamed aside, then removed once tmp is in place.
+func replaceDir(tmp, dst string) error {
+	old := ""
+	if _, err := os.Stat(dst); err == nil {
+		d, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dst)), filepath.Base(dst)+".old-*")
+		if err != nil {
+			return err
+		}
+		old = filepath.Join(d, "c")
+		if err := os.Rename(dst, old); err != nil {
+			os.Remove(d)
+			return err
+		}
+		defer os.RemoveAll(d)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		if old != "" {
+			os.Rename(old, dst)
+		}
+		return err
+	}
+	return nil
 }
 
 func (c *Collection) load(ctx context.Context) error {
@@ -722,7 +778,7 @@ func (c *Collection) load(ctx context.Context) error {
 		return err
 	}
 	if len(c.ids) != c.Meta.Rows {
-		return fmt.Errorf("hybrid: %s has %d rows, %s says %d", DBFile, len(c.ids), MetaFile, c.Meta.Rows)
+		return fmt.Errorf("%w: %s: table rows has %d rows, %s says %d", ErrCorrupt, filepath.Join(c.Dir, DBFile), len(c.ids), MetaFile, c.Meta.Rows)
 	}
 	c.texts = make([][]string, len(s.Text))
 	if len(s.Text) > 0 {
@@ -750,6 +806,9 @@ func (c *Collection) load(ctx context.Context) error {
 		}
 		if err := trs.Err(); err != nil {
 			return err
+		}
+		if n := len(c.texts[0]); n != c.Meta.Tables["texts"] {
+			return fmt.Errorf("%w: %s: table texts has %d rows, %s says %d", ErrCorrupt, filepath.Join(c.Dir, DBFile), n, MetaFile, c.Meta.Tables["texts"])
 		}
 	}
 	c.text = make([]fieldIndex, len(s.Text))

@@ -3,7 +3,7 @@
 // Search-R1's /retrieve API.
 //
 //	rlsearch index  --corpus corpus.jsonl --out DIR [--model E5DIR]
-//	rlsearch verify DIR
+//	rlsearch verify PATH    (index, collection, directory of them, or one file)
 //	rlsearch serve  --index DIR [--model E5DIR] [--addr :8000]
 //	rlsearch search --index DIR [--model E5DIR] "question" ...
 //	rlsearch search --server http://127.0.0.1:8000 "question" ...
@@ -34,7 +34,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"index", "build an index directory from a corpus JSONL", runIndex},
-		{"verify", "check every checksum, block and count of an index directory", runVerify},
+		{"verify", "check every checksum, block and count of an index, collection, shard or other stored file", runVerify},
 		{"serve", "serve Search-R1's POST /retrieve, GET /healthz, GET /metrics", runServe},
 		{"search", "print ranked titles and scores for questions", runSearch},
 		{"eval", "print recall@k of gold passages for a question set", runEval},

@@ -123,17 +123,21 @@ class Client:
         self.timeout, self.max_retries = float(timeout), max_retries
         self.backoff, self.max_backoff, self.jitter = float(backoff), float(max_backoff), float(jitter)
         self._local = threading.local()
+        self._sessions = []
+        self._sessions_lock = threading.Lock()
         self._sleep = time.sleep
 
     def __getstate__(self):
         st = self.__dict__.copy()
-        st.pop("_local", None)
-        st.pop("_sleep", None)
+        for k in ("_local", "_sleep", "_sessions", "_sessions_lock"):
+            st.pop(k, None)
         return st
 
     def __setstate__(self, st):
         self.__dict__.update(st)
         self._local = threading.local()
+        self._sessions = []
+        self._sessions_lock = threading.Lock()
         self._sleep = time.sleep
 
     def _session(self):
@@ -141,7 +145,24 @@ class Client:
         if s is None:
             s = requests.Session()
             self._local.session = s
+            with self._sessions_lock:
+                self._sessions.append(s)
         return s
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: nothing left to close
+            pass
+
+    def close(self):
+        """Closes the connections of every thread's session; the client stays
+        usable (new sessions are made on the next request)."""
+        with self._sessions_lock:
+            sessions, self._sessions = self._sessions, []
+        self._local = threading.local()
+        for s in sessions:
+            s.close()
 
     def _delay(self, attempt, resp):
         d = min(self.max_backoff, self.backoff * (2 ** attempt))

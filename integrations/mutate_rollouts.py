@@ -175,7 +175,8 @@ def reuse_continuation(traj, turn):
 class Progress:
     """Progress on stderr: a rewritten line on a terminal, else a line every 10 %."""
 
-    def __init__(self, total, label, stream=sys.stderr):
+    def __init__(self, total, label, stream=None):
+        stream = stream or sys.stderr
         self.total, self.label, self.stream, self.done = total, label, stream, 0
         self.t0, self.tty, self.next_pct = time.monotonic(), stream.isatty(), 10
 
@@ -224,7 +225,9 @@ def read_jsonl(path):
                     raise InputError(f"{path}:{n}: not JSON: {e}") from None
 
 
-def run(args, client, stderr=sys.stderr):
+def run(args, client, stderr=None):
+    """Runs the script's work with parsed args; returns the summary dict."""
+    stderr = stderr or sys.stderr
     gold = Gold(args.gold)
     trajs = [to_trajectory(obj, n, gold) for n, obj in read_jsonl(args.input)]
     by_id = {t["id"]: t for t in trajs}

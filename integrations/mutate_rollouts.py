@@ -306,6 +306,8 @@ def main(argv=None):
         ap.error("give --out, --proposals-out, or both")
     if args.continuations and not args.out:
         ap.error("--continuations needs --out")
+    if args.continuations and args.proposals_out:
+        ap.error("--continuations builds records from given programs: --proposals-out does not apply")
     if not 1 <= args.batch <= 4096:
         ap.error(f"--batch {args.batch}: want 1..4096")
     if args.max_per_rollout < 1:

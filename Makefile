@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-short bench testmodel fmt vet clean kernels bench-ann bench-scale
+.PHONY: all setup build demo test test-short test-integrations demo-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale
 
 all: build
 
@@ -35,8 +35,17 @@ vet:
 	$(GO) vet ./...
 
 # The test command CI runs. Native parts must be present: a missing one fails instead of skipping.
-test: setup vet
+test: setup vet test-integrations
 	RLSEARCH_REQUIRE_NATIVE=1 RLSEARCH_DATA=$(DATA) $(GO) test -race -count=1 -timeout 30m ./...
+
+# Trainer integrations (integrations/, Python 3 + requests): unittest with Debian's python3 against a live
+# `rlsearch serve` on loopback over a BM25 index of wiki_multihop built in the test (a few seconds).
+test-integrations: setup build
+	RLSEARCH_BIN=$(ROOT)/$(BIN) RLSEARCH_DATA=$(DATA) /usr/bin/python3 -m unittest discover -s integrations/tests -t .
+
+# Rollout text -> verl tool call -> observation -> rewards (and the Search-R1 hook) on wiki_multihop: integrations/demo.py.
+demo-integrations: setup build
+	RLSEARCH_BIN=$(ROOT)/$(BIN) RLSEARCH_DATA=$(DATA) /usr/bin/python3 integrations/demo.py
 
 test-short:
 	$(GO) test -short ./...

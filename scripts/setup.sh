@@ -9,6 +9,7 @@
 #   .cache/oracle/node_modules            Hugging Face tokenizers for Node (parity oracle for tests)
 #   Debian: python3-onnx python3-numpy     test-model generator and numpy reference forward pass
 #   Debian: python3-faiss libopenblas0-pthread  faiss-written vector files for ann/vecfile and index --vectors tests
+#   Debian: python3-requests python3-yaml  trainer integrations (integrations/) and their tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -21,6 +22,7 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 need_apt=()
 /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null || need_apt+=(python3-onnx python3-numpy)
 /usr/bin/python3 -c 'import faiss, numpy' 2>/dev/null || need_apt+=(python3-faiss python3-numpy libopenblas0-pthread)
+/usr/bin/python3 -c 'import requests, yaml' 2>/dev/null || need_apt+=(python3-requests python3-yaml)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -139,3 +139,53 @@ func TestRerankCommandNonFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestServeNonFiniteRerank: behind serve, the same NaN model fails
+// rerank() in a program (an error naming the query and document, not NaN
+// scores in the output) and POST /rerank (500 naming both).
+func TestServeNonFiniteRerank(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	bpe, err := rerank.LoadBPE(filepath.Join(root, ".cache", "tokenizers", "qwen3.json"))
+	if err != nil {
+		testutil.RequireNative(t, "Qwen3 tokenizer: "+err.Error())
+	}
+	model := qwen3TestModel(t, "--nan-token", fmt.Sprint(bpe.Encode(" poison")[0]))
+	lib := testutil.ORTLib(t)
+	dir, _ := buildIndex(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"serve", "--index", dir, "--addr", "127.0.0.1:0", "--reranker", model, "--ort-lib", lib, "--rerank-check=false"}, pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	base := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	post := func(path, body string) (int, string) {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := post("/rerank", `{"queries": ["capital"], "documents": [[{"id": "a", "contents": "x"}, {"id": "p", "contents": "a poison"}]], "return_scores": false}`)
+	if code != 500 || !strings.Contains(body, `documents[0][1] (id \"p\")`) || !strings.Contains(body, `queries[0] \"capital\"`) {
+		t.Errorf("/rerank with a NaN pair: %d %s; want 500 naming queries[0] and documents[0][1]", code, body)
+	}
+	code, body = post("/v1/programs/execute", `{"programs": [{"id": "p", "code": "docs = sparse('capital city', k=3)\nprint(rerank('poison', docs, k=2))"}]}`)
+	if code != 200 || !strings.Contains(body, `"code":"internal_error"`) || !strings.Contains(body, `scored NaN for query \"poison\", document 0 (id \"`) {
+		t.Errorf("rerank() with a NaN model: %d %s; want the program's internal_error naming the query and document", code, body)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+}

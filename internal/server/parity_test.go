@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -158,4 +160,45 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// failingRetriever answers "all" with every row and fails on "fail!".
+type failingRetriever struct{ all []rlsearch.Hit }
+
+func (failingRetriever) Name() string { return "x" }
+
+func (f failingRetriever) Retrieve(_ context.Context, qs []string, k int) ([][]rlsearch.Hit, error) {
+	out := make([][]rlsearch.Hit, len(qs))
+	for i, q := range qs {
+		if q == "fail!" {
+			return nil, errors.New("fake: shard read failed")
+		}
+		out[i] = f.all[:min(k, len(f.all))]
+	}
+	return out, nil
+}
+
+// TestLateChunkFailure: a retrieval failure in the last chunk, after
+// earlier chunks gathered far more than one 64 KiB flush of output, is
+// still a clean JSON 500: every chunk is searched before the first byte.
+func TestLateChunkFailure(t *testing.T) {
+	var docs fakeDocs
+	for i := range 1000 {
+		docs = append(docs, rlsearch.Document{ID: itoa(i), Contents: rlsearch.MakeContents("T", strings.Repeat("word ", 40))})
+	}
+	all := make([]rlsearch.Hit, len(docs))
+	for i := range all {
+		all[i] = rlsearch.Hit{Row: int32(i), Score: 1}
+	}
+	s, err := New(Config{Retrievers: map[string]rlsearch.Retriever{"x": failingRetriever{all}}, Docs: docs, Logger: quietLogger(), ChunkQueries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, hdr, body := do(t, s.Handler(), http.MethodPost, "/retrieve", `{"queries":["all","all","all","fail!"],"topk":1000}`)
+	if code != 500 || hdr.Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d (%s), want a JSON 500; body %.200s", code, hdr.Get("Content-Type"), body)
+	}
+	if msg, _ := errorBody(t, body); !strings.Contains(msg, "shard read failed") {
+		t.Errorf("error %q does not carry the retriever's", msg)
+	}
 }

@@ -30,6 +30,9 @@ type rerankFlags struct {
 	instruction string
 	check       bool
 	topK        int
+	maxQueries  int
+	maxDocs     int
+	maxBody     int64
 }
 
 func (f *rerankFlags) bind(fs *flag.FlagSet) {
@@ -41,6 +44,9 @@ func (f *rerankFlags) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&f.wait, "rerank-wait", 0, "how long a reranker batch waits to fill (0 = 2ms)")
 	fs.StringVar(&f.instruction, "rerank-instruction", "", "Qwen3-Reranker instruction (default: the model card's web search instruction)")
 	fs.BoolVar(&f.check, "rerank-check", true, "at startup require the reranker to score a relevant passage above irrelevant ones (turn off for random-weight test models)")
+	fs.IntVar(&f.maxQueries, "rerank-max-queries", rerank.DefaultMaxRerankQueries, "most queries per /rerank request")
+	fs.IntVar(&f.maxDocs, "rerank-max-docs", rerank.DefaultMaxRerankDocs, "most candidate documents per /rerank request, all queries together (each is one model pass)")
+	fs.Int64Var(&f.maxBody, "rerank-max-body", rerank.DefaultMaxRerankBody, "largest /rerank request body in bytes")
 	fs.IntVar(&f.topK, "rerank-topk", rerank.DefaultRerankTopK, "documents kept per query when a /rerank request omits rerank_topk or sends 0 (Search-R1's default: 3)")
 }
 
@@ -70,7 +76,7 @@ func (f *rerankFlags) mount(r *rerank.Reranker, extra map[string]http.Handler, l
 	if r == nil {
 		return nil
 	}
-	h, err := rerank.NewHandler(r, rerank.HandlerConfig{DefaultTopK: f.topK})
+	h, err := rerank.NewHandler(r, rerank.HandlerConfig{DefaultTopK: f.topK, MaxQueries: f.maxQueries, MaxDocs: f.maxDocs, MaxBodyBytes: f.maxBody})
 	if err != nil {
 		return err
 	}

@@ -388,7 +388,7 @@ func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
 func (s *Server) search(ctx context.Context, req *retrieveRequest) ([]rlsearch.Hit, []int, error) {
 	n := len(req.queries)
 	ends := make([]int, n)
-	hits := make([]rlsearch.Hit, 0, n*req.topK) // n*topK ≤ Config.MaxResults
+	hits := make([]rlsearch.Hit, 0, min(n*req.topK, 1<<20)) // n*topK ≤ Config.MaxResults; lists may be shorter
 	chunk := s.cfg.ChunkQueries
 	var (
 		qs   []string

@@ -411,3 +411,45 @@ func TestBM25BatchDuplicateQueries(t *testing.T) {
 		t.Error("duplicate queries share one hit slice")
 	}
 }
+
+// nanEncoder embeds passages as hashEncoder does and queries holding
+// "nan!" as NaN vectors (a broken dense model).
+type nanEncoder struct{ hashEncoder }
+
+func (n nanEncoder) EncodeQueries(ctx context.Context, t []string) ([]float32, error) {
+	out := n.enc(t)
+	for i, q := range t {
+		if strings.Contains(q, "nan!") {
+			for j := range n.dim {
+				out[i*n.dim+j] = float32(math.NaN())
+			}
+		}
+	}
+	return out, nil
+}
+
+// TestDenseNonFiniteEmbedding: a NaN query embedding used to give an empty
+// list (exact search never ranks a NaN score), a silent wrong answer; now
+// the dense retriever fails naming the query, and queries without NaN
+// still work.
+func TestDenseNonFiniteEmbedding(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "ix")
+	enc := hashEncoder{dim: 16, seed: 1}
+	if _, err := Build(ctx, BuildConfig{Corpus: writeCorpus(t, smallCorpus), Dir: dir, Encoder: enc}); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(ctx, dir, OpenConfig{Encoder: nanEncoder{enc}, SelfCheckRows: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	e5 := ix.Retrievers()["e5"]
+	if hits, err := e5.Retrieve(ctx, []string{"capital of France"}, 2); err != nil || len(hits[0]) != 2 {
+		t.Fatalf("finite query: %v, %v", hits, err)
+	}
+	hits, err := e5.Retrieve(ctx, []string{"capital", " ", "the nan! query"}, 2)
+	if !errors.Is(err, ErrNonFiniteEmbedding) || !strings.Contains(err.Error(), `queries[2] "the nan! query"`) {
+		t.Fatalf("NaN embedding: %v, %v; want ErrNonFiniteEmbedding naming queries[2]", hits, err)
+	}
+}

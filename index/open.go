@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/ann"
@@ -21,6 +22,13 @@ import (
 // ErrSelfCheck is returned by Open when the encoder and the dense shard do
 // not belong together.
 var ErrSelfCheck = errors.New("index: dense self-check failed")
+
+// ErrNonFiniteEmbedding is returned (wrapped, naming the query) by the
+// dense retriever when the encoder embeds a query with a NaN or infinite
+// value: every score against it would be NaN, and exact search, which never
+// ranks a NaN, would answer an empty list instead of an error. It is a model
+// fault (a broken export or weights), so servers answer it with a 5xx.
+var ErrNonFiniteEmbedding = errors.New("index: encoder returned a NaN or infinite query embedding")
 
 // OpenConfig configures Open.
 type OpenConfig struct {
@@ -324,7 +332,9 @@ func (r denseRetriever) Name() string { return "e5" }
 
 // Retrieve embeds the queries (E5 "query: " prefix) and searches the shard.
 // Blank (empty or whitespace-only) queries get an empty list without being
-// embedded.
+// embedded. A query embedding with a NaN or infinite value fails the call
+// with ErrNonFiniteEmbedding naming the query (its index in queries and its
+// text).
 func (r denseRetriever) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
 	if k < 0 {
 		return nil, fmt.Errorf("%w: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
@@ -346,6 +356,23 @@ func (r denseRetriever) Retrieve(ctx context.Context, queries []string, k int) (
 	vecs, err := r.enc.EncodeQueries(ctx, texts)
 	if err != nil {
 		return nil, err
+	}
+	if dim := r.enc.Dim(); dim > 0 && len(vecs) == len(texts)*dim {
+		for j := range texts {
+			for d, v := range vecs[j*dim : (j+1)*dim] {
+				if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+					q := texts[j]
+					if len(q) > 80 {
+						cut := 80
+						for cut > 0 && !utf8.RuneStart(q[cut]) {
+							cut--
+						}
+						q = q[:cut] + "…"
+					}
+					return nil, fmt.Errorf("%w: %s embedded queries[%d] %q with %v at dimension %d", ErrNonFiniteEmbedding, r.enc.Name(), where[j], q, v, d)
+				}
+			}
+		}
 	}
 	hits, err := r.flat.Search(ctx, vecs, k)
 	if err != nil {

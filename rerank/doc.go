@@ -13,7 +13,23 @@
 //     is sorted by length and cut into runs of at most
 //     Config.MaxBatchTokens padded tokens, so a long document runs alone.
 //   - NewHandler: Search-R1's POST /rerank contract over any
-//     rlsearch.Reranker; Check: the startup sanity check for real weights.
+//     rlsearch.Reranker (rerank_topk absent, null or 0 keeps 3, Search-R1's
+//     default); Check: the startup sanity check for real weights.
+//
+// Non-finite scores. No NaN or ±Inf score ever leaves this package: the
+// choice is an error, not "rank last with a flag", because a NaN means the
+// model (a broken export or weights) is at fault and any ranking built on
+// it would be silently wrong; a trainer must see it. Reranker.Rerank fails
+// with a *NonFiniteError (errors.Is ErrNonFinite) naming the query and the
+// document (position and id); RerankLists does the same for any
+// rlsearch.Reranker and names the request's positions, queries[i] and
+// documents[i][j]; POST /rerank answers 500 with that message in the JSON
+// error (500 because the served model is at fault, not the client; it
+// counts under rlsearch_http_errors_total{kind="internal"} in /metrics),
+// whatever return_scores says; the response body is encoded whole
+// (EncodeResult) before the status is written, so an encoding failure can
+// never become an empty 200. rerank() in programs and `rlsearch rerank` go
+// through Reranker.Rerank and report the same error.
 //
 // Build: cgo (github.com/yalue/onnxruntime_go loads ONNX Runtime at run
 // time; internal/ortenv initialises it once per process, shared with

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -19,8 +20,10 @@ import (
 // Defaults of HandlerConfig.
 const (
 	// DefaultRerankTopK is the number of documents kept per query when a
-	// request omits rerank_topk (or sends null): 10.
-	DefaultRerankTopK = 10
+	// request omits rerank_topk or sends null or 0: 3, the rerank_topk
+	// default of Search-R1's reranker_server.py (RerankerArguments), which
+	// also replaces a falsy rerank_topk with it.
+	DefaultRerankTopK = 3
 	// DefaultMaxRerankQueries bounds len(queries) per request.
 	DefaultMaxRerankQueries = 1024
 	// DefaultMaxRerankDocs bounds the documents of one request, all queries
@@ -213,8 +216,8 @@ func ParseRerankRequest(body io.Reader, cfg HandlerConfig) (req RerankRequest, d
 		return req, nil, &requestError{"documents is required (one list of candidates per query)", "documents", 0}
 	case len(req.Documents) != len(req.Queries):
 		return req, nil, &requestError{fmt.Sprintf("%d document lists for %d queries (want one per query)", len(req.Documents), len(req.Queries)), "documents", 0}
-	case req.RerankTopK < 0, req.RerankTopK == 0 && fields != nil && fields["rerank_topk"] != nil && jsonKind(fields["rerank_topk"]) != "null":
-		return req, nil, &requestError{fmt.Sprintf("rerank_topk %d: must be >= 1 (omit it for %d)", req.RerankTopK, cfg.DefaultTopK), "rerank_topk", 0}
+	case req.RerankTopK < 0:
+		return req, nil, &requestError{fmt.Sprintf("rerank_topk %d: must be >= 1 (0 or absent means %d)", req.RerankTopK, cfg.DefaultTopK), "rerank_topk", 0}
 	}
 	if req.RerankTopK == 0 {
 		req.RerankTopK = cfg.DefaultTopK
@@ -277,14 +280,18 @@ func Dedup(docs []rlsearch.Document) (uniq []rlsearch.Document, at []int) {
 // once), and returns per query the top k by descending score (ties: earlier
 // candidate first). The result has one list per query, empty (not nil) for a
 // query without documents. The queries run concurrently so that a batching
-// reranker merges them.
+// reranker merges them. Every score in the result is finite: a NaN or ±Inf
+// score from r (any rlsearch.Reranker) fails the whole call with a
+// *NonFiniteError naming queries[i] and documents[i][j] (the request's
+// positions) and the document id; the errors of all failing queries are
+// joined.
 func RerankLists(ctx context.Context, r rlsearch.Reranker, queries []string, docs [][]rlsearch.Document, k int) ([][]ScoredDocument, error) {
 	out := make([][]ScoredDocument, len(queries))
 	errs := make([]error, len(queries))
 	var wg sync.WaitGroup
 	for i, q := range queries {
 		out[i] = []ScoredDocument{}
-		uniq, _ := Dedup(docs[i])
+		uniq, at := Dedup(docs[i])
 		if len(uniq) == 0 {
 			continue
 		}
@@ -294,6 +301,21 @@ func RerankLists(ctx context.Context, r rlsearch.Reranker, queries []string, doc
 			scores, err := r.Rerank(ctx, q, uniq)
 			if err == nil && len(scores) != len(uniq) {
 				err = fmt.Errorf("rerank: %s returned %d scores for %d documents", r.Name(), len(scores), len(uniq))
+			}
+			if err == nil {
+				err = checkFinite(r.Name(), q, uniq, scores)
+			}
+			var nf *NonFiniteError
+			if errors.As(err, &nf) {
+				// Name the request's positions: queries[i], documents[i][j]
+				// (the first candidate that is this distinct document).
+				e := *nf
+				e.QueryIndex, e.Query = i, q
+				if e.Doc < len(uniq) {
+					e.DocID = uniq[e.Doc].ID
+					e.Doc = slices.Index(at, e.Doc)
+				}
+				err = &e
 			}
 			if err != nil {
 				errs[i] = err
@@ -331,7 +353,7 @@ func RerankLists(ctx context.Context, r rlsearch.Reranker, queries []string, doc
 
 // NewHandler serves Search-R1's rerank contract:
 //
-//	POST /rerank {"queries": [str], "documents": [[doc]], "rerank_topk": int >= 1 (default 10), "return_scores": bool}
+//	POST /rerank {"queries": [str], "documents": [[doc]], "rerank_topk": int >= 0 (0 or absent: HandlerConfig.DefaultTopK, 3), "return_scores": bool}
 //	→ {"result": [[{"document": doc, "score": float}, ...] per query]}
 //
 // with bare documents when return_scores is false. Each query is scored
@@ -340,7 +362,12 @@ func RerankLists(ctx context.Context, r rlsearch.Reranker, queries []string, doc
 // a 4xx with the house JSON error naming the field, including a key that
 // misspells a known one ("topk", "rerank_top_k" and "TopK" are a 400
 // asking whether rerank_topk was meant; other unknown keys pass).
-// Reranker failures are 500 (503 when the request was cancelled). Safe for
+// Reranker failures are 500 (503 when the request was cancelled),
+// including a NaN or ±Inf model score: the served model is at fault, not
+// the client, and the JSON error names the query and the document
+// (queries[i], documents[i][j], id) — never a 200, whether return_scores is
+// true or false. The response is encoded whole before the status is
+// written, so an encoding failure is a 500 too, never an empty 200. Safe for
 // concurrent use.
 func NewHandler(r rlsearch.Reranker, cfg HandlerConfig) (http.Handler, error) {
 	if r == nil {
@@ -381,18 +408,44 @@ func NewHandler(r rlsearch.Reranker, cfg HandlerConfig) (http.Handler, error) {
 			}
 			return
 		}
-		var result any = lists
-		if !body.ReturnScores {
-			bare := make([][]rlsearch.Document, len(lists))
-			for i, l := range lists {
-				bare[i] = make([]rlsearch.Document, len(l))
-				for j, sd := range l {
-					bare[i][j] = sd.Document
-				}
-			}
-			result = bare
+		out, err := EncodeResult(lists, body.ReturnScores)
+		if err != nil {
+			server.WriteError(w, http.StatusInternalServerError, err.Error(), "")
+			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"result": result})
+		w.Header().Set("Content-Length", fmt.Sprint(len(out)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(out)
 	}), nil
+}
+
+// EncodeResult encodes {"result": lists} (bare documents when scores is
+// false) as one JSON line. It fails, rather than writing anything, when a
+// score is NaN or ±Inf (naming the query and the document position), so
+// that a caller writes a status only once the whole body exists.
+func EncodeResult(lists [][]ScoredDocument, scores bool) ([]byte, error) {
+	for i, l := range lists {
+		for j, sd := range l {
+			if f := float64(sd.Score); math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("%w: result[%d][%d] (id %q) scored %v", ErrNonFinite, i, j, sd.Document.ID, sd.Score)
+			}
+		}
+	}
+	var result any = lists
+	if !scores {
+		bare := make([][]rlsearch.Document, len(lists))
+		for i, l := range lists {
+			bare[i] = make([]rlsearch.Document, len(l))
+			for j, sd := range l {
+				bare[i][j] = sd.Document
+			}
+		}
+		result = bare
+	}
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(map[string]any{"result": result}); err != nil {
+		return nil, fmt.Errorf("rerank: encode response: %w", err)
+	}
+	return buf.Bytes(), nil
 }

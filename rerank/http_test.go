@@ -170,7 +170,6 @@ func TestRerankBadInput(t *testing.T) {
 		{"doc without contents", `{"queries": ["a"], "documents": [[{"id": "x"}]]}`, "documents", 400},
 		{"doc not object", `{"queries": ["a"], "documents": [[3]]}`, "documents", 400},
 		{"negative topk", `{"queries": ["a"], "documents": [[]], "rerank_topk": -1}`, "rerank_topk", 400},
-		{"zero topk", `{"queries": ["a"], "documents": [[]], "rerank_topk": 0}`, "rerank_topk", 400},
 		{"topk (the /retrieve name)", `{"queries": ["a"], "documents": [[]], "topk": 3}`, "topk", 400},
 		{"rerank_top_k", `{"queries": ["a"], "documents": [[]], "rerank_top_k": 3}`, "rerank_top_k", 400},
 		{"TopK", `{"queries": ["a"], "documents": [[]], "TopK": 3}`, "TopK", 400},
@@ -271,7 +270,7 @@ func TestRerankBadInputMessages(t *testing.T) {
 		{"topk", `{"queries": ["a"], "documents": [[]], "topk": 3}`, `unknown field "topk": did you mean "rerank_topk"?`},
 		{"rerank_top_k", `{"queries": ["a"], "documents": [[]], "rerank_top_k": 3}`, `unknown field "rerank_top_k": did you mean "rerank_topk"?`},
 		{"TopK", `{"queries": ["a"], "documents": [[]], "TopK": 3}`, `unknown field "TopK": did you mean "rerank_topk"?`},
-		{"zero topk", `{"queries": ["a"], "documents": [[]], "rerank_topk": 0}`, `rerank_topk 0: must be >= 1 (omit it for 10)`},
+		{"negative topk", `{"queries": ["a"], "documents": [[]], "rerank_topk": -2}`, `rerank_topk -2: must be >= 1 (0 or absent means 3)`},
 		{"string doc", `{"queries": ["a"], "documents": [["plain string"]]}`, `documents[0][0] must be an object with "contents" (or "title"/"text"), got string`},
 		{"null doc", `{"queries": ["a"], "documents": [[{"contents": "x"}, null]]}`, `documents[0][1] must be an object with "contents" (or "title"/"text"), got null`},
 		{"string document", `{"queries": ["a"], "documents": [[{"document": "x"}]]}`, `documents[0][0].document must be an object with "contents" (or "title"/"text"), got string`},
@@ -294,6 +293,30 @@ func TestRerankBadInputMessages(t *testing.T) {
 	} {
 		if code, m := post(t, h, body); code != 200 {
 			t.Errorf("%s: %d %v, want 200", body, code, m["error"])
+		}
+	}
+}
+
+// TestRerankDefaultTopK: Search-R1's reranker_server.py keeps rerank_topk
+// 3 when the request's is absent, null or 0 (`if not request.rerank_topk`);
+// so do we (HandlerConfig.DefaultTopK, DefaultRerankTopK).
+func TestRerankDefaultTopK(t *testing.T) {
+	h, _ := NewHandler(&fakeReranker{}, HandlerConfig{})
+	var docs []string
+	for i := range 5 {
+		docs = append(docs, doc(fmt.Sprint(i), fmt.Sprintf("passage %d about paris", i)))
+	}
+	list := "[" + strings.Join(docs, ",") + "]"
+	for _, topk := range []string{``, `, "rerank_topk": null`, `, "rerank_topk": 0`} {
+		code, m := post(t, h, `{"queries": ["paris", "x"], "documents": [`+list+`, `+list+`]`+topk+`}`)
+		res, _ := m["result"].([]any)
+		if code != 200 || len(res) != 2 {
+			t.Fatalf("%q: %d %v", topk, code, m)
+		}
+		for i, l := range res {
+			if n := len(l.([]any)); n != 3 {
+				t.Errorf("rerank_topk %q: query %d kept %d documents, want 3", topk, i, n)
+			}
 		}
 	}
 }

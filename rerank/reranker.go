@@ -87,7 +87,65 @@ var (
 	ErrClosed      = errors.New("rerank: reranker is closed")
 	ErrModelConfig = errors.New("rerank: bad model config")
 	ErrModel       = errors.New("rerank: model output does not match the config")
+	// ErrNonFinite is wrapped by *NonFiniteError: the model scored a pair
+	// NaN or ±Inf, which JSON cannot carry and no ranking can place.
+	ErrNonFinite = errors.New("rerank: model returned a NaN or infinite score")
 )
+
+// NonFiniteError names the pair a model scored NaN or ±Inf. Doc is the
+// document's position in the list given to Rerank (RerankLists rewrites
+// it to the request's position, documents[Query][Doc]); QueryIndex is -1
+// when the caller scored a single query. It wraps ErrNonFinite.
+type NonFiniteError struct {
+	Model      string
+	QueryIndex int
+	Query      string
+	Doc        int
+	DocID      string
+	Score      float32
+}
+
+func (e *NonFiniteError) Error() string {
+	q := "query " + quoteShort(e.Query)
+	d := fmt.Sprintf("document %d", e.Doc)
+	if e.QueryIndex >= 0 {
+		q = fmt.Sprintf("queries[%d] %s", e.QueryIndex, quoteShort(e.Query))
+		d = fmt.Sprintf("documents[%d][%d]", e.QueryIndex, e.Doc)
+	}
+	return fmt.Sprintf("rerank: model %s scored %v for %s, %s (id %q): a NaN or infinite score is a model fault (broken export or weights)",
+		e.Model, e.Score, q, d, e.DocID)
+}
+
+// Unwrap returns ErrNonFinite.
+func (e *NonFiniteError) Unwrap() error { return ErrNonFinite }
+
+// quoteShort quotes s for an error message, cut to its first 80 bytes.
+func quoteShort(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := max
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return fmt.Sprintf("%q…", s[:cut])
+}
+
+// checkFinite returns a *NonFiniteError for the first NaN or infinite
+// score, nil when all are finite.
+func checkFinite(model, query string, docs []rlsearch.Document, scores []float32) error {
+	for i, s := range scores {
+		if f := float64(s); math.IsNaN(f) || math.IsInf(f, 0) {
+			id := ""
+			if i < len(docs) {
+				id = docs[i].ID
+			}
+			return &NonFiniteError{Model: model, QueryIndex: -1, Query: query, Doc: i, DocID: id, Score: s}
+		}
+	}
+	return nil
+}
 
 // Config configures Open. Zero fields take the documented defaults.
 type Config struct {
@@ -538,14 +596,24 @@ func pairTruncation(n1, n2, target int) (int, int) {
 // document, in the order of docs (never reordered; duplicates get their own,
 // equal, scores). Qwen3: P(yes) in [0, 1]; cross-encoder: the configured
 // logit or probability. The document text is d.Contents (title line
-// included). An empty docs gives an empty slice. Errors: ctx.Err(),
-// ErrClosed, or an ONNX Runtime failure.
+// included). An empty docs gives an empty slice. Every score returned is
+// finite: a pair the model scores NaN or ±Inf fails the call with a
+// *NonFiniteError (wrapping ErrNonFinite) naming the query and the
+// document (position and id). Errors: ctx.Err(), ErrClosed, an ONNX Runtime
+// failure, or *NonFiniteError.
 func (r *Reranker) Rerank(ctx context.Context, query string, docs []rlsearch.Document) ([]float32, error) {
 	pairs := make([]string, len(docs))
 	for i, d := range docs {
 		pairs[i] = d.Contents
 	}
-	return r.score(ctx, query, pairs, nil)
+	scores, err := r.score(ctx, query, pairs, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFinite(r.model.Name, query, docs, scores); err != nil {
+		return nil, err
+	}
+	return scores, nil
 }
 
 // score runs the pairs (query, docs[i]) through the queue; logits, when not

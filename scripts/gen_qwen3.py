@@ -34,6 +34,12 @@ Run with Debian's interpreter (/usr/bin/python3: python3-onnx, python3-numpy).
   gen_qwen3.json  generator record (preset, variant, seed, shapes)
   model.onnx.data only with --external-data: the weights, referenced by model.onnx
 
+With --nan-token ID the graph ends in Where(row holds ID, NaN, logits): every
+logit of a row whose attended tokens include ID is NaN, so a reranker test can
+put a NaN score on exactly the pairs whose document holds that token (the
+fault of a broken export). Other rows are unchanged; `reference` does not
+model it.
+
 Weights (seeded numpy default_rng): embedding normal(0, 1) so that tied
 logits spread the yes/no scores over (0, 1); projections normal(0, 0.1);
 RMSNorm gains 1 + normal(0, 0.1).
@@ -103,7 +109,7 @@ def make_weights(preset, seed):
 # ---------------------------------------------------------------------------
 
 
-def build_graph(preset, variant, w):
+def build_graph(preset, variant, w, nan_token=None):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -220,6 +226,16 @@ def build_graph(preset, variant, w):
         last = op("Gather", [x, op("Sub", [seq, "c.i1"])], axis=1)  # [B, H]
         out = op("Gemm", [last, "embed"], transB=1)  # [B, V]
         out_shape = ["batch", VOCAB]
+    if nan_token is not None:
+        # Rows whose attended tokens include nan_token: every logit NaN.
+        const("c.nan", np.array(np.nan, np.float32))
+        const("c.nan_tok", np.array(nan_token, np.int64))
+        hit = op("Cast", [op("Equal", [ids, "c.nan_tok"])], to=TensorProto.FLOAT)  # [B, S]
+        att = op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+        anyhit = op("ReduceMax", [op("Mul", [hit, att])], axes=[1], keepdims=1)  # [B, 1]
+        if variant == "full":
+            anyhit = op("Unsqueeze", [anyhit, "c.ax2"])  # [B, 1, 1]
+        out = op("Where", [op("Cast", [anyhit], to=TensorProto.BOOL), "c.nan", out])
     nodes.append(helper.make_node("Identity", [out], ["logits"], name="output_node"))
 
     in_names = ["input_ids", "attention_mask"] + (["position_ids"] if variant == "full" else [])
@@ -237,10 +253,10 @@ def cmd_gen(a):
     if not os.path.isfile(a.tokenizer):
         sys.exit("gen_qwen3: tokenizer %s not found (run scripts/setup.sh)" % a.tokenizer)
     w = make_weights(a.preset, a.seed)
-    model, in_names = build_graph(a.preset, a.variant, w)
+    model, in_names = build_graph(a.preset, a.variant, w, a.nan_token)
     name = a.name or "gen-qwen3-%s-%s-seed%d" % (a.preset, a.variant, a.seed)
     cfg = {"kind": "qwen3-reranker", "name": name, "inputs": in_names, "output": "logits"}
-    rec = dict(preset=a.preset, variant=a.variant, seed=a.seed, vocab=VOCAB, rms_eps=RMS_EPS,
+    rec = dict(preset=a.preset, variant=a.variant, seed=a.seed, nan_token=a.nan_token, vocab=VOCAB, rms_eps=RMS_EPS,
                rope_theta=ROPE_THETA, opset=OPSET, **PRESETS[a.preset])
 
     def dump(obj):
@@ -358,6 +374,8 @@ def main(argv):
     g.add_argument("--tokenizer", default=os.path.join(here, "..", ".cache", "tokenizers", "qwen3.json"))
     g.add_argument("--external-data", action="store_true",
                    help="store the weights in model.onnx.data (external data) next to model.onnx")
+    g.add_argument("--nan-token", type=int, default=None,
+                   help="token id that makes every logit of its row NaN (tests of non-finite scores)")
     r = sub.add_parser("reference", help="numpy reference logits at the last position")
     r.add_argument("--model", required=True)
     r.add_argument("--in", dest="inp", default="-")

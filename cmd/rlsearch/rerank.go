@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,6 +30,9 @@ type rerankFlags struct {
 	instruction string
 	check       bool
 	topK        int
+	maxQueries  int
+	maxDocs     int
+	maxBody     int64
 }
 
 func (f *rerankFlags) bind(fs *flag.FlagSet) {
@@ -39,7 +44,10 @@ func (f *rerankFlags) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&f.wait, "rerank-wait", 0, "how long a reranker batch waits to fill (0 = 2ms)")
 	fs.StringVar(&f.instruction, "rerank-instruction", "", "Qwen3-Reranker instruction (default: the model card's web search instruction)")
 	fs.BoolVar(&f.check, "rerank-check", true, "at startup require the reranker to score a relevant passage above irrelevant ones (turn off for random-weight test models)")
-	fs.IntVar(&f.topK, "rerank-topk", rerank.DefaultRerankTopK, "documents kept per query when a /rerank request omits rerank_topk")
+	fs.IntVar(&f.maxQueries, "rerank-max-queries", rerank.DefaultMaxRerankQueries, "most queries per /rerank request")
+	fs.IntVar(&f.maxDocs, "rerank-max-docs", rerank.DefaultMaxRerankDocs, "most candidate documents per /rerank request, all queries together (each is one model pass)")
+	fs.Int64Var(&f.maxBody, "rerank-max-body", rerank.DefaultMaxRerankBody, "largest /rerank request body in bytes")
+	fs.IntVar(&f.topK, "rerank-topk", rerank.DefaultRerankTopK, "documents kept per query when a /rerank request omits rerank_topk or sends 0 (Search-R1's default: 3)")
 }
 
 // open loads the reranker (nil when --reranker is empty) and runs the
@@ -68,7 +76,7 @@ func (f *rerankFlags) mount(r *rerank.Reranker, extra map[string]http.Handler, l
 	if r == nil {
 		return nil
 	}
-	h, err := rerank.NewHandler(r, rerank.HandlerConfig{DefaultTopK: f.topK})
+	h, err := rerank.NewHandler(r, rerank.HandlerConfig{DefaultTopK: f.topK, MaxQueries: f.maxQueries, MaxDocs: f.maxDocs, MaxBodyBytes: f.maxBody})
 	if err != nil {
 		return err
 	}
@@ -79,7 +87,9 @@ func (f *rerankFlags) mount(r *rerank.Reranker, extra map[string]http.Handler, l
 
 // runRerank scores documents (JSONL from --docs, default stdin:
 // {"id", "contents"} or {"id", "title", "text"}) against one query and prints one JSON line per
-// document, in input order: {"id", "score"}.
+// document, in input order: {"id", "score"}. Nothing is printed unless
+// every score is finite: a NaN or ±Inf score fails the command with an
+// error naming the query and the document (its line and id).
 func runRerank(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("rerank", flag.ContinueOnError)
 	var f rerankFlags
@@ -107,6 +117,7 @@ func runRerank(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		in = f
 	}
 	var docs []rlsearch.Document
+	var lines []int // input line of each document
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -122,6 +133,7 @@ func runRerank(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
 			return usageErr("%s line %d: %v", docsPath, line, err)
 		}
+		lines = append(lines, line)
 		switch {
 		case d.Contents != nil:
 			docs = append(docs, rlsearch.Document{ID: d.ID, Contents: *d.Contents})
@@ -140,14 +152,20 @@ func runRerank(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer r.Close()
 	scores, err := r.Rerank(ctx, query, docs)
+	var nf *rerank.NonFiniteError
+	if errors.As(err, &nf) && nf.Doc >= 0 && nf.Doc < len(lines) {
+		return fmt.Errorf("%s line %d: %w", docsPath, lines[nf.Doc], err)
+	}
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
 	for i, d := range docs {
 		if err := enc.Encode(map[string]any{"id": d.ID, "score": scores[i]}); err != nil {
-			return err
+			return fmt.Errorf("document %d (id %q, %s line %d): %w", i, d.ID, docsPath, lines[i], err)
 		}
 	}
-	return nil
+	_, err = stdout.Write(out.Bytes())
+	return err
 }

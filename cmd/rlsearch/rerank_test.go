@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,10 +15,12 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch/internal/testutil"
+	"github.com/rlsearch/rlsearch/rerank"
 )
 
-// qwen3TestModel generates the tiny random-weight Qwen3 reranker.
-func qwen3TestModel(t *testing.T) string {
+// qwen3TestModel generates the tiny random-weight Qwen3 reranker; extra
+// arguments go to gen_qwen3.py gen.
+func qwen3TestModel(t *testing.T, extra ...string) string {
 	t.Helper()
 	root := testutil.RepoRoot(t)
 	tok := filepath.Join(root, ".cache", "tokenizers", "qwen3.json")
@@ -28,8 +31,8 @@ func qwen3TestModel(t *testing.T) string {
 		testutil.RequireNative(t, "python3-onnx and python3-numpy")
 	}
 	dir := filepath.Join(t.TempDir(), "qwen3")
-	out, err := exec.Command(testutil.Python, filepath.Join(root, "scripts", "gen_qwen3.py"), "gen", "--variant", "last",
-		"--tokenizer", tok, "--out", dir).CombinedOutput()
+	args := append([]string{filepath.Join(root, "scripts", "gen_qwen3.py"), "gen", "--variant", "last", "--tokenizer", tok, "--out", dir}, extra...)
+	out, err := exec.Command(testutil.Python, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gen_qwen3.py: %v\n%s", err, out)
 	}
@@ -100,6 +103,88 @@ func TestRerankCommandAndEndpoint(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("serve exited with %d", code)
 		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+}
+
+// TestRerankCommandNonFinite: with a model that scores NaN for the pairs
+// whose document holds " poison", `rlsearch rerank` fails (exit 1) naming
+// the query, the document's line, position and id, and prints no scores.
+func TestRerankCommandNonFinite(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	bpe, err := rerank.LoadBPE(filepath.Join(root, ".cache", "tokenizers", "qwen3.json"))
+	if err != nil {
+		testutil.RequireNative(t, "Qwen3 tokenizer: "+err.Error())
+	}
+	ids := bpe.Encode(" poison")
+	if len(ids) != 1 {
+		t.Fatalf("\" poison\" is %d tokens, want 1", len(ids))
+	}
+	model := qwen3TestModel(t, "--nan-token", fmt.Sprint(ids[0]))
+	lib := testutil.ORTLib(t)
+	docs := filepath.Join(t.TempDir(), "docs.jsonl")
+	os.WriteFile(docs, []byte(`{"id": "ok1", "contents": "\"A\"\nalpha"}
+
+{"id": "bad", "title": "B", "text": "a poison pill"}
+{"id": "ok2", "contents": "\"C\"\ngamma"}
+`), 0o644)
+	code, out, errs := runCmd(t, "rerank", "--reranker", model, "--ort-lib", lib, "--rerank-check=false", "--query", "which pill", "--docs", docs)
+	if code != 1 || out != "" {
+		t.Fatalf("rerank with a NaN pair: code %d, stdout %q; want 1 and nothing printed\n%s", code, out, errs)
+	}
+	for _, m := range []string{"line 3", `query "which pill"`, `document 1 (id "bad")`, "NaN"} {
+		if !strings.Contains(errs, m) {
+			t.Errorf("stderr %q does not mention %s", errs, m)
+		}
+	}
+}
+
+// TestServeNonFiniteRerank: behind serve, the same NaN model fails
+// rerank() in a program (an error naming the query and document, not NaN
+// scores in the output) and POST /rerank (500 naming both).
+func TestServeNonFiniteRerank(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	bpe, err := rerank.LoadBPE(filepath.Join(root, ".cache", "tokenizers", "qwen3.json"))
+	if err != nil {
+		testutil.RequireNative(t, "Qwen3 tokenizer: "+err.Error())
+	}
+	model := qwen3TestModel(t, "--nan-token", fmt.Sprint(bpe.Encode(" poison")[0]))
+	lib := testutil.ORTLib(t)
+	dir, _ := buildIndex(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"serve", "--index", dir, "--addr", "127.0.0.1:0", "--reranker", model, "--ort-lib", lib, "--rerank-check=false"}, pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	base := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	post := func(path, body string) (int, string) {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := post("/rerank", `{"queries": ["capital"], "documents": [[{"id": "a", "contents": "x"}, {"id": "p", "contents": "a poison"}]], "return_scores": false}`)
+	if code != 500 || !strings.Contains(body, `documents[0][1] (id \"p\")`) || !strings.Contains(body, `queries[0] \"capital\"`) {
+		t.Errorf("/rerank with a NaN pair: %d %s; want 500 naming queries[0] and documents[0][1]", code, body)
+	}
+	code, body = post("/v1/programs/execute", `{"programs": [{"id": "p", "code": "docs = sparse('capital city', k=3)\nprint(rerank('poison', docs, k=2))"}]}`)
+	if code != 200 || !strings.Contains(body, `"code":"internal_error"`) || !strings.Contains(body, `scored NaN for query \"poison\", document 0 (id \"`) {
+		t.Errorf("rerank() with a NaN model: %d %s; want the program's internal_error naming the query and document", code, body)
+	}
+	cancel()
+	select {
+	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not shut down")
 	}

@@ -24,6 +24,7 @@ type serveFlags struct {
 	maxTopK    int
 	maxQueries int
 	maxResults int
+	chunk      int
 	maxBody    int64
 	batchMax   int
 	batchWait  time.Duration
@@ -41,7 +42,8 @@ func (s *serveFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&s.retriever, "retriever", "", `default retriever when a request names none: "bm25" or "e5" (default e5 when --model is set, else bm25)`)
 	fs.IntVar(&s.maxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")
 	fs.IntVar(&s.maxResults, "max-results", server.DefaultMaxResults, "most hits per request, queries x topk (413 above it)")
-	fs.IntVar(&s.maxQueries, "max-queries", server.DefaultMaxQueries, "most queries per request")
+	fs.IntVar(&s.maxQueries, "max-queries", server.DefaultMaxQueries, "most queries per request (Search-R1 sends every active rollout's query in one request)")
+	fs.IntVar(&s.chunk, "chunk-queries", server.DefaultChunkQueries, "most queries of one /retrieve request searched per retriever call; larger requests are searched chunk after chunk before the response streams")
 	fs.Int64Var(&s.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
 	fs.IntVar(&s.batchMax, "batch-max", 64, "most queries the e5 batching queue merges into one encoder call")
 	fs.DurationVar(&s.batchWait, "batch-wait", 2*time.Millisecond, "how long the e5 batching queue waits to fill a batch")
@@ -98,6 +100,7 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		MaxQueries:   s.maxQueries,
 		MaxBodyBytes: s.maxBody,
 		MaxResults:   s.maxResults,
+		ChunkQueries: s.chunk,
 		Health:       func() map[string]any { return health(ix) },
 		Logger:       logger,
 	})

@@ -11,7 +11,8 @@
 // /retrieve answers {"result": [[{"document": {"id", "contents"}, "score"}, ...], ...]}
 // with one inner list per query when return_scores is true, and
 // {"result": [[{"id", "contents"}, ...], ...]} (bare documents) when it is false.
-// "topk" defaults to 3 (Search-R1's retrieval_topk), "return_scores" to false,
+// "topk" defaults to 3 (Search-R1's retrieval_topk), also when it is 0 (Search-R1:
+// `if not request.topk`), "return_scores" to false,
 // and "retriever" (our extension) to Config.Default. A JSON null counts as an
 // absent field. Unknown fields are ignored, as clients send extras, except
 // near-misses of the four known ones: a key that equals a known field once
@@ -27,9 +28,21 @@
 // -H 'Content-Type: application/json'.
 //
 // Limits per request, each with a Config field: "topk" ≤ 1000
-// (MaxTopK), ≤ 4096 queries (MaxQueries), a body of ≤ 16 MiB
-// (MaxBodyBytes), and ≤ 100,000 hits, len("queries") × topk
-// (MaxResults), so that a 50 KB body cannot ask for gigabytes. Served by
+// (MaxTopK), ≤ 32,768 queries (MaxQueries), a body of ≤ 16 MiB
+// (MaxBodyBytes), and ≤ 327,680 hits, len("queries") × topk
+// (MaxResults), so that a 50 KB body cannot ask for gigabytes while the
+// 16,384 queries at topk 10 of a large Search-R1 run pass.
+//
+// Large requests stay bounded in memory: the queries are searched
+// ChunkQueries (1,024) at a time and each chunk's hits are checked and kept
+// as a flat array of (row, score), 8 bytes a hit; then the response is
+// streamed, each document fetched and encoded as it is written, 64 KiB at a
+// time. Every query is searched and every score checked before the first
+// byte, so a retrieval error is always a proper status with the JSON error
+// body. Only a document-store failure after the first 64 KiB of output
+// (a damaged docstore block) cannot change the status line any more: the
+// connection is then aborted, so the client sees a broken response, never a
+// truncated 200. Served by
 // ListenAndServe, a request must arrive, headers and body, within 60 s
 // (ReadTimeout; headers within 10 s) or it gets 408 and its connection is
 // closed; there is no write timeout, so a long retrieval is never cut. On
@@ -46,13 +59,14 @@
 // queries or more than Config.MaxResults hits (field "topk"), 415 for a
 // non-JSON Content-Type, 499 when the client went away, 503 on a context
 // deadline, and 500 only for real faults (a retriever or document
-// store error, a recovered panic), always with the same JSON body.
+// store error, a NaN or infinite score — a model fault, named with the
+// query —, a recovered panic), always with the same JSON body.
 //
 // Blank (empty or whitespace-only) queries get an empty list without
 // reaching the retriever, and hits with padding rows (< 0) or repeated rows
 // are dropped, so "topk" beyond the corpus returns each match once.
 // Scores are float32 widened to float64, written as encoding/json writes a
-// float64. Unlike Search-R1, topk 0 is an error rather than the default.
+// float64; no NaN or infinity ever leaves the server.
 //
 // NewBatcher wraps an expensive retriever (the E5 encoder on a GPU) in a
 // queue that merges concurrent calls into one underlying batch.

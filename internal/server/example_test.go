@@ -57,6 +57,7 @@ func ExampleServer_Handler() {
 		`{"queries": ["capital of germany", " "], "topk": 1, "return_scores": true}`,
 		`{"queries": ["capital"], "retriever": "e5"}`,
 		`{"queries": ["capital"], "topk": 0}`,
+		`{"queries": ["capital"], "topk": -1}`,
 	} {
 		rec := httptest.NewRecorder()
 		srv.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/retrieve", strings.NewReader(body)))
@@ -66,5 +67,6 @@ func ExampleServer_Handler() {
 	// Output:
 	// 200 {"result":[[{"document":{"id":"1","contents":"\"Berlin\"\nBerlin is the capital of Germany."},"score":2.5}],[]]}
 	// 200 {"result":[[{"id":"1","contents":"\"Berlin\"\nBerlin is the capital of Germany."},{"id":"0","contents":"\"Paris\"\nParis is the capital of France."}]]}
-	// 400 {"error":"topk must be between 1 and 1000, got 0","field":"topk"}
+	// 200 {"result":[[{"id":"1","contents":"\"Berlin\"\nBerlin is the capital of Germany."},{"id":"0","contents":"\"Paris\"\nParis is the capital of France."}]]}
+	// 400 {"error":"topk must be between 1 and 1000 (0 or absent means 3), got -1","field":"topk"}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,6 +107,12 @@ func (t *tokenRetriever) Retrieve(ctx context.Context, queries []string, k int) 
 			case "pad!":
 				// A short top-k padded with -1 and a repeated row.
 				out[i] = []rlsearch.Hit{{Row: 1, Score: 2}, {Row: 1, Score: 2}, {Row: 0, Score: 1}, {Row: -1}, {Row: -1}}
+				continue
+			case "nan!":
+				out[i] = []rlsearch.Hit{{Row: 0, Score: 1}, {Row: 1, Score: float32(math.NaN())}}
+				continue
+			case "inf!":
+				out[i] = []rlsearch.Hit{{Row: 2, Score: float32(math.Inf(1))}}
 				continue
 			case "cancel!":
 				return nil, fmt.Errorf("fake: %w", context.Canceled)

@@ -40,8 +40,9 @@ func queriesBody(q string, n, k int) string {
 
 // TestMaxResultsDefault replays the amplification report: a 50 KB body of
 // 4096 queries × topk 1000 asked for 4,096,000 hits (2.9 GB of JSON on
-// wiki-18). The default limit of 100,000 hits per request answers 413
-// naming topk, and the product at the limit still passes.
+// wiki-18). The default limit of 327,680 hits per request (32,768 queries
+// at topk 10) answers 413 naming topk, and the product at the limit still
+// passes.
 func TestMaxResultsDefault(t *testing.T) {
 	s, _ := newTestServer(t, nil)
 	tests := []struct {
@@ -50,9 +51,9 @@ func TestMaxResultsDefault(t *testing.T) {
 		status  int
 		mention []string // substrings of the error message
 	}{
-		{"report", 4096, 1000, 413, []string{"topk", "4096000", "100000"}},
-		{"one over", 101, 1000, 413, []string{"topk", "101000", "100000"}},
-		{"at the limit", 100, 1000, 200, nil},
+		{"report", 4096, 1000, 413, []string{"topk", "4096000", "327680"}},
+		{"one over", 328, 1000, 413, []string{"topk", "328000", "327680"}},
+		{"at the limit", 32768, 10, 200, nil},
 		{"many queries, small topk", 4096, 24, 200, nil},
 	}
 	for _, tc := range tests {

@@ -59,7 +59,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "rlsearch_retrieve_queries_per_request",
 			Help:    "Number of queries per valid /retrieve request.",
-			Buckets: prometheus.ExponentialBuckets(1, 2, 14), // 1 .. 8192
+			Buckets: prometheus.ExponentialBuckets(1, 2, 16), // 1 .. 32768
 		}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rlsearch_http_errors_total",
@@ -67,7 +67,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"kind"}),
 		retrieval: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "rlsearch_retrieval_duration_seconds",
-			Help:    "Latency of one Retrieve call (a whole request's non-blank queries; with a Batcher, queue wait included) by retriever.",
+			Help:    "Latency of one Retrieve call (a request's non-blank queries, at most Config.ChunkQueries of them; with a Batcher, queue wait included) by retriever.",
 			Buckets: latencyBuckets,
 		}, []string{"retriever"}),
 		queriesTot: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -317,8 +317,10 @@ func jsonKind(raw json.RawMessage) string {
 	return "nothing"
 }
 
-// parseTopK accepts a JSON number with an integral value in [1, max]
+// parseTopK accepts a JSON number with an integral value in [0, max]
 // (1.0 and 1e2 included, as Python clients may compute topk as a float).
+// 0 means defaultTopK, as in Search-R1's retrieval_server.py (`if not
+// request.topk: request.topk = config.retrieval_topk`).
 func parseTopK(raw json.RawMessage, max int) (int, *badRequest) {
 	kind := jsonKind(raw)
 	if kind != "number" {
@@ -334,18 +336,28 @@ func parseTopK(raw json.RawMessage, max int) (int, *badRequest) {
 		if f != math.Trunc(f) {
 			return 0, bad("topk", "topk must be an integer, got %s", text)
 		}
-		if f < 1 || f > float64(max) {
-			return 0, bad("topk", "topk must be between 1 and %d, got %s", max, text)
+		if f < 0 || f > float64(max) {
+			return 0, topKRange(max, text)
 		}
 		n = int64(f)
 	}
-	if n < 1 || n > int64(max) {
-		return 0, bad("topk", "topk must be between 1 and %d, got %s", max, text)
+	if n < 0 || n > int64(max) {
+		return 0, topKRange(max, text)
+	}
+	if n == 0 {
+		return defaultTopK, nil
 	}
 	return int(n), nil
 }
 
-// handleRetrieve answers POST /retrieve.
+func topKRange(max int, text string) *badRequest {
+	return bad("topk", "topk must be between 1 and %d (0 or absent means %d), got %s", max, defaultTopK, text)
+}
+
+// handleRetrieve answers POST /retrieve. Every query is searched (in
+// chunks, see search) and every score checked before the first byte is
+// written, so that a retrieval failure is a proper 4xx/5xx; only the
+// documents are fetched while the response streams (writeResult).
 func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
 	if !s.allowMethod(w, r, http.MethodPost) {
 		return
@@ -358,12 +370,7 @@ func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
 	w.queries = len(req.queries)
 	s.metrics.batchSize.Observe(float64(len(req.queries)))
 
-	lists, err := s.retrieve(r.Context(), req)
-	if err != nil {
-		s.retrieveFailed(w, r, req.name, err)
-		return
-	}
-	hits, ends, err := s.check(req, lists)
+	hits, ends, err := s.search(r.Context(), req)
 	if err != nil {
 		s.retrieveFailed(w, r, req.name, err)
 		return
@@ -371,100 +378,126 @@ func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
 	s.writeResult(w, r, req, hits, ends)
 }
 
-// retrieve runs the request's retriever on its non-blank queries and
-// returns one list per query; blank (empty or whitespace-only) queries get
-// an empty list without reaching the retriever.
-func (s *Server) retrieve(ctx context.Context, req *retrieveRequest) ([][]rlsearch.Hit, error) {
-	lists := make([][]rlsearch.Hit, len(req.queries))
-	idx := make([]int, 0, len(req.queries))
-	for i, q := range req.queries {
-		if strings.TrimSpace(q) != "" {
-			idx = append(idx, i)
+// search runs the request's retriever on its non-blank queries, at most
+// Config.ChunkQueries per Retrieve call, and checks and compacts each
+// chunk's lists as soon as they return (see check), so that what a request
+// holds beyond its body is the flat hit array, len(queries) × topk × 8
+// bytes at most (2.6 MB for 32,768 × 10), plus one chunk's lists. Blank
+// (empty or whitespace-only) queries get an empty list without reaching
+// the retriever. The result is flat: list i is hits[ends[i-1]:ends[i]].
+func (s *Server) search(ctx context.Context, req *retrieveRequest) ([]rlsearch.Hit, []int, error) {
+	n := len(req.queries)
+	ends := make([]int, n)
+	hits := make([]rlsearch.Hit, 0, min(n*req.topK, 1<<20)) // n*topK ≤ Config.MaxResults; lists may be shorter
+	chunk := s.cfg.ChunkQueries
+	var (
+		qs   []string
+		idx  []int
+		seen map[int32]struct{}
+	)
+	for lo := 0; lo < n; {
+		// Positions [lo, hi) hold at most chunk non-blank queries.
+		qs, idx = qs[:0], idx[:0]
+		hi := lo
+		for ; hi < n && len(qs) < chunk; hi++ {
+			if strings.TrimSpace(req.queries[hi]) != "" {
+				qs = append(qs, req.queries[hi])
+				idx = append(idx, hi)
+			}
 		}
-	}
-	if len(idx) == 0 {
-		return lists, nil
-	}
-	qs := req.queries
-	if len(idx) != len(req.queries) {
-		qs = make([]string, len(idx))
-		for j, i := range idx {
-			qs[j] = req.queries[i]
+		var lists [][]rlsearch.Hit
+		if len(qs) > 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			start := time.Now()
+			got, err := req.retriever.Retrieve(ctx, qs, req.topK)
+			s.metrics.retrieval.WithLabelValues(req.name).Observe(time.Since(start).Seconds())
+			s.metrics.queriesTot.WithLabelValues(req.name).Add(float64(len(qs)))
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(got) != len(qs) {
+				return nil, nil, fmt.Errorf("retriever %s returned %d lists for %d queries", req.name, len(got), len(qs))
+			}
+			lists = got
 		}
+		j := 0
+		for i := lo; i < hi; i++ {
+			if j < len(idx) && idx[j] == i {
+				var err error
+				if hits, seen, err = s.check(req, i, lists[j], hits, seen); err != nil {
+					return nil, nil, err
+				}
+				j++
+			}
+			ends[i] = len(hits)
+		}
+		lo = hi
 	}
-	start := time.Now()
-	got, err := req.retriever.Retrieve(ctx, qs, req.topK)
-	s.metrics.retrieval.WithLabelValues(req.name).Observe(time.Since(start).Seconds())
-	s.metrics.queriesTot.WithLabelValues(req.name).Add(float64(len(qs)))
-	if err != nil {
-		return nil, err
-	}
-	if len(got) != len(qs) {
-		return nil, fmt.Errorf("retriever %s returned %d lists for %d queries", req.name, len(got), len(qs))
-	}
-	for j, i := range idx {
-		lists[i] = got[j]
-	}
-	return lists, nil
+	return hits, ends, nil
 }
 
 // errBadScore marks a NaN or infinite score, which JSON cannot carry.
 var errBadScore = errors.New("server: retriever returned a NaN or infinite score")
 
-// check validates and cleans the hit lists before anything is written: it
-// drops padding rows (< 0) and repeated rows, cuts each list to topk, and
-// fails on rows outside the corpus and on scores JSON cannot represent.
-// The result is flat: list i is hits[ends[i-1]:ends[i]].
-func (s *Server) check(req *retrieveRequest, lists [][]rlsearch.Hit) ([]rlsearch.Hit, []int, error) {
-	total := 0
-	for _, l := range lists {
-		total += min(len(l), req.topK)
-	}
-	hits := make([]rlsearch.Hit, 0, total)
-	ends := make([]int, len(lists))
+// check appends the hits of query i's list l to hits, cleaned: it drops
+// padding rows (< 0) and repeated rows and cuts the list to topk, and it
+// fails on rows outside the corpus and on scores JSON cannot represent,
+// naming the query. seen is scratch space kept between calls.
+func (s *Server) check(req *retrieveRequest, i int, l []rlsearch.Hit, hits []rlsearch.Hit, seen map[int32]struct{}) ([]rlsearch.Hit, map[int32]struct{}, error) {
 	n := s.cfg.Docs.Len()
-	var seen map[int32]struct{}
-	for i, l := range lists {
-		start := len(hits)
-		big := len(l) > 64 // quadratic duplicate check below that
-		if big {
-			if seen == nil {
-				seen = make(map[int32]struct{}, len(l))
-			} else {
-				clear(seen)
-			}
+	start := len(hits)
+	big := len(l) > 64 // quadratic duplicate check below that
+	if big {
+		if seen == nil {
+			seen = make(map[int32]struct{}, len(l))
+		} else {
+			clear(seen)
 		}
-	next:
-		for _, h := range l {
-			if len(hits)-start >= req.topK {
-				break
-			}
-			if h.Row < 0 {
-				continue // padding id from a short top-k; never a document
-			}
-			if int(h.Row) >= n {
-				return nil, nil, fmt.Errorf("retriever %s returned row %d outside the corpus of %d documents", req.name, h.Row, n)
-			}
-			if big {
-				if _, dup := seen[h.Row]; dup {
-					continue
-				}
-				seen[h.Row] = struct{}{}
-			} else {
-				for _, g := range hits[start:] {
-					if g.Row == h.Row {
-						continue next
-					}
-				}
-			}
-			if math.IsNaN(float64(h.Score)) || math.IsInf(float64(h.Score), 0) {
-				return nil, nil, fmt.Errorf("retriever %s, row %d: %w", req.name, h.Row, errBadScore)
-			}
-			hits = append(hits, h)
-		}
-		ends[i] = len(hits)
 	}
-	return hits, ends, nil
+next:
+	for _, h := range l {
+		if len(hits)-start >= req.topK {
+			break
+		}
+		if h.Row < 0 {
+			continue // padding id from a short top-k; never a document
+		}
+		if int(h.Row) >= n {
+			return nil, seen, fmt.Errorf("retriever %s returned row %d outside the corpus of %d documents for queries[%d] %s", req.name, h.Row, n, i, quoteShort(req.queries[i]))
+		}
+		if big {
+			if _, dup := seen[h.Row]; dup {
+				continue
+			}
+			seen[h.Row] = struct{}{}
+		} else {
+			for _, g := range hits[start:] {
+				if g.Row == h.Row {
+					continue next
+				}
+			}
+		}
+		if math.IsNaN(float64(h.Score)) || math.IsInf(float64(h.Score), 0) {
+			return nil, seen, fmt.Errorf("retriever %s scored %v for queries[%d] %s, row %d: %w", req.name, h.Score, i, quoteShort(req.queries[i]), h.Row, errBadScore)
+		}
+		hits = append(hits, h)
+	}
+	return hits, seen, nil
+}
+
+// quoteShort quotes s for an error message, cut to its first 80 bytes.
+func quoteShort(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…"
 }
 
 // retrieveFailed answers a failed retrieval: 400 for rlsearch.ErrBadInput,

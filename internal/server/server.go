@@ -32,17 +32,27 @@ type DocSource interface {
 const (
 	// DefaultMaxTopK bounds "topk" per request.
 	DefaultMaxTopK = 1000
-	// DefaultMaxQueries bounds len("queries") per request.
-	DefaultMaxQueries = 4096
+	// DefaultMaxQueries bounds len("queries") per request: 32,768. Search-R1's
+	// trainer sends every active rollout's query in one request (2,560 in
+	// its shipped GRPO scripts, 8,192 and more in larger runs) and crashes
+	// (KeyError('result')) on any non-200, so the default is twice the
+	// 16,384 queries at topk 10 that a large run sends.
+	DefaultMaxQueries = 32_768
 	// DefaultMaxBodyBytes bounds the request body: 16 MiB.
 	DefaultMaxBodyBytes = 16 << 20
 	// DefaultMaxResults bounds len("queries") × "topk", the hits one
-	// request may ask for. A hit with its passage and score is about 700
-	// bytes of JSON on the wiki-18 corpus (4,096 × 1,000 hits measured at
-	// 2.9 GB), so 100,000 hits bound a response near 70 MB, while
-	// Search-R1-style training (hundreds of queries, topk 3) stays far
-	// below it.
-	DefaultMaxResults = 100_000
+	// request may ask for: 327,680, DefaultMaxQueries at topk 10. A hit
+	// with its passage and score is about 700 bytes of JSON on the wiki-18
+	// corpus (4,096 × 1,000 hits measured at 2.9 GB), so the response is up
+	// to about 230 MB; it is streamed, so the server holds only the hit
+	// array (8 bytes a hit) and a 64 KiB buffer, while a 50 KB body asking
+	// for millions of hits still gets 413.
+	DefaultMaxResults = 327_680
+	// DefaultChunkQueries is Config.ChunkQueries left zero: 1,024 queries
+	// per Retrieve call, so that a retriever's per-call working memory
+	// (score buffers, per-query lists) stays that of 1,024 queries however
+	// large the request.
+	DefaultChunkQueries = 1024
 	// DefaultReadTimeout bounds reading one request, headers and body
 	// (http.Server.ReadTimeout), so that a client stalling mid-body cannot
 	// hold a connection and its handler forever. A 16 MiB body needs only
@@ -71,7 +81,7 @@ type Config struct {
 	// MaxTopK bounds "topk"; 0 means DefaultMaxTopK (1000).
 	MaxTopK int
 	// MaxQueries bounds the number of queries per request; 0 means
-	// DefaultMaxQueries (4096).
+	// DefaultMaxQueries (32,768).
 	MaxQueries int
 	// MaxBodyBytes bounds the request body in bytes; 0 means
 	// DefaultMaxBodyBytes (16 MiB).
@@ -79,9 +89,14 @@ type Config struct {
 	// MaxResults bounds the hits a /retrieve request may ask for,
 	// len("queries") × "topk" (the default topk counts), so that a small
 	// body cannot demand a response of gigabytes; 0 means
-	// DefaultMaxResults (100,000). Over it the answer is 413 naming
+	// DefaultMaxResults (327,680). Over it the answer is 413 naming
 	// "topk".
 	MaxResults int
+	// ChunkQueries is the most non-blank queries of one request passed to
+	// one Retrieve call; a larger request is searched chunk after chunk,
+	// all before the first byte of the response. 0 means
+	// DefaultChunkQueries (1,024).
+	ChunkQueries int
 	// ReadTimeout bounds reading one request, headers and body, from the
 	// connection (http.Server.ReadTimeout; headers alone get at most 10 s);
 	// 0 means DefaultReadTimeout (60 s). A /retrieve body not received in
@@ -151,6 +166,9 @@ func (c *Config) Validate() error {
 	if c.MaxResults < 0 {
 		return fmt.Errorf("server: Config.MaxResults %d is negative", c.MaxResults)
 	}
+	if c.ChunkQueries < 0 {
+		return fmt.Errorf("server: Config.ChunkQueries %d is negative", c.ChunkQueries)
+	}
 	if c.ReadTimeout < 0 {
 		return fmt.Errorf("server: Config.ReadTimeout %v is negative", c.ReadTimeout)
 	}
@@ -203,6 +221,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxResults == 0 {
 		cfg.MaxResults = DefaultMaxResults
+	}
+	if cfg.ChunkQueries == 0 {
+		cfg.ChunkQueries = DefaultChunkQueries
 	}
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = DefaultReadTimeout

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"slices"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/reward"
 )
 
 // Question is one line of a question set (the fields this package uses).
@@ -25,11 +27,45 @@ type Question struct {
 }
 
 // LoadQuestions reads a JSONL question set. Lines without a question are an
-// error naming the line.
+// error naming the line. Questions with a gold answer that normalises to
+// the empty string are counted and logged as a warning (log.Printf); see
+// LoadQuestionsStats.
 func LoadQuestions(path string) ([]Question, error) {
+	qs, st, err := LoadQuestionsStats(path)
+	if err == nil && st.GoldEmptyAfterNormalize > 0 {
+		log.Print(st.Warning(path))
+	}
+	return qs, err
+}
+
+// LoadStats describes a loaded question set.
+type LoadStats struct {
+	Questions int
+	// GoldEmptyAfterNormalize counts the questions with a gold answer that
+	// reward.Normalize maps to "" (gold "A", "The The", "!!!"); the reward
+	// metrics match such golds by reward.LightTokens and flag them in
+	// their results (gold_empty_after_normalize).
+	GoldEmptyAfterNormalize int
+	GoldEmptyLines          []int // line numbers of the first 20 of them
+}
+
+// Warning is the message LoadQuestions logs for s, naming path; "" when
+// there is nothing to warn about.
+func (s LoadStats) Warning(path string) string {
+	if s.GoldEmptyAfterNormalize == 0 {
+		return ""
+	}
+	return fmt.Sprintf("bench: warning: %s: %d of %d questions have a gold answer that normalises to the empty string (lines %v); EM, F1 and contains compare it by its light form (reward.LightTokens)",
+		path, s.GoldEmptyAfterNormalize, s.Questions, s.GoldEmptyLines)
+}
+
+// LoadQuestionsStats is LoadQuestions without the log: it returns the
+// questions and their LoadStats.
+func LoadQuestionsStats(path string) ([]Question, LoadStats, error) {
+	var st LoadStats
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, st, fmt.Errorf("bench: %w", err)
 	}
 	defer f.Close()
 	var qs []Question
@@ -39,21 +75,28 @@ func LoadQuestions(path string) ([]Question, error) {
 		if len(strings.TrimSpace(string(raw))) > 0 {
 			var q Question
 			if jerr := json.Unmarshal(raw, &q); jerr != nil {
-				return nil, fmt.Errorf("bench: %s line %d: %v", path, line, jerr)
+				return nil, st, fmt.Errorf("bench: %s line %d: %v", path, line, jerr)
 			}
 			if q.Question == "" {
-				return nil, fmt.Errorf("bench: %s line %d: no \"question\"", path, line)
+				return nil, st, fmt.Errorf("bench: %s line %d: no \"question\"", path, line)
 			}
 			if q.Dataset == "" {
 				q.Dataset = "all"
 			}
+			if reward.GoldEmptyAfterNormalize(q.GoldAnswers) {
+				st.GoldEmptyAfterNormalize++
+				if len(st.GoldEmptyLines) < 20 {
+					st.GoldEmptyLines = append(st.GoldEmptyLines, line)
+				}
+			}
 			qs = append(qs, q)
 		}
 		if err == io.EOF {
-			return qs, nil
+			st.Questions = len(qs)
+			return qs, st, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bench: %s: %w", path, err)
+			return nil, st, fmt.Errorf("bench: %s: %w", path, err)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,5 +81,31 @@ func TestLoadQuestionsErrors(t *testing.T) {
 	os.WriteFile(p, []byte("{\"question\": \"ok\"}\nnot json\n"), 0o644)
 	if _, err := LoadQuestions(p); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("error %v, want one naming line 2", err)
+	}
+}
+
+// TestLoadQuestionsCountsEmptyGolds: golds that normalise to "" ("A", "The
+// The", "!!!") are counted by line when a question set loads; blank and
+// ordinary golds are not.
+func TestLoadQuestionsCountsEmptyGolds(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "q.jsonl")
+	os.WriteFile(p, []byte(`{"question": "q1", "golden_answers": ["Paris"]}
+{"question": "q2", "golden_answers": ["A"]}
+{"question": "q3", "golden_answers": ["", " "]}
+{"question": "q4", "golden_answers": ["x", "The The"]}
+{"question": "q5", "golden_answers": ["!!!"]}
+`), 0o644)
+	qs, st, err := LoadQuestionsStats(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 5 || st.Questions != 5 || st.GoldEmptyAfterNormalize != 3 || !slices.Equal(st.GoldEmptyLines, []int{2, 4, 5}) {
+		t.Fatalf("stats %+v for %d questions, want 3 of 5 at lines 2, 4, 5", st, len(qs))
+	}
+	if w := st.Warning(p); !strings.Contains(w, p) || !strings.Contains(w, "3 of 5") {
+		t.Errorf("warning %q should name the file and the count", w)
+	}
+	if w := (LoadStats{Questions: 1}).Warning(p); w != "" {
+		t.Errorf("warning %q for a clean set, want none", w)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	porterstemmer "github.com/blevesearch/go-porterstemmer"
 	"github.com/clipperhouse/uax29/v2/words"
+	"golang.org/x/text/unicode/norm"
 )
 
 // MaxTokenLength is the longest token, in UTF-16 code units, that the
@@ -36,8 +37,15 @@ var stemExceptions = map[string]string{
 }
 
 // Analyze turns text into index terms the way Anserini's
-// DefaultEnglishAnalyzer (Pyserini's default for BM25) does:
+// DefaultEnglishAnalyzer (Pyserini's default for BM25) does, after one
+// step of its own:
 //
+//  0. Unicode NFC (golang.org/x/text/unicode/norm), so that canonically
+//     equivalent texts ("Beyonce" + U+0301 and "Beyoncé") give the same
+//     terms. Lucene's analyzer does not normalize; on NFC input (Wikipedia
+//     text is NFC) the terms are the same. ASCII-only text is already NFC
+//     and skips this step after one byte scan. Indexes record that their
+//     terms were analyzed this way (header flag FlagNFC).
 //  1. StandardTokenizer: Unicode UAX#29 word segmentation
 //     (github.com/clipperhouse/uax29/v2/words); only word-like segments are
 //     kept (letters, digits, ideographs, kana, hangul, emoji); every CJK
@@ -69,9 +77,7 @@ type analyzer struct {
 // run analyzes text and calls emit for every term in order. The slice passed
 // to emit is only valid during the call.
 func (a *analyzer) run(text string, emit func(term []byte)) {
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\uFFFD")
-	}
+	text = normalizeText(text)
 	it := words.FromString(text)
 	for it.Next() {
 		seg := it.Value()
@@ -165,6 +171,30 @@ func (a *analyzer) encode(rs []rune) {
 // wordLike reports whether a UAX#29 segment is a token for StandardTokenizer:
 // it holds a letter (any script, so ideographs, kana, hangul), a decimal
 // digit or an emoji. Segments of spaces, punctuation or symbols are dropped.
+// normalizeText replaces invalid UTF-8 by U+FFFD and returns the NFC form
+// of text. ASCII text (the common case in English corpora) is returned as
+// is after one byte scan, without the normalizer's quick check.
+func normalizeText(text string) string {
+	if isASCII(text) {
+		return text
+	}
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
+	return norm.NFC.String(text)
+}
+
+// isASCII reports whether s holds only ASCII bytes (then it is valid UTF-8
+// and already in every Unicode normalization form).
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 func wordLike(seg string) bool {
 	for _, r := range seg {
 		if r < utf8.RuneSelf {

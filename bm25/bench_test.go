@@ -185,3 +185,38 @@ func BenchmarkBuildGenerated(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "passages/s")
 }
+
+// BenchmarkAnalyze measures the analyzer (Analyze's inner loop, no slice of
+// results) on the wiki_multihop passages: all of them, the ASCII-only ones
+// (the fast path that skips Unicode normalization) and the rest, in MB/s of
+// input text.
+func BenchmarkAnalyze(b *testing.B) {
+	w := loadWiki(b)
+	var ascii, other []string
+	for _, c := range w.contents {
+		if isASCII(c) {
+			ascii = append(ascii, c)
+		} else {
+			other = append(other, c)
+		}
+	}
+	for _, set := range []struct {
+		name  string
+		texts []string
+	}{{"all", w.contents}, {"ascii", ascii}, {"nonascii", other}} {
+		b.Run("texts="+set.name, func(b *testing.B) {
+			n := 0
+			for _, t := range set.texts {
+				n += len(t)
+			}
+			b.SetBytes(int64(n))
+			var a analyzer
+			terms := 0
+			for b.Loop() {
+				for _, t := range set.texts {
+					a.run(t, func([]byte) { terms++ })
+				}
+			}
+		})
+	}
+}

@@ -75,7 +75,10 @@
 //	offset  size  field
 //	0       8     magic "RLSBM25\x00"
 //	8       4     version, uint32 = 2
-//	12      4     flags, uint32 = 0
+//	12      4     flags, uint32 = 1 (FlagNFC: terms analyzed after NFC;
+//	              a file without it, written before NFC analysis, is
+//	              refused with ErrAnalyzer asking to rebuild; other bits
+//	              are refused as corrupt)
 //	16      4     k1, float32 bits
 //	20      4     b, float32 bits
 //	24      4     numDocs N (rows), uint32 <= 2^31-1

@@ -28,6 +28,24 @@ const (
 	maxFileSection = 1 << 50
 )
 
+// Header flags (offset 12). Every index this version writes sets FlagNFC;
+// an index without it was analyzed without Unicode normalization, so its
+// terms for non-NFC text differ from the terms of today's queries, and Open
+// refuses it with ErrAnalyzer.
+const (
+	// FlagNFC: the terms were analyzed after Unicode NFC normalization
+	// (Analyze step 0).
+	FlagNFC = 1 << 0
+	// knownFlags are the flags this version writes and requires.
+	knownFlags = FlagNFC
+)
+
+// ErrAnalyzer is wrapped by the error for an index whose header says its
+// terms were made by a different analyzer than this version's (an index
+// built before NFC normalization was added). The message names the file
+// and asks to rebuild it; such a file is intact, not corrupt.
+var ErrAnalyzer = errors.New("bm25: index built with an older analyzer")
+
 var (
 	le         = binary.LittleEndian
 	castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -85,7 +103,9 @@ type Index struct {
 // at once by Verify. Open is O(rows), not O(postings).
 //
 // A truncated, corrupt, foreign or version-1 file returns an error wrapping
-// ErrCorrupt that names the offending section and offset; I/O failures
+// ErrCorrupt that names the offending section and offset; an intact file
+// built before NFC analysis (header without FlagNFC) returns one wrapping
+// ErrAnalyzer that names the file and asks to rebuild it; I/O failures
 // return the *os.PathError wrapped. Close the Index to unmap the file. The
 // file must not be truncated or rewritten in place while open (atomic
 // replacement by rename, as Builder.WriteFile does, is safe).
@@ -149,8 +169,10 @@ func parse(data []byte, verifyCRC bool) (*Index, error) {
 			return nil, corrupt("header checksum at offset %d: CRC-32C of bytes [0, %d) is %#08x, file says %#08x", headerSize-4, headerSize-4, got, want)
 		}
 	}
-	if f := le.Uint32(data[12:]); f != 0 {
+	if f := le.Uint32(data[12:]); f&^knownFlags != 0 {
 		return nil, corrupt("header at offset 12: unknown flags %#x", f)
+	} else if f&FlagNFC == 0 {
+		return nil, fmt.Errorf("%w (header flags %#x at offset 12 lack FlagNFC: its terms were analyzed without Unicode NFC normalization, so queries with accents or other non-ASCII text would miss): rebuild the index with this version (rlsearch index)", ErrAnalyzer, f)
 	}
 	ix := &Index{
 		k1:        math.Float32frombits(le.Uint32(data[16:])),

@@ -476,7 +476,7 @@ func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, sumTF
 	var hdr [headerSize]byte
 	copy(hdr[0:8], magic)
 	le.PutUint32(hdr[8:], formatVersion)
-	le.PutUint32(hdr[12:], 0) // flags
+	le.PutUint32(hdr[12:], FlagNFC) // flags
 	le.PutUint32(hdr[16:], math.Float32bits(k1))
 	le.PutUint32(hdr[20:], math.Float32bits(b))
 	le.PutUint32(hdr[24:], uint32(len(docLens)))

@@ -33,7 +33,7 @@ type cell struct {
 }
 
 // evalRow evaluates e for one row in plain Go with SQLite's semantics
-// (three-valued logic; BINARY collation; numeric comparison across INTEGER
+// (three-valued logic; BINARY collation of the NFC forms of stored text; numeric comparison across INTEGER
 // and REAL; LIKE with % and _ and ASCII case folding; ASCII-only LOWER and
 // UPPER; LENGTH in characters). col returns the cell of a column by its
 // schema name; in reports placeholder membership. It is the oracle the
@@ -134,6 +134,9 @@ func operandValue(o Operand, col func(string) cell) cell {
 	c := col(o.Column)
 	if c.Kind == 0 {
 		return c
+	}
+	if c.Kind == ValString {
+		c.S = nfcString(c.S) // text compares in NFC (nfc.go)
 	}
 	switch o.Func {
 	case "LOWER":

@@ -62,6 +62,8 @@ type sqlArgs struct {
 	// constant, when set, replaces every placeholder predicate by a
 	// constant (the structural-only super-query of the generator).
 	constant *bool
+	// nfc names the columns compared through nfcFunc (nfc.go).
+	nfc map[string]bool
 }
 
 func render(b *strings.Builder, e Expr, parent string, sql bool, a *sqlArgs) {
@@ -72,10 +74,14 @@ func render(b *strings.Builder, e Expr, parent string, sql bool, a *sqlArgs) {
 		return dslIdent(n)
 	}
 	operand := func(o Operand) string {
-		if o.Func != "" {
-			return o.Func + "(" + ident(o.Column) + ")"
+		col := ident(o.Column)
+		if sql && a != nil && a.nfc[o.Column] {
+			col = nfcFunc + "(" + col + ")"
 		}
-		return ident(o.Column)
+		if o.Func != "" {
+			return o.Func + "(" + col + ")"
+		}
+		return col
 	}
 	val := func(v Value) string {
 		if sql {
@@ -157,8 +163,14 @@ func render(b *strings.Builder, e Expr, parent string, sql bool, a *sqlArgs) {
 // checked against the schema and fixed keywords are written into the text.
 // sets returns the rows of a placeholder's retrieval (the executor's top-K).
 func SQL(e Expr, sets func(*InSet) []int32) (query string, args []any) {
+	return sqlNFC(e, sets, nil)
+}
+
+// sqlNFC is SQL with the operands of the columns in nfc compared in NFC
+// through nfcFunc (nfc.go).
+func sqlNFC(e Expr, sets func(*InSet) []int32, nfc map[string]bool) (query string, args []any) {
 	var b strings.Builder
-	a := &sqlArgs{sets: sets}
+	a := &sqlArgs{sets: sets, nfc: nfc}
 	b.WriteString(`SELECT "_row" FROM "rows" WHERE `)
 	render(&b, e, "", true, a)
 	return b.String(), a.args

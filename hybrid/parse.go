@@ -658,7 +658,7 @@ func (p *parser) parseValue(ctx string) (Value, error) {
 	}
 	switch t.kind {
 	case tString:
-		return Value{Kind: ValString, S: t.text, At: t.pos}, nil
+		return Value{Kind: ValString, S: nfcString(t.text), At: t.pos}, nil // Unicode-equal literals are equal (nfc.go)
 	case tNumber:
 		return t.val, nil
 	case tPlaceholder:

@@ -5,10 +5,40 @@
 //
 // # QA metrics
 //
-// Normalize is SQuAD's normalize_answer; ExactMatch, F1 and Contains (the
-// "answer contained" accuracy of Search-R1 and Search-P1) take the best
-// over a list of gold answers. ExtractAnswer reads the last
+// Normalize is SQuAD's normalize_answer after UnicodeFold; ExactMatch, F1
+// and Contains (the "answer contained" accuracy of Search-R1 and Search-P1)
+// take the best over a list of gold answers. ExtractAnswer reads the last
 // <answer>…</answer> block.
+//
+// # Differences from Search-R1 (verl/utils/reward_score/qa_em.py)
+//
+// Search-R1's normalize_answer, em_check, subem_check and extract_solution
+// define the behaviour kept here, except, deliberately:
+//
+//  1. Unicode: NFKC, then Unicode dashes and minus signs become "-" and
+//     curly, low-9 and angle quotation marks become "'" or "\"", and soft
+//     hyphens and zero-width characters are deleted, before lower-casing
+//     (UnicodeFold). So "−5" (U+2212) equals "-5" and "“Paris”" equals
+//     "Paris"; Search-R1 compares code points (EM 0 for both). The result is
+//     recomposed (NFC) after punctuation removal.
+//  2. Golds that normalise to "" ("A", "The The", "!!!"): Search-R1 gives
+//     EM 1 to any answer that also normalises to "" and sub-EM 1 to every
+//     answer (the empty string is in every string). Here such a gold is
+//     matched by its LightTokens (lower-cased, folded, punctuation trimmed
+//     from token ends, articles kept): EM when the token lists are equal,
+//     contains when they occur as a whole-token run, F1 on those tokens;
+//     the result carries gold_empty_after_normalize, and
+//     bench.LoadQuestions counts such questions. Blank golds never match.
+//  3. extract_solution returns None unless the text holds two or more
+//     <answer> blocks, because its input includes the prompt's example
+//     block; we are given the response only and take its last block.
+//  4. Format: Search-R1's EM reward has no format component. Where our
+//     rewards score format, more than one <answer> block earns less than
+//     full credit: ProRetrieval's F is MultiAnswerFormat (0.5, which also
+//     scales every later layer), Search-P1's answer part is 0.5. QA and
+//     RPL score no format.
+//
+// Also unlike Python: strings.ToLower maps U+0130 to one rune.
 //
 // # RPL (papers 000, 002)
 //

@@ -155,11 +155,24 @@ func ScoreRanking(ranked, truth []string) RetrievalMetrics {
 	return m
 }
 
+// MultiAnswerFormat is the format credit F of a response whose last
+// <answer> block holds a valid program but which has more than one answer
+// block (repeated think/answer pairs): less than full credit, so that
+// answering once always pays more; 0.5 is chosen (the paper gives no value),
+// as Search-P1's answer part gives 0.5 for "some answer block".
+const MultiAnswerFormat = 0.5
+
+// AnswerBlocks counts the "<answer>" opening tags of a response (closed or
+// not), the tag ExtractAnswer reads.
+func AnswerBlocks(response string) int { return strings.Count(response, "<answer>") }
+
 // ProRetrievalResult is every component of a ProRetrieval reward.
 //
 //	Total = wf·F + F·(we·E + E·(wr·Q + [Q>0]·wl·L))
 //
-// F (format), E (execution) ∈ {0,1}; Q = the configured metric of the
+// F (format) ∈ {0, MultiAnswerFormat, 1}: 0 when the last answer block
+// does not parse, MultiAnswerFormat when it parses but the response has
+// more than one <answer> block, 1 otherwise; E (execution) ∈ {0,1}; Q = the configured metric of the
 // result; L = 1 for at most LengthBudget tokens, then 1 − (n−B)/B down to 0.
 // Each layer counts only when every earlier one passed (the length layer
 // needs a result with Q > 0), so a shorter wrong program is never paid.
@@ -327,7 +340,12 @@ func (s *ProRetrieval) Score(ctx context.Context, r ProRetrievalRollout) (ProRet
 		return res, nil
 	}
 	res.Format = 1
-	res.Total = s.wf
+	if n := AnswerBlocks(r.Response); n > 1 {
+		res.Format = MultiAnswerFormat
+		res.FormatError = fmt.Sprintf("%d <answer> blocks, want exactly one (the last is scored, at format %v)", n, MultiAnswerFormat)
+	}
+	F := res.Format
+	res.Total = s.wf * F
 
 	var ranked []string
 	switch {
@@ -351,7 +369,7 @@ func (s *ProRetrieval) Score(ctx context.Context, r ProRetrievalRollout) (ProRet
 		return res, nil
 	}
 	res.Exec = 1
-	res.Total += s.we
+	res.Total += F * s.we
 	res.Ranked = len(ranked)
 	res.Metrics = ScoreRanking(ranked, r.GroundTruth)
 	switch s.cfg.Metric {
@@ -364,10 +382,10 @@ func (s *ProRetrieval) Score(ctx context.Context, r ProRetrievalRollout) (ProRet
 	default:
 		res.Result = res.Metrics.MRR
 	}
-	res.Total += s.wr * res.Result
+	res.Total += F * s.wr * res.Result
 	if res.Result > 0 {
 		res.Length = LengthScore(res.Tokens, s.budget)
-		res.Total += s.wl * res.Length
+		res.Total += F * s.wl * res.Length
 	}
 	return res, nil
 }

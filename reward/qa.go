@@ -2,24 +2,79 @@ package reward
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // asciiPunct is Python's string.punctuation, the set SQuAD's
 // normalize_answer removes.
 const asciiPunct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
+// foldRunes maps the Unicode dashes, minus signs and quotation marks that
+// survive NFKC to their ASCII forms (so that SQuAD's punctuation removal
+// treats them alike), and deletes invisible format characters (-1). The set:
+// the dashes of Unicode's General Punctuation block (U+2010–U+2015), the
+// minus sign U+2212, the hyphen bullet, two- and three-em dashes, the
+// modifier minus; single quotes ‘ ’ ‚ ‛ ′ ‵ ‹ ›, double quotes “ ” „ ‟ « »
+// ‶ 〝 〞 〟 ⹂; soft hyphen, zero-width space, word joiner and BOM. (Fullwidth
+// forms, superscript minus, small dashes and ″ reach these or ASCII
+// through NFKC.)
+var foldRunes = map[rune]rune{
+	'\u2010': '-', '\u2011': '-', '\u2012': '-', '\u2013': '-', '\u2014': '-', '\u2015': '-',
+	'\u2212': '-', '\u2043': '-', '\u2E3A': '-', '\u2E3B': '-', '\u02D7': '-',
+	'\u2018': '\'', '\u2019': '\'', '\u201A': '\'', '\u201B': '\'', '\u2032': '\'', '\u2035': '\'',
+	'\u2039': '\'', '\u203A': '\'',
+	'\u201C': '"', '\u201D': '"', '\u201E': '"', '\u201F': '"', '\u00AB': '"', '\u00BB': '"',
+	'\u2036': '"', '\u301D': '"', '\u301E': '"', '\u301F': '"', '\u2E42': '"',
+	'\u00AD': -1, '\u200B': -1, '\u2060': -1, '\uFEFF': -1,
+}
+
+// UnicodeFold is the Unicode step Normalize takes before SQuAD's
+// normalize_answer: compatibility normalization (NFKC, which includes
+// canonical composition, so "Beyonce"+U+0301 equals "Beyoncé", "ﬁ" equals
+// "fi", fullwidth "－５" equals "-5", "…" equals "...", a no-break space
+// equals a space), then the dashes, minus signs and quotation marks of
+// foldRunes become ASCII "-", "'" and "\"", and invisible format
+// characters are deleted. ASCII text is returned unchanged after one byte
+// scan. Safe for concurrent use.
+func UnicodeFold(s string) string {
+	if isASCII(s) {
+		return s
+	}
+	s = norm.NFKC.String(strings.ToValidUTF8(s, "\uFFFD"))
+	return strings.Map(func(r rune) rune {
+		if m, ok := foldRunes[r]; ok {
+			return m
+		}
+		return r
+	}, s)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 // Normalize is SQuAD v1.1's normalize_answer (also used by Search-R1, RPL and
-// Search-P1 evaluation): lower-case, remove the ASCII punctuation of Python's
-// string.punctuation, remove the articles "a", "an", "the" as whole words
-// (word characters are letters, numbers and "_", as Python's Unicode \w),
-// and collapse runs of whitespace to single spaces with none at the ends.
+// Search-P1 evaluation) after UnicodeFold: lower-case, remove the ASCII
+// punctuation of Python's string.punctuation, remove the articles "a",
+// "an", "the" as whole words (word characters are letters, numbers and
+// "_", as Python's Unicode \w), and collapse runs of whitespace to single
+// spaces with none at the ends; non-ASCII results are recomposed (NFC).
 //
-// Known difference from Python: strings.ToLower maps a few runes (U+0130)
-// to one rune where Python's str.lower yields two.
+// Differences from Python's normalize_answer: UnicodeFold (deliberate, see
+// the package doc, "Differences from Search-R1"), and strings.ToLower maps
+// a few runes (U+0130) to one rune where Python's str.lower yields two.
 func Normalize(s string) string {
-	s = strings.ToLower(s)
+	s = strings.ToLower(UnicodeFold(s))
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
@@ -28,8 +83,13 @@ func Normalize(s string) string {
 		}
 		b.WriteRune(r)
 	}
-	s = removeArticles(b.String())
-	return strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(removeArticles(b.String())), " ")
+	if !isASCII(s) {
+		// Removing punctuation can join combining marks out of canonical
+		// order ("å" "“" U+0323); recompose so Normalize is idempotent.
+		s = norm.NFC.String(s)
+	}
+	return s
 }
 
 func isWordRune(r rune) bool {
@@ -67,12 +127,122 @@ func removeArticles(s string) string {
 // Tokens returns the whitespace tokens of Normalize(s).
 func Tokens(s string) []string { return strings.Fields(Normalize(s)) }
 
-// ExactMatch reports whether Normalize(pred) equals Normalize(g) for some
-// gold answer g (SQuAD EM, max over golds). Empty golds never match.
-func ExactMatch(pred string, golds []string) bool {
-	p := Normalize(pred)
+// LightTokens is the fallback normalization for a gold answer that
+// Normalize maps to "" (golds "A", "The The", "!!!"): UnicodeFold,
+// lower-case, split at whitespace, and ASCII punctuation trimmed from both
+// ends of each token; empty tokens are dropped, and when none is left the
+// untrimmed tokens are returned. Articles are kept.
+func LightTokens(s string) []string {
+	f := strings.Fields(strings.ToLower(UnicodeFold(s)))
+	var out []string
+	for _, t := range f {
+		if t = strings.Trim(t, asciiPunct); t != "" {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return f
+	}
+	return out
+}
+
+// goldForm is one gold answer prepared for matching: its Normalize form,
+// or, when that is empty for a non-blank gold, its LightTokens (light).
+type goldForm struct {
+	norm  string
+	toks  []string
+	light bool
+}
+
+// prepareGolds drops blank golds (blank: they never match) and picks each gold's
+// form; empty reports whether some non-blank gold normalises to "".
+func prepareGolds(golds []string) (forms []goldForm, empty bool) {
 	for _, g := range golds {
-		if ng := Normalize(g); ng != "" && ng == p {
+		if blank(g) {
+			continue
+		}
+		if n := Normalize(g); n != "" {
+			forms = append(forms, goldForm{norm: n, toks: strings.Fields(n)})
+			continue
+		}
+		empty = true
+		forms = append(forms, goldForm{toks: LightTokens(g), light: true})
+	}
+	return forms, empty
+}
+
+// blank reports whether g is empty after UnicodeFold and trimming spaces:
+// such a gold never matches.
+func blank(g string) bool { return strings.TrimSpace(UnicodeFold(g)) == "" }
+
+// GoldEmptyAfterNormalize reports whether some non-blank gold of golds
+// normalises to the empty string (it is then matched by LightTokens).
+func GoldEmptyAfterNormalize(golds []string) bool {
+	for _, g := range golds {
+		if !blank(g) && Normalize(g) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// predForms holds a prediction's normal and light forms, the latter made
+// only when a light gold needs it.
+type predForms struct {
+	pred  string
+	norm  string
+	toks  []string
+	light []string
+	made  bool
+}
+
+func newPred(pred string) *predForms {
+	n := Normalize(pred)
+	return &predForms{pred: pred, norm: n, toks: strings.Fields(n)}
+}
+
+func (p *predForms) lightToks() []string {
+	if !p.made {
+		p.light, p.made = LightTokens(p.pred), true
+	}
+	return p.light
+}
+
+func (p *predForms) exact(g goldForm) bool {
+	if g.light {
+		return slices.Equal(p.lightToks(), g.toks)
+	}
+	return g.norm == p.norm
+}
+
+func (p *predForms) contains(g goldForm) bool {
+	if g.light {
+		pt := p.lightToks()
+		for i := 0; i+len(g.toks) <= len(pt); i++ {
+			if slices.Equal(pt[i:i+len(g.toks)], g.toks) {
+				return true
+			}
+		}
+		return false
+	}
+	return strings.Contains(p.norm, g.norm)
+}
+
+func (p *predForms) f1(g goldForm) float64 {
+	if g.light {
+		return tokenF1(p.lightToks(), g.toks)
+	}
+	return tokenF1(p.toks, g.toks)
+}
+
+// ExactMatch reports whether Normalize(pred) equals Normalize(g) for some
+// gold answer g (SQuAD EM, max over golds). Blank golds never match; a gold
+// that normalises to "" matches when LightTokens of both are equal.
+func ExactMatch(pred string, golds []string) bool {
+	forms, _ := prepareGolds(golds)
+	p := newPred(pred)
+	for _, g := range forms {
+		if p.exact(g) {
 			return true
 		}
 	}
@@ -82,11 +252,15 @@ func ExactMatch(pred string, golds []string) bool {
 // Contains reports whether Normalize(g) is a substring of Normalize(pred) for
 // some non-empty normalised gold g: the "answer contained" accuracy of
 // Search-R1's subem_check and Search-P1's ACC (paper 001, §4.1). It is a
-// plain substring test, as theirs: gold "2009" is contained in "20091".
+// plain substring test, as theirs: gold "2009" is contained in "20091". A
+// gold that normalises to "" is contained when its LightTokens occur as a
+// contiguous run of pred's LightTokens (whole tokens: gold "A" is not
+// contained in "banana"). Blank golds never match.
 func Contains(pred string, golds []string) bool {
-	p := Normalize(pred)
-	for _, g := range golds {
-		if ng := Normalize(g); ng != "" && strings.Contains(p, ng) {
+	forms, _ := prepareGolds(golds)
+	p := newPred(pred)
+	for _, g := range forms {
+		if p.contains(g) {
 			return true
 		}
 	}
@@ -96,14 +270,14 @@ func Contains(pred string, golds []string) bool {
 // F1 is SQuAD's token F1 between pred and the best gold: with the multiset
 // intersection c of the normalised tokens, precision c/|pred|, recall
 // c/|gold|, F1 = 2PR/(P+R); 0 when nothing is shared. It returns 0 for no
-// golds. The HotpotQA yes/no special case is not applied.
+// golds. The HotpotQA yes/no special case is not applied. A gold that
+// normalises to "" is scored on the LightTokens of both.
 func F1(pred string, golds []string) float64 {
-	pt := Tokens(pred)
+	forms, _ := prepareGolds(golds)
+	p := newPred(pred)
 	best := 0.0
-	for _, g := range golds {
-		if f := tokenF1(pt, Tokens(g)); f > best {
-			best = f
-		}
+	for _, g := range forms {
+		best = max(best, p.f1(g))
 	}
 	return best
 }
@@ -152,22 +326,31 @@ type QAScores struct {
 	EM       float64 `json:"em"`       // 0 or 1, ExactMatch
 	F1       float64 `json:"f1"`       // [0,1], F1
 	Contains float64 `json:"contains"` // 0 or 1, Contains
+	// GoldEmptyAfterNormalize: some gold normalises to "" (gold "A",
+	// "The The") and was matched by its LightTokens instead; such a gold
+	// is ambiguous, check the dataset.
+	GoldEmptyAfterNormalize bool `json:"gold_empty_after_normalize,omitempty"`
 }
 
 // ScoreQA scores answer against golds. A missing answer (found false)
-// scores zero on every metric.
+// scores zero on every metric. GoldEmptyAfterNormalize is set whether or
+// not an answer was found.
 func ScoreQA(answer string, found bool, golds []string) QAScores {
-	s := QAScores{Answer: answer, Found: found}
+	forms, empty := prepareGolds(golds)
+	s := QAScores{Answer: answer, Found: found, GoldEmptyAfterNormalize: empty}
 	if !found {
 		return s
 	}
-	if ExactMatch(answer, golds) {
-		s.EM = 1
+	p := newPred(answer)
+	for _, g := range forms {
+		if p.exact(g) {
+			s.EM = 1
+		}
+		if p.contains(g) {
+			s.Contains = 1
+		}
+		s.F1 = max(s.F1, p.f1(g))
 	}
-	if Contains(answer, golds) {
-		s.Contains = 1
-	}
-	s.F1 = F1(answer, golds)
 	return s
 }
 

@@ -15,7 +15,8 @@ func TestNormalize(t *testing.T) {
 		{"an-apple", "anapple"},         // punctuation removed first (as SQuAD)
 		{"Émile's café", "émiles café"}, // non-ASCII kept, lower-cased
 		{"a", ""},                       // only an article
-		{"«the» x", "« » x"},            // non-ASCII punctuation is not removed, \b still holds
+		{"«the» x", "x"},                // « » fold to '"' (UnicodeFold), which is removed
+		{"¿the? x", "¿ x"},              // other non-ASCII punctuation is kept, \b still holds
 		{"the_a the", "thea"},           // "_" is punctuation, removed before articles
 		{"tab\tand\nnewline", "tab and newline"},
 		{"", ""},
@@ -45,7 +46,7 @@ func TestQAMetrics(t *testing.T) {
 		{"repeated tokens count once each", "new new york", []string{"new york"}, false, true, 2 * (2.0 / 3) * 1 / (2.0/3 + 1)},
 		{"wrong", "1999", []string{"2009"}, false, false, 0},
 		{"substring, as Search-R1", "20091", []string{"2009"}, false, true, 0},
-		{"empty gold ignored", "anything", []string{"", "the"}, false, false, 0},
+		{"blank gold ignored, article-only gold by light tokens", "anything", []string{"", " ", "the"}, false, false, 0},
 		{"no golds", "x", nil, false, false, 0},
 		{"empty prediction", "", []string{"x"}, false, false, 0},
 	} {

@@ -29,7 +29,8 @@ const (
 	DefaultMaxSourceBytes       = 64 << 10         // program source size
 	DefaultMaxQueryBytes        = 2048             // one query string
 	DefaultRRFK                 = 60               // reciprocal rank fusion constant (Cormack et al. 2009; RPL)
-	DefaultMaxHeapBytes         = 2 << 30          // heap growth while a program runs above which it is stopped
+	DefaultMaxHeapBytes         = 2 << 30          // process heap growth while a program runs above which it is stopped (backstop)
+	DefaultMaxMemoryBytes       = 256 << 20        // bytes charged to one program (meter.go): 4 concurrent programs stay near 1 GiB
 	DefaultDocFormat            = "Doc {index}(Title: {title}) {text}\n"
 	DefaultErrorFormat          = "Error ({code}): {message}\n"
 )
@@ -47,6 +48,10 @@ type Budgets struct {
 	MaxPrintedDocs       int           `json:"max_printed_docs,omitempty"`
 	MaxObservationTokens int           `json:"max_observation_tokens,omitempty"`
 	MaxSourceBytes       int           `json:"max_source_bytes,omitempty"`
+	// MaxMemoryBytes bounds the bytes charged to the program: an upper
+	// estimate of everything its operations allocate, checked before each
+	// operation runs (see meter.go). 0 means DefaultMaxMemoryBytes.
+	MaxMemoryBytes int64 `json:"max_memory_bytes,omitempty"`
 }
 
 // Validate reports the first negative field.
@@ -70,6 +75,8 @@ func (b Budgets) Validate() error {
 		return fmt.Errorf("sdk: Budgets.MaxObservationTokens %d is negative", b.MaxObservationTokens)
 	case b.MaxSourceBytes < 0:
 		return fmt.Errorf("sdk: Budgets.MaxSourceBytes %d is negative", b.MaxSourceBytes)
+	case b.MaxMemoryBytes < 0:
+		return fmt.Errorf("sdk: Budgets.MaxMemoryBytes %d is negative", b.MaxMemoryBytes)
 	}
 	return nil
 }
@@ -98,6 +105,9 @@ func (b Budgets) withDefaults() Budgets {
 	def(&b.MaxPrintedDocs, DefaultMaxPrintedDocs)
 	def(&b.MaxObservationTokens, DefaultMaxObservationTokens)
 	def(&b.MaxSourceBytes, DefaultMaxSourceBytes)
+	if b.MaxMemoryBytes == 0 {
+		b.MaxMemoryBytes = DefaultMaxMemoryBytes
+	}
 	return b
 }
 
@@ -127,6 +137,9 @@ func (b Budgets) Within(r Budgets) Budgets {
 	lower(&b.MaxPrintedDocs, r.MaxPrintedDocs)
 	lower(&b.MaxObservationTokens, r.MaxObservationTokens)
 	lower(&b.MaxSourceBytes, r.MaxSourceBytes)
+	if r.MaxMemoryBytes > 0 && r.MaxMemoryBytes < b.MaxMemoryBytes {
+		b.MaxMemoryBytes = r.MaxMemoryBytes
+	}
 	return b
 }
 

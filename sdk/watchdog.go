@@ -1,8 +1,10 @@
 package sdk
 
 import (
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -70,4 +72,36 @@ func watchLoop() {
 		}
 		watch.mu.Unlock()
 	}
+}
+
+// releaseThreshold is the charge above which a program's end returns free
+// memory to the operating system: Go's background scavenger otherwise
+// keeps the pages for minutes (issue 13 measured RSS at 3.7 GB four
+// minutes after a 3.5 GB program).
+const releaseThreshold = 64 << 20
+
+// releaseMinGap spaces the releases: debug.FreeOSMemory forces a full
+// collection, whose cost grows with the live heap (the index).
+const releaseMinGap = time.Second
+
+var release struct {
+	running atomic.Bool
+	last    atomic.Int64 // unix nanoseconds of the last release
+}
+
+// releaseMemory returns free heap pages to the OS in the background after a
+// program that was charged more than releaseThreshold bytes, at most once
+// per releaseMinGap and never twice at once.
+func releaseMemory(charged uint64) {
+	if charged < releaseThreshold {
+		return
+	}
+	if time.Now().UnixNano()-release.last.Load() < int64(releaseMinGap) || !release.running.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer release.running.Store(false)
+		debug.FreeOSMemory()
+		release.last.Store(time.Now().UnixNano())
+	}()
 }

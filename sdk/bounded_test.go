@@ -93,7 +93,8 @@ func TestConcurrencyIsBoundedAcrossBatches(t *testing.T) {
 }
 
 // TestUninterruptibleOperationIsAbandoned: int() of a 700,000-digit string
-// is one Starlark step of about a second (quadratic decimal conversion);
+// is one Go call of about a second (quadratic decimal conversion), charged
+// ~10^8 steps, which the raised step budget admits;
 // the caller gets its
 // budget_exceeded result without waiting for it, and the program keeps its
 // concurrency slot until the step really ends.

@@ -19,7 +19,7 @@ type endpointDeps struct {
 }
 
 // openDeps opens the reranker of rr (none without --reranker) and the
-// policy tokenizer at tokenizer (whitespace tokens when ""). The closer
+// policy tokenizer at tokenizer (sdk.BoundTokens when ""). The closer
 // releases what was opened; on error nothing stays open.
 func openDeps(ctx context.Context, rr *rerankFlags, ortLib, tokenizer string) (endpointDeps, *rerank.Reranker, func(), error) {
 	var deps endpointDeps

@@ -271,7 +271,7 @@ func (st *execState) print(th *starlark.Thread, b *starlark.Builtin, args starla
 		}
 		s, ok := a.(starlark.String)
 		if !ok {
-			n, err := st.strSize(th, a, false)
+			n, err := st.strSize(th, a, false, DefaultMaxObservationBytes)
 			if err != nil {
 				return nil, err
 			}

@@ -30,9 +30,15 @@ const (
 	DefaultMaxQueryBytes        = 2048             // one query string
 	DefaultRRFK                 = 60               // reciprocal rank fusion constant (Cormack et al. 2009; RPL)
 	DefaultMaxHeapBytes         = 2 << 30          // process heap growth while a program runs above which it is stopped (backstop)
-	DefaultMaxMemoryBytes       = 256 << 20        // bytes charged to one program (meter.go): 4 concurrent programs stay near 1 GiB
-	DefaultDocFormat            = "Doc {index}(Title: {title}) {text}\n"
-	DefaultErrorFormat          = "Error ({code}): {message}\n"
+	// DefaultMaxMemoryBytes bounds the bytes charged to one program
+	// (meter.go). 64 MiB is ~60× what a retrieval program holds (1,000
+	// candidates of ~1 KB, a 256 KiB observation); it keeps the 2×GOMAXPROCS
+	// concurrent programs of a 2-core server under 256 MiB, and it bounds
+	// the largest single copy, a non-preemptible memmove that can hold up
+	// the collector's stop-the-world (and so every request) while it runs.
+	DefaultMaxMemoryBytes = 64 << 20
+	DefaultDocFormat      = "Doc {index}(Title: {title}) {text}\n"
+	DefaultErrorFormat    = "Error ({code}): {message}\n"
 )
 
 // Budgets bound one program. Zero fields mean the defaults above. A request

@@ -48,7 +48,7 @@
 // # Budgets and errors
 //
 // Per program (Budgets; defaults in config.go): 1,000,000 Starlark steps,
-// 10 s wall clock, 256 MiB of charged memory (Budgets.MaxMemoryBytes), 16
+// 10 s wall clock, 64 MiB of charged memory (Budgets.MaxMemoryBytes), 16
 // retrieval calls, 1,000 retrieved candidates, width 50 per call, 400
 // documents per rerank call, 20 printed documents (RPL), an observation of
 // 2,048 policy tokens (RPL; Config.Tokens, BoundTokens by default: never

@@ -480,9 +480,19 @@ type sizer struct {
 	err   error
 }
 
-func (st *execState) strSize(th *starlark.Thread, v starlark.Value, repr bool) (uint64, error) {
-	z := &sizer{st: st, th: th, limit: uint64(st.b.MaxMemoryBytes) + 1}
+// strSize returns an upper estimate of len(str(v)) (repr(v) when repr),
+// charging the walk's steps and the rendering's temporary allocation. The
+// walk stops once the estimate passes limit (0: the memory budget); a
+// result over limit is returned without charging, for the caller to refuse.
+func (st *execState) strSize(th *starlark.Thread, v starlark.Value, repr bool, limit uint64) (uint64, error) {
+	if limit == 0 {
+		limit = uint64(st.b.MaxMemoryBytes)
+	}
+	z := &sizer{st: st, th: th, limit: limit + 1}
 	n := z.size(v, !repr)
+	if z.err == nil && n > limit {
+		return n, nil
+	}
 	if z.err == nil && (z.seen > 1 || repr) {
 		// Rendering a container allocates besides its result: the
 		// builder's growth copies (≤ n) and each element's own rendering
@@ -610,14 +620,14 @@ func (st *execState) chargeFormat(th *starlark.Thread, what string, format starl
 	var total uint64
 	if t, ok := args.(starlark.Tuple); ok {
 		for _, a := range t {
-			n, err := st.strSize(th, a, false)
+			n, err := st.strSize(th, a, false, 0)
 			if err != nil {
 				return err
 			}
 			total = add(total, n)
 		}
 	} else {
-		n, err := st.strSize(th, args, false)
+		n, err := st.strSize(th, args, false, 0)
 		if err != nil {
 			return err
 		}
@@ -759,7 +769,7 @@ func methodCost(x starlark.Value, name string) costFunc {
 				fields := uint64(strings.Count(s, "{"))
 				var big uint64
 				for _, a := range args {
-					n, err := st.strSize(th, a, false)
+					n, err := st.strSize(th, a, false, 0)
 					if err != nil {
 						return 0, 0, err
 					}
@@ -897,7 +907,7 @@ func (st *execState) universe(d starlark.StringDict) {
 				if _, isStr := a.(starlark.String); isStr && !repr {
 					continue // str of a string is the string itself
 				}
-				n, err := st.strSize(th, a, repr)
+				n, err := st.strSize(th, a, repr, 0)
 				if err != nil {
 					return 0, 0, err
 				}

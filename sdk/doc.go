@@ -70,7 +70,7 @@
 // conversions) and refuses it with budget_exceeded when it would pass the
 // memory or step budget. sorted and the size walks check the deadline every
 // 4,096 elements. Not charged: list, tuple and dict literals, bounded by the
-// source size times the steps. A program charged over 64 MiB returns free
+// source size times the steps. A program charged over 16 MiB returns free
 // memory to the OS when it ends (debug.FreeOSMemory, at most once a second).
 //
 // A failing program's observation is what it printed before the failure,

@@ -36,8 +36,10 @@ import (
 //     check the deadline and cancellation every few thousand elements.
 //
 // Not charged: list, tuple and dict literals and function values, whose
-// size is bounded by the source (64 KiB) times the steps that evaluate them;
-// Config.MaxHeapBytes's process-wide watchdog remains as the backstop.
+// size is bounded by the source (64 KiB) times the steps that evaluate them,
+// and the left operand's copy in a[i] op= y and a.f op= y other than += and
+// |= (a[i] *= n); Config.MaxHeapBytes's process-wide watchdog remains as
+// the backstop.
 const (
 	slotBytes   = 48   // one materialised element: a 16-byte interface slot, its boxed value, and append growth
 	entryBytes  = 192  // one dict or set entry: the 56-byte hashtable entry, bucket and growth copies, boxed key
@@ -337,7 +339,8 @@ func (st *execState) grow(th *starlark.Thread, _ *starlark.Builtin, args starlar
 }
 
 // slot and entry implement ·slot(v) and ·entry(v): one element of a list
-// (set) comprehension or one entry of a dict comprehension.
+// (set) comprehension, or one entry of a dict comprehension or of an
+// indexed assignment.
 func (st *execState) slot(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	if err := st.charge(th, "a comprehension", slotBytes, 0); err != nil {
 		return nil, err
@@ -346,7 +349,7 @@ func (st *execState) slot(th *starlark.Thread, _ *starlark.Builtin, args starlar
 }
 
 func (st *execState) entry(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-	if err := st.charge(th, "a dict comprehension", entryBytes, 0); err != nil {
+	if err := st.charge(th, "a dict comprehension or d[k] = v", entryBytes, 0); err != nil {
 		return nil, err
 	}
 	return args[0], nil

@@ -43,6 +43,7 @@ func TestResourceBounds(t *testing.T) {
 		{"list += doubling", "l = [0]\nfor i in range(40):\n    l += l", Budgets{}, CodeBudget, "exceeded: += on a list"},
 		{"comprehension growth", "l = [i for i in range(1 << 30)]", Budgets{MaxSteps: 1 << 40, MaxMemoryBytes: 8 << 20}, CodeBudget, "memory budget exceeded: a comprehension"},
 		{"dict comprehension growth", "d = {i: i for i in range(1 << 30)}", Budgets{MaxSteps: 1 << 40, MaxMemoryBytes: 8 << 20}, CodeBudget, "memory budget exceeded: a dict comprehension"},
+		{"dict growth by assignment", "d = {}\nfor i in range(1 << 30):\n    d[i] = i", Budgets{MaxSteps: 1 << 40, MaxMemoryBytes: 8 << 20}, CodeBudget, "memory budget exceeded: a dict comprehension"},
 		{"big int squaring", "x = 3\nfor i in range(40):\n    x = x * x", Budgets{}, CodeBudget, "budget"},
 		{"str of a big int", "x = 1 << 500\ny = x\nfor i in range(14):\n    y = y * y\nprint(len(str(y)))", Budgets{}, CodeBudget, "budget"},
 		{"int of a long digit string", "x = int(\"9\" * 700000)", Budgets{}, CodeBudget, "step budget"},

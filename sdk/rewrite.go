@@ -66,6 +66,10 @@ func rwStmt(s syntax.Stmt) {
 			} else {
 				s.RHS = hookCall(hookGrow, s.OpPos, opLit(op, s.OpPos), s.RHS)
 			}
+		} else if _, isIndex := s.LHS.(*syntax.IndexExpr); isIndex {
+			// d[k] = v may add a dict entry: charged as one (an
+			// over-charge for list element assignment, which adds none).
+			s.RHS = hookCall(hookEntry, s.OpPos, s.RHS)
 		}
 	case *syntax.ExprStmt:
 		s.X = rwExpr(s.X)

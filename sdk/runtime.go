@@ -159,6 +159,7 @@ func (rt *Runtime) exec(ctx context.Context, req Request, f fetcher, done func()
 			defer done()
 		}
 		ch <- st.runBody(req)
+		releaseMemory(st.mem) // after runBody: its frame no longer holds the program's values
 	}()
 	select {
 	case res := <-ch:
@@ -202,7 +203,6 @@ func (st *execState) runBody(req Request) (res Result) {
 			st.fail(&res, newErr(CodeRuntime, nil, "the interpreter refused this program: %v", p))
 		}
 		res.Stats.MemoryBytes = st.mem
-		releaseMemory(st.mem)
 	}()
 	src := req.Code
 	if src == "" && req.Response != "" {

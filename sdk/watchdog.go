@@ -78,7 +78,7 @@ func watchLoop() {
 // memory to the operating system: Go's background scavenger otherwise
 // keeps the pages for minutes (issue 13 measured RSS at 3.7 GB four
 // minutes after a 3.5 GB program).
-const releaseThreshold = 64 << 20
+const releaseThreshold = 16 << 20
 
 // releaseMinGap spaces the releases: debug.FreeOSMemory forces a full
 // collection, whose cost grows with the live heap (the index).
@@ -86,22 +86,34 @@ const releaseMinGap = time.Second
 
 var release struct {
 	running atomic.Bool
-	last    atomic.Int64 // unix nanoseconds of the last release
+	pending atomic.Bool
 }
 
 // releaseMemory returns free heap pages to the OS in the background after a
-// program that was charged more than releaseThreshold bytes, at most once
-// per releaseMinGap and never twice at once.
+// program that was charged more than releaseThreshold bytes. One goroutine
+// does the releases, at most one per releaseMinGap; a request that comes
+// while it runs or waits is served by one more release after the gap, so
+// the last large program's memory is always returned.
 func releaseMemory(charged uint64) {
 	if charged < releaseThreshold {
 		return
 	}
-	if time.Now().UnixNano()-release.last.Load() < int64(releaseMinGap) || !release.running.CompareAndSwap(false, true) {
+	release.pending.Store(true)
+	if !release.running.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
-		defer release.running.Store(false)
-		debug.FreeOSMemory()
-		release.last.Store(time.Now().UnixNano())
+		for {
+			for release.pending.Swap(false) {
+				debug.FreeOSMemory()
+				time.Sleep(releaseMinGap)
+			}
+			release.running.Store(false)
+			// A request may have set pending after the loop's last Swap and
+			// seen running still true: take the job back if so.
+			if !release.pending.Load() || !release.running.CompareAndSwap(false, true) {
+				return
+			}
+		}
 	}()
 }

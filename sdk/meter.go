@@ -37,8 +37,9 @@ import (
 //
 // Not charged: list, tuple and dict literals and function values, whose
 // size is bounded by the source (64 KiB) times the steps that evaluate them,
-// and the left operand's copy in a[i] op= y and a.f op= y other than += and
-// |= (a[i] *= n); Config.MaxHeapBytes's process-wide watchdog remains as
+// and the left operand's copy in augmented assignments to a target that is
+// not a name or a[i] with i a name or literal (a[f()] *= n);
+// Config.MaxHeapBytes's process-wide watchdog remains as
 // the backstop.
 const (
 	slotBytes   = 48   // one materialised element: a 16-byte interface slot, its boxed value, and append growth
@@ -270,7 +271,7 @@ func (st *execState) bin(th *starlark.Thread, _ *starlark.Builtin, args starlark
 	return starlark.Binary(op, x, y)
 }
 
-// aug implements ·aug(op, x, y) for name op= y: lists extend in place
+// aug implements ·aug(op, x, y) for name op= y and a[i] op= y: lists extend in place
 // under +=, dicts update in place under |=, as Starlark's INPLACE_ADD and
 // INPLACE_PIPE do; the rest is x op y.
 func (st *execState) aug(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
@@ -316,8 +317,9 @@ func (st *execState) aug(th *starlark.Thread, b *starlark.Builtin, args starlark
 	return st.bin(th, b, starlark.Tuple{args[0], x, y}, kw)
 }
 
-// grow implements ·grow(op, y) for a[i] op= y and a.f op= y, where the
-// left side is evaluated by the opcode itself: it charges what y adds (the
+// grow implements ·grow(op, y) for the other augmented assignments
+// (a[f()] op= y, a.b[i] op= y, a.f op= y), where the left side is evaluated
+// by the opcode itself: it charges what y adds (the
 // growth of a list, the appended text); the left operand's copy is not
 // charged (the process watchdog covers it).
 func (st *execState) grow(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {

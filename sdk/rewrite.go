@@ -60,8 +60,10 @@ func rwStmt(s syntax.Stmt) {
 		s.RHS = rwExpr(s.RHS)
 		s.LHS = rwTarget(s.LHS)
 		if op, ok := augOps[s.Op]; ok {
-			if id, isName := s.LHS.(*syntax.Ident); isName {
-				s.RHS = hookCall(hookAug, s.OpPos, opLit(op, s.OpPos), &syntax.Ident{NamePos: id.NamePos, Name: id.Name}, s.RHS)
+			if cur, ok := pureTarget(s.LHS); ok {
+				// x op= y, a[i] op= y with a and i names or literals:
+				// evaluating the target twice is side-effect free.
+				s.RHS = hookCall(hookAug, s.OpPos, opLit(op, s.OpPos), cur, s.RHS)
 				s.Op = syntax.EQ
 			} else {
 				s.RHS = hookCall(hookGrow, s.OpPos, opLit(op, s.OpPos), s.RHS)
@@ -92,6 +94,33 @@ func rwStmt(s syntax.Stmt) {
 			s.Result = rwExpr(s.Result)
 		}
 	}
+}
+
+// pureTarget returns a fresh read of an augmented assignment's target when
+// reading it again has no side effects: a name, or a[i] where a is a name
+// and i a name or a literal.
+func pureTarget(e syntax.Expr) (syntax.Expr, bool) {
+	switch e := e.(type) {
+	case *syntax.Ident:
+		return &syntax.Ident{NamePos: e.NamePos, Name: e.Name}, true
+	case *syntax.IndexExpr:
+		a, ok := e.X.(*syntax.Ident)
+		if !ok {
+			return nil, false
+		}
+		var i syntax.Expr
+		switch y := e.Y.(type) {
+		case *syntax.Ident:
+			i = &syntax.Ident{NamePos: y.NamePos, Name: y.Name}
+		case *syntax.Literal:
+			c := *y
+			i = &c
+		default:
+			return nil, false
+		}
+		return &syntax.IndexExpr{X: &syntax.Ident{NamePos: a.NamePos, Name: a.Name}, Lbrack: e.Lbrack, Y: i, Rbrack: e.Rbrack}, true
+	}
+	return nil, false
 }
 
 // rwParams rewrites parameter defaults (name=expr).

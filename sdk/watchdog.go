@@ -87,6 +87,7 @@ const releaseMinGap = time.Second
 var release struct {
 	running atomic.Bool
 	pending atomic.Bool
+	count   atomic.Int64 // releases done (tests)
 }
 
 // releaseMemory returns free heap pages to the OS in the background after a
@@ -106,6 +107,7 @@ func releaseMemory(charged uint64) {
 		for {
 			for release.pending.Swap(false) {
 				debug.FreeOSMemory()
+				release.count.Add(1)
 				time.Sleep(releaseMinGap)
 			}
 			release.running.Store(false)

@@ -93,12 +93,13 @@ func TestConcurrencyIsBoundedAcrossBatches(t *testing.T) {
 }
 
 // TestUninterruptibleOperationIsAbandoned: int() of a 700,000-digit string
-// is one Starlark step of about a second (quadratic decimal conversion);
+// is one Go call of about a second (quadratic decimal conversion), charged
+// ~10^8 steps, which the raised step budget admits;
 // the caller gets its
 // budget_exceeded result without waiting for it, and the program keeps its
 // concurrency slot until the step really ends.
 func TestUninterruptibleOperationIsAbandoned(t *testing.T) {
-	rt := newRT(t, wikiIndex(t), Config{MaxConcurrent: 1, Budgets: Budgets{Timeout: 50 * time.Millisecond}})
+	rt := newRT(t, wikiIndex(t), Config{MaxConcurrent: 1, Budgets: Budgets{MaxSteps: 1 << 40, Timeout: 50 * time.Millisecond}})
 	src := "print('before')\nx = int(\"9\" * 700000)\nprint(x % 10)"
 	res := rt.RunBatch(context.Background(), []Request{{ID: "big", Code: src}}, BatchOptions{})[0]
 	if res.Code != CodeBudget || !strings.Contains(res.Error, "time budget of 50ms exceeded") || !strings.Contains(res.Error, "abandoned") || !strings.HasPrefix(res.Observation, "before\n") || res.ID != "big" {

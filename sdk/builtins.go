@@ -96,7 +96,7 @@ func toDocs(fn string, what string, v starlark.Value) ([]Doc, error) {
 }
 
 func (st *execState) builtins(question string) starlark.StringDict {
-	return starlark.StringDict{
+	d := starlark.StringDict{
 		"question": starlark.String(question),
 		"dense":    starlark.NewBuiltin("dense", st.routeBuiltin(RouteDense)),
 		"sparse":   starlark.NewBuiltin("sparse", st.routeBuiltin(RouteSparse)),
@@ -105,7 +105,16 @@ func (st *execState) builtins(question string) starlark.StringDict {
 		"rerank":   starlark.NewBuiltin("rerank", st.rerank),
 		"doc":      starlark.NewBuiltin("doc", st.doc),
 		"print":    starlark.NewBuiltin("print", st.print),
+		hookBin:    starlark.NewBuiltin(hookBin, st.bin),
+		hookAug:    starlark.NewBuiltin(hookAug, st.aug),
+		hookGrow:   starlark.NewBuiltin(hookGrow, st.grow),
+		hookAttr:   starlark.NewBuiltin(hookAttr, st.attr),
+		hookSlice:  starlark.NewBuiltin(hookSlice, st.slice),
+		hookSlot:   starlark.NewBuiltin(hookSlot, st.slot),
+		hookEntry:  starlark.NewBuiltin(hookEntry, st.entry),
 	}
+	st.universe(d)
+	return d
 }
 
 func (st *execState) routeBuiltin(route string) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
@@ -235,7 +244,7 @@ func (st *execState) doc(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 // print renders documents (a Doc, or a list or tuple of Docs) in the
 // observation format, counting them as printed evidence; anything else is
 // printed as Python would (str of each argument joined by sep, then a newline).
-func (st *execState) print(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func (st *execState) print(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	sep := " "
 	for _, kv := range kwargs {
 		name, _ := starlark.AsString(kv[0])
@@ -262,6 +271,15 @@ func (st *execState) print(_ *starlark.Thread, b *starlark.Builtin, args starlar
 		}
 		s, ok := a.(starlark.String)
 		if !ok {
+			n, err := st.strSize(th, a, false, DefaultMaxObservationBytes)
+			if err != nil {
+				return nil, err
+			}
+			if uint64(sb.Len())+n > DefaultMaxObservationBytes {
+				err := newErr(CodeBudget, ErrBudget, "observation budget exceeded: over %d bytes printed", DefaultMaxObservationBytes)
+				st.cancel(err)
+				return nil, err
+			}
 			s = starlark.String(a.String())
 		}
 		if sb.Len()+len(s) > DefaultMaxObservationBytes {

@@ -48,12 +48,30 @@
 // # Budgets and errors
 //
 // Per program (Budgets; defaults in config.go): 1,000,000 Starlark steps,
-// 10 s wall clock, 16 retrieval calls, 1,000 retrieved candidates, width 50
-// per call, 400 documents per rerank call, 20 printed documents (RPL), an
-// observation of 2,048 policy tokens (RPL; Config.Tokens, whitespace words
-// until the Qwen3 tokenizer is configured) and 256 KiB, 64 KiB of source,
-// 2 KiB per query, and a process heap growth of 2 GiB (Config.MaxHeapBytes,
-// sampled every millisecond). A request may lower them, never raise them.
+// 10 s wall clock, 64 MiB of charged memory (Budgets.MaxMemoryBytes), 16
+// retrieval calls, 1,000 retrieved candidates, width 50 per call, 400
+// documents per rerank call, 20 printed documents (RPL), an observation of
+// 2,048 policy tokens (RPL; Config.Tokens, BoundTokens by default: never
+// below 1/4 of Qwen3's count, 1.20× Qwen3 on wiki passages) and 256 KiB, 64
+// KiB of source, 2 KiB per query, and, as a process-wide backstop, a heap
+// growth of 2 GiB (Config.MaxHeapBytes, sampled every millisecond). A
+// request may lower them, never raise them.
+//
+// Memory and work are charged before they happen (meter.go): the program's
+// syntax tree is rewritten so that every operation that can allocate or
+// scan in proportion to its operands (binary + - * % | & ^ << in, slices,
+// method calls such as join, replace, split, format, extend, comprehension
+// elements, and the builtins list, tuple, sorted, reversed, enumerate, zip,
+// dict, set, str, repr, bytes, int, min, max, all, any, fail, getattr,
+// print) goes through a hook that estimates its allocation (an upper
+// estimate, cumulative per program: bytes it caused to be allocated, freed
+// or not) and its work (steps: one per element, one per KiB copied,
+// n·log2 n per sort, quadratic for big-integer products and decimal
+// conversions) and refuses it with budget_exceeded when it would pass the
+// memory or step budget. sorted and the size walks check the deadline every
+// 4,096 elements. Not charged: list, tuple and dict literals, bounded by the
+// source size times the steps. A program charged over 16 MiB returns free
+// memory to the OS when it ends (debug.FreeOSMemory, at most once a second).
 //
 // A failing program's observation is what it printed before the failure,
 // then one line (Config.ErrorFormat):
@@ -68,19 +86,17 @@
 // internal_error. Source containing a NUL byte is a syntax_error naming its
 // offset (Starlark's scanner would silently drop the rest). A print that would break a budget is not printed. The
 // runtime never panics on a program; the same program on the same index and
-// configuration gives a byte-identical observation (timeouts and memory
-// stops aside, which depend on the machine).
+// configuration gives a byte-identical observation (timeouts and the
+// process-wide heap backstop aside, which depend on the machine; the
+// per-program memory budget is deterministic).
 //
-// Known limits: a single Starlark operation is not interruptible, so one
-// step that builds a huge value ("x" * (1 << 29): Starlark caps one
-// allocation at 1 GiB), converts a huge integer (str(x) of x squared 26
-// times, int("9" * 10**6): big-integer decimal conversion is superlinear;
-// integer size is not capped) or formats a value nested 10^5 deep
-// (quadratic in Starlark's printer) can run for seconds before the time
-// budget is seen. The caller still gets budget_exceeded (time) 250 ms
-// after the deadline; the abandoned goroutine burns its core until the
-// operation ends, keeping its Config.MaxConcurrent slot so that the process
-// stays bounded.
+// Known limits: the few operations whose charge lets them run long (a
+// huge int("9" * 10**6) with a raised step budget; an uncharged literal)
+// cannot be interrupted inside: the caller still gets budget_exceeded
+// (time) 50 ms after the deadline (abandonGrace); the abandoned goroutine
+// runs until the operation ends, keeping its Config.MaxConcurrent slot so
+// that the process stays bounded. A Go panic inside the interpreter (Starlark
+// panics on some extreme values) is a runtime_error, not internal_error.
 //
 // # Typed programs
 //

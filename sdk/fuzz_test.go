@@ -23,6 +23,13 @@ func FuzzRun(f *testing.F) {
 		"s = 'x' * 1000\nprint(s[:3])",
 		"print(f\"{1}\")",
 		"d = sparse('Robin Hood', k=2)\nprint(d[0].title, d[0].routes, d[0] == d[0], d[0] in d)",
+		// Issue 13's allocation and range families.
+		"a = \"x\"*(1<<29)\nb = a+a\nprint(len(b))",
+		"list(range(1<<62))",
+		"range(1)[::8192][::8192][::8192][::8192][::8192]",
+		"y = list(range(3000))\nz = sorted(y, reverse=True, key=lambda v: -v)\nprint(z[:3])",
+		"l = [[1]] * 3\nl[0] += l[1]\nprint('%s %d' % (str(l), len(repr(l))), '-'.join(['a'] * 3).replace('a', 'bb').split('b'))",
+		"d = {i: str(i) for i in range(10)}\nd |= {'x': 1}\nprint(d.items()[:2], enumerate(zip([1], [2])), max(range(5)))",
 	} {
 		f.Add(s)
 	}

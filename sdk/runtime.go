@@ -73,7 +73,8 @@ type Stats struct {
 	Reranks       int    `json:"reranks"`        // rerank calls
 	PrintedDocs   int    `json:"printed_docs"`   // documents printed
 	PrintedTokens int    `json:"printed_tokens"` // observation tokens before the error line (Config.Tokens)
-	Steps         uint64 `json:"steps"`          // Starlark execution steps
+	Steps         uint64 `json:"steps"`          // Starlark execution steps, including the steps charged for work inside builtins
+	MemoryBytes   uint64 `json:"memory_bytes"`   // bytes charged to the program's memory budget (cumulative estimate; see meter.go)
 }
 
 // Result is the outcome of one program. Observation is what the policy
@@ -95,7 +96,7 @@ type Result struct {
 // operation (a huge multiplication, str() of a huge int) cannot be
 // interrupted, and the caller must still get its answer on time. The
 // abandoned goroutine runs on until that operation ends.
-const abandonGrace = 250 * time.Millisecond
+const abandonGrace = 50 * time.Millisecond
 
 // Run executes one program. cache, when non-nil, memoises retrieval calls
 // (share it across related runs); nil retrieves every call. Run never
@@ -129,6 +130,7 @@ type execState struct {
 	stop     atomic.Pointer[Error] // why the thread was cancelled (set from other goroutines too)
 	thread   *starlark.Thread
 	deadline time.Time
+	mem      uint64 // bytes charged (meter.go); owned by the program goroutine
 }
 
 func (rt *Runtime) run(ctx context.Context, req Request, f fetcher) Result {
@@ -157,6 +159,7 @@ func (rt *Runtime) exec(ctx context.Context, req Request, f fetcher, done func()
 			defer done()
 		}
 		ch <- st.runBody(req)
+		releaseMemory(st.mem) // after runBody: its frame no longer holds the program's values
 	}()
 	select {
 	case res := <-ch:
@@ -194,8 +197,12 @@ func (st *execState) runBody(req Request) (res Result) {
 	res.ID = req.ID
 	defer func() {
 		if p := recover(); p != nil {
-			st.fail(&res, newErr(CodeInternal, nil, "internal error: %v", p))
+			// A Go panic inside the interpreter or a builtin is triggered by
+			// the program's values (Starlark has panics on some extreme
+			// inputs): a program error, not a server fault.
+			st.fail(&res, newErr(CodeRuntime, nil, "the interpreter refused this program: %v", p))
 		}
+		res.Stats.MemoryBytes = st.mem
 	}()
 	src := req.Code
 	if src == "" && req.Response != "" {
@@ -218,7 +225,7 @@ func (st *execState) runBody(req Request) (res Result) {
 	ctx := st.ctx
 
 	predeclared := st.builtins(req.Question)
-	_, prog, err := starlark.SourceProgramOptions(fileOptions, programFile, src, predeclared.Has)
+	prog, err := compileProgram(src, predeclared)
 	if err != nil {
 		st.fail(&res, compileError(src, err))
 		return res
@@ -273,6 +280,7 @@ func (st *execState) fail(res *Result, err error) {
 	steps := res.Stats.Steps
 	res.Stats = st.stats
 	res.Stats.Steps = steps
+	res.Stats.MemoryBytes = st.mem
 	res.Code = code
 	res.Error = msg
 	res.Observation = st.out.String() + st.rt.errorLine(code, msg)

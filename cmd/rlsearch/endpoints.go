@@ -16,10 +16,11 @@ import (
 type endpointDeps struct {
 	reranker rlsearch.Reranker
 	tokens   rlsearch.TokenCounter
+	budgets  sdk.Budgets // program budgets; zero fields mean the sdk defaults
 }
 
 // openDeps opens the reranker of rr (none without --reranker) and the
-// policy tokenizer at tokenizer (whitespace tokens when ""). The closer
+// policy tokenizer at tokenizer (sdk.BoundTokens when ""). The closer
 // releases what was opened; on error nothing stays open.
 func openDeps(ctx context.Context, rr *rerankFlags, ortLib, tokenizer string) (endpointDeps, *rerank.Reranker, func(), error) {
 	var deps endpointDeps
@@ -45,7 +46,7 @@ func openDeps(ctx context.Context, rr *rerankFlags, ortLib, tokenizer string) (e
 
 // runtimeConfig is the program runtime over ix with deps.
 func runtimeConfig(ix *index.Index, deps endpointDeps) sdk.Config {
-	return sdk.Config{Retrievers: ix.Retrievers(), Docs: ix, Reranker: deps.reranker, Tokens: deps.tokens}
+	return sdk.Config{Retrievers: ix.Retrievers(), Docs: ix, Reranker: deps.reranker, Tokens: deps.tokens, Budgets: deps.budgets}
 }
 
 // extraEndpoints returns the endpoints served beside /retrieve, /healthz and

@@ -85,6 +85,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"search", "--index", dir, "--server", "http://127.0.0.1:1", "q"}, 2, "not both"},
 		{[]string{"serve", "--index", dir, "--retriever", "e5"}, 2, `--retriever "e5" is not served`},
 		{[]string{"serve", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"serve", "--index", dir, "--program-max-memory", "-1"}, 2, "--program-max-memory -1 MiB is out of range"},
 	} {
 		code, _, errs := runCmd(t, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {

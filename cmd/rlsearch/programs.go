@@ -21,7 +21,7 @@ import (
 // addProgramEndpoints mounts POST /v1/programs/execute (package sdk) over
 // the served index, with serve's --reranker behind rerank() (without one,
 // rerank() answers "unavailable") and --policy-tokenizer counting
-// observation tokens (whitespace words without one).
+// observation tokens (sdk.BoundTokens without one).
 func addProgramEndpoints(m map[string]http.Handler, rt *sdk.Runtime) error {
 	m["/v1/programs/execute"] = rt.Handler()
 	return nil
@@ -41,7 +41,7 @@ func runPrograms(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	batch := fs.Int("batch", 512, "programs run concurrently as one batch (their retrieval calls coalesced and memoised)")
 	noCoalesce := fs.Bool("no-coalesce", false, "answer every retrieval call on its own")
 	noMemo := fs.Bool("no-memo", false, "do not memoise (route, query, width) within a batch")
-	tokenizer := fs.String("policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the observation token cap; empty = whitespace tokens")
+	tokenizer := fs.String("policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the observation token cap; empty = sdk.BoundTokens (byte classes, never below 1/4 of Qwen3)")
 	timeout := fs.Duration("timeout", 0, "wall-clock budget per program (0 = 10s)")
 	maxSteps := fs.Uint64("max-steps", 0, "Starlark step budget per program (0 = 1,000,000)")
 	if err := parseFlags(fs, args, stderr); err != nil {

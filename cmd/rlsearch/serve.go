@@ -14,6 +14,7 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/sdk"
 )
 
 // serveFlags configure the HTTP server; bench uses the same ones.
@@ -31,13 +32,19 @@ type serveFlags struct {
 	rr         rerankFlags
 	// policyTokenizer counts observation tokens of programs (Qwen3 BPE).
 	policyTokenizer string
+	// programSteps and programMemMiB set the programs' step and memory
+	// budgets (0: the sdk defaults).
+	programSteps  uint64
+	programMemMiB int64
 }
 
 func (s *serveFlags) bind(fs *flag.FlagSet) {
 	s.idx.bind(fs)
 	bindHybridServeFlags(fs)
 	fs.BoolVar(&s.idx.verifyDocs, "verify-docs", false, "check every docstore block's CRC at startup (one read of docs.zst: 9 s for 21M passages); without it each block's CRC is checked when the block is first read, and `rlsearch verify` checks every file")
-	fs.StringVar(&s.policyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the programs' 2,048-token observation cap; empty = whitespace tokens")
+	fs.StringVar(&s.policyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the programs' 2,048-token observation cap; empty = sdk.BoundTokens (byte classes, never below 1/4 of Qwen3)")
+	fs.Uint64Var(&s.programSteps, "program-max-steps", 0, "Starlark step budget of each program, builtin work included (0 = 1,000,000)")
+	fs.Int64Var(&s.programMemMiB, "program-max-memory", 0, "memory budget of each program in MiB: bytes its operations are charged before they run (0 = 64)")
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8000", "listen address (Search-R1's retrieval server uses port 8000)")
 	fs.StringVar(&s.retriever, "retriever", "", `default retriever when a request names none: "bm25" or "e5" (default e5 when --model is set, else bm25)`)
 	fs.IntVar(&s.maxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")
@@ -75,11 +82,16 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		closeIx()
 		return nil, nil, nil, usageErr("--retriever %q is not served by this index (have %v; e5 needs --model)", def, names(rs))
 	}
+	if s.programMemMiB < 0 || s.programMemMiB > 1<<20 {
+		closeIx()
+		return nil, nil, nil, usageErr("--program-max-memory %d MiB is out of range (0 to 1048576)", s.programMemMiB)
+	}
 	deps, rr, closeDeps, err := openDeps(ctx, &s.rr, s.idx.model.ortLib, s.policyTokenizer) // --reranker: POST /rerank and rerank() in programs
 	if err != nil {
 		closeIx()
 		return nil, nil, nil, err
 	}
+	deps.budgets = sdk.Budgets{MaxSteps: s.programSteps, MaxMemoryBytes: s.programMemMiB << 20}
 	prevClose := closeIx
 	closeIx = func() { closeDeps(); prevClose() }
 	extra, err := extraEndpoints(ix, deps)

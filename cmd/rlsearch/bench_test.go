@@ -8,34 +8,6 @@ import (
 	"testing"
 )
 
-func TestPercentile(t *testing.T) {
-	hundred := make([]float64, 100)
-	for i := range hundred {
-		hundred[i] = float64(i + 1) // 1..100
-	}
-	for _, tc := range []struct {
-		name   string
-		sorted []float64
-		p      float64
-		want   float64
-	}{
-		{"empty", nil, 50, 0},
-		{"one value", []float64{7}, 99, 7},
-		{"median of 4 is the 2nd (nearest rank)", []float64{1, 2, 3, 4}, 50, 2},
-		{"median of 5 is the 3rd", []float64{1, 2, 3, 4, 5}, 50, 3},
-		{"p99 of 1..100 is 99, not the max", hundred, 99, 99},
-		{"p100 is the max", hundred, 100, 100},
-		{"p1 of 1..100 is 1", hundred, 1, 1},
-		{"tiny p is the min", []float64{1, 2, 3}, 0.001, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := percentile(tc.sorted, tc.p); got != tc.want {
-				t.Errorf("percentile(%v, %v) = %v, want %v", tc.sorted, tc.p, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestCycle(t *testing.T) {
 	got := strings.Join(cycle([]string{"a", "b", "c"}, 7), "")
 	if got != "abcabca" {

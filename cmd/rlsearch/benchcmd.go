@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"math/rand"
 	"net"
 	"net/http"
@@ -31,7 +30,27 @@ import (
 // benchModes are the measurement sets of `rlsearch bench --mode`.
 var benchModes = []string{"all", "bm25", "http"}
 
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+// runBench dispatches `rlsearch bench`: `compare OLD NEW`, the single-index
+// measurement when --index is given (scripts/bench-scale.sh), else the
+// suites (benchsuites.go).
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "compare" {
+		return runBenchCompare(args[1:], stdout, stderr)
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if n := strings.TrimLeft(a, "-"); len(n) < len(a) && (n == "index" || strings.HasPrefix(n, "index=")) {
+			return runBenchIndex(ctx, args, stdout, stderr)
+		}
+	}
+	return runBenchSuites(ctx, args, stdout, stderr)
+}
+
+// runBenchIndex measures one index directory (--index): BM25, dense and
+// /retrieve throughput, as scripts/bench-scale.sh reads it.
+func runBenchIndex(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var httpErrs int // failed /retrieve requests: the command fails after reporting them
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var (
@@ -332,18 +351,7 @@ func httpLoad(ctx context.Context, url, retriever string, texts []string, k, c i
 		return 0, 0, 0, errs
 	}
 	slices.Sort(lat)
-	return float64(len(lat)) / el, percentile(lat, 50), percentile(lat, 99), errs
-}
-
-// percentile returns the nearest-rank p-th percentile (0 < p <= 100) of the
-// ascending values: the smallest value with at least p% of the values at or
-// below it. It returns 0 for no values.
-func percentile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	r := int(math.Ceil(p / 100 * float64(len(sorted))))
-	return sorted[min(max(r, 1), len(sorted))-1]
+	return float64(len(lat)) / el, bench.Percentile(lat, 50), bench.Percentile(lat, 99), errs
 }
 
 // peakRSS is the process's peak resident set size in bytes (VmHWM), or 0.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -66,6 +67,10 @@ type Options struct {
 	Data string `json:"data"`
 	// Work is a directory for indexes and generated corpora (created).
 	Work string `json:"work"`
+	// Root is the repository root, where scripts/ (the test-model
+	// generators) and .cache/ (ONNX Runtime, tokenizers, models) are looked
+	// up; "" means the working directory.
+	Root string `json:"root,omitempty"`
 	// Threads lists the thread counts (GOMAXPROCS) of suites that vary
 	// them; default 1 and runtime.NumCPU().
 	Threads []int `json:"threads"`
@@ -85,6 +90,11 @@ type Env struct {
 	Options
 	// Log receives notes (what was built, what was skipped); never nil.
 	Log io.Writer
+}
+
+// Path returns rel under Options.Root.
+func (e *Env) Path(rel ...string) string {
+	return filepath.Join(append([]string{e.Root}, rel...)...)
 }
 
 // Get returns the setting "suite.key" from Options.Set, or def.

@@ -124,7 +124,10 @@ func WriteMarkdown(w io.Writer, rep *bench.Report, plots map[string][]string) er
 				if sk.Peer != "" {
 					who = "peer " + sk.Peer
 				}
-				fmt.Fprintf(b, "\n%s skipped: %s\n", who, sk.Reason)
+				if !strings.HasPrefix(sk.Reason, bench.ErrSkip.Error()) {
+					who += " failed"
+				}
+				fmt.Fprintf(b, "\n%s: %s\n", who, sk.Reason)
 			}
 		}
 		for _, p := range plots[s] {
@@ -223,8 +226,9 @@ func RatioNum(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-// Num formats a measured value with 3–4 significant digits and thousands
-// separators: 12,345; 123.4; 1.234; 0.0123.
+// Num formats a measured value with about 3 significant digits (all
+// integer digits from 100 on) and thousands separators: 12,345; 123; 12.3;
+// 1.23; 0.0123.
 func Num(v float64) string {
 	a := math.Abs(v)
 	switch {
@@ -235,9 +239,11 @@ func Num(v float64) string {
 	case a >= 1000:
 		return thousands(fmt.Sprintf("%.0f", v))
 	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
 		return fmt.Sprintf("%.1f", v)
 	case a >= 1:
-		return fmt.Sprintf("%.3g", v)
+		return fmt.Sprintf("%.2f", v)
 	default:
 		return fmt.Sprintf("%.3g", v)
 	}

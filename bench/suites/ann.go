@@ -13,7 +13,8 @@ import (
 // Flat measures exact flat inner-product search (ann.Flat, fp32, k = 10) on
 // the real vector sets ("flat.data", default bge-base,sift10k,fmnist; quick
 // bge-base) for every thread count and batch size ("flat.batch", default
-// 1,16,64,256; quick 1,64). recall@10 against the truth is in Extra (1.0
+// 1,16,64,256; quick 1,64); "flat.n" and "flat.queries" keep only the
+// first base rows and queries (the truth is then recomputed). recall@10 against the truth is in Extra (1.0
 // for fp32: the check that the fast path is exact); "flat.dtype" (fp32,
 // fp16, int8) changes the storage.
 func Flat() bench.Suite {
@@ -24,7 +25,8 @@ func Flat() bench.Suite {
 // "hnsw.efc") on the real vector sets ("hnsw.data", default all three;
 // quick bge-base) at efSearch "hnsw.ef" (default 16,32,64,128; quick
 // 32,128): one query per call on 1 thread (per-query latency) and batches
-// of 64 on every other thread count; recall@10 in Extra.
+// of 64 on every other thread count; recall@10 in Extra. "hnsw.n" and
+// "hnsw.queries" cap the rows as for flat.
 func HNSW() bench.Suite {
 	return bench.Suite{Name: "hnsw", Doc: "HNSW search (ann.HNSW) on bge-base, SIFT and Fashion-MNIST: queries/s and recall@10 by efSearch and threads", Setup: setupHNSW}
 }
@@ -84,9 +86,17 @@ func searchCase(env *bench.Env, s searcher, vs *VectorSet, params map[string]any
 
 func loadSets(ctx context.Context, env *bench.Env, suite, quick, full string) ([]*VectorSet, error) {
 	names := list(env.Get(suite, "data", pick(env, quick, full)))
+	lim, err := ints(suite+".n", env.Get(suite, "n", fmt.Sprint(1<<30)))
+	if err != nil {
+		return nil, err
+	}
+	limQ, err := ints(suite+".queries", env.Get(suite, "queries", fmt.Sprint(1<<30)))
+	if err != nil {
+		return nil, err
+	}
 	var out []*VectorSet
 	for _, n := range names {
-		vs, err := LoadVectorSet(ctx, env.Data, n, 0, 0)
+		vs, err := LoadVectorSet(ctx, env.Data, n, lim[0], limQ[0])
 		if err != nil {
 			return nil, err
 		}

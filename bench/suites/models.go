@@ -18,11 +18,11 @@ const python = "/usr/bin/python3"
 
 // ortLib is the ONNX Runtime library: "<suite>.ort", else $ONNXRUNTIME_LIB,
 // else scripts/setup.sh's .cache/ort/libonnxruntime.so.1 (relative to the
-// working directory). Missing: a skip error.
+// Options.Root). Missing: a skip error.
 func ortLib(env *bench.Env, suite string) (string, error) {
 	lib := env.Get(suite, "ort", os.Getenv("ONNXRUNTIME_LIB"))
 	if lib == "" {
-		lib = filepath.Join(".cache", "ort", "libonnxruntime.so.1")
+		lib = env.Path(".cache", "ort", "libonnxruntime.so.1")
 	}
 	if _, err := os.Stat(lib); err != nil {
 		return "", skipf("ONNX Runtime library %s not found (run scripts/setup.sh, or set ONNXRUNTIME_LIB)", lib)
@@ -43,12 +43,12 @@ func testModel(env *bench.Env, suite, name, script string, args ...string) (stri
 		}
 		return m, nil
 	}
-	for _, d := range []string{filepath.Join(".cache", "models", name), filepath.Join(env.Work, "models", name)} {
+	for _, d := range []string{env.Path(".cache", "models", name), filepath.Join(env.Work, "models", name)} {
 		if _, err := os.Stat(filepath.Join(d, "model.onnx")); err == nil {
 			return d, nil
 		}
 	}
-	gen := filepath.Join("scripts", script)
+	gen := env.Path("scripts", script)
 	if _, err := os.Stat(gen); err != nil {
 		return "", skipf("no model (set %s.model=DIR; generator %s not found: run from the repository root)", suite, gen)
 	}
@@ -68,9 +68,9 @@ func testModel(env *bench.Env, suite, name, script string, args ...string) (stri
 	return out, nil
 }
 
-// tokenizer returns .cache/tokenizers/<name>, or a skip error.
-func tokenizer(name string) (string, error) {
-	p := filepath.Join(".cache", "tokenizers", name)
+// tokenizer returns .cache/tokenizers/<name> under the root, or a skip error.
+func tokenizer(env *bench.Env, name string) (string, error) {
+	p := env.Path(".cache", "tokenizers", name)
 	if _, err := os.Stat(p); err != nil {
 		return "", skipf("tokenizer %s not found (run scripts/setup.sh)", p)
 	}

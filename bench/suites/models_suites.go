@@ -34,7 +34,7 @@ func setupEncode(ctx context.Context, env *bench.Env) ([]bench.Case, func(), err
 	if err != nil {
 		return nil, nil, err
 	}
-	tok, err := tokenizer("bert-uncased.json")
+	tok, err := tokenizer(env, "bert-uncased.json")
 	if err != nil && env.Get("encode", "model", "") == "" {
 		return nil, nil, err
 	}
@@ -132,7 +132,7 @@ func setupRerank(ctx context.Context, env *bench.Env) ([]bench.Case, func(), err
 	if err != nil {
 		return nil, nil, err
 	}
-	tok, err := tokenizer("qwen3.json")
+	tok, err := tokenizer(env, "qwen3.json")
 	if err != nil && env.Get("rerank", "model", "") == "" {
 		return nil, nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
 func TestCycle(t *testing.T) {
@@ -75,6 +77,40 @@ func TestBenchBadFlags(t *testing.T) {
 		code, _, errs := runCmd(t, append([]string{"bench", "--index", dir, "--questions", questions}, args...)...)
 		if code != 2 || !strings.Contains(errs, args[0]+" ") {
 			t.Errorf("bench %v: code %d, want 2 and a message naming the flag; stderr:\n%s", args, code, errs)
+		}
+	}
+}
+
+// TestBenchSuitesAndCompare runs `bench --suites rewards,gpu` tiny, then
+// compares the report with itself.
+func TestBenchSuitesAndCompare(t *testing.T) {
+	data := testutil.DataDir(t)
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "out")
+	code, stdout, errs := runCmd(t, "bench", "--suites", "rewards,gpu", "--quick", "--reps", "2", "--min-time", "1ms",
+		"--data", data, "--work", filepath.Join(tmp, "work"), "--set", "rewards.batch=4", "--out", out)
+	if code != 0 {
+		t.Fatalf("bench: code %d\n%s\n%s", code, stdout, errs)
+	}
+	if !strings.Contains(errs, "rewards rep 2/2") || !strings.Contains(stdout, "wrote report.json, report.md") {
+		t.Errorf("progress or summary missing:\nstdout %s\nstderr %s", stdout, errs)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil || !strings.Contains(string(md), "reward=qa") || !strings.Contains(string(md), "## gpu") {
+		t.Errorf("report.md: %v\n%s", err, md)
+	}
+	rep := filepath.Join(out, "report.json")
+	code, stdout, errs = runCmd(t, "bench", "compare", rep, rep)
+	if code != 0 || !strings.Contains(stdout, "batch=4 reward=qa") || !strings.Contains(stdout, " ~ ") {
+		t.Errorf("compare: code %d\n%s\n%s", code, stdout, errs)
+	}
+	for _, bad := range [][]string{
+		{"bench", "--suites", "nope", "--data", data, "--out", out},
+		{"bench", "--set", "novalue", "--out", out},
+		{"bench", "compare", rep},
+	} {
+		if code, _, _ := runCmd(t, bad...); code == 0 {
+			t.Errorf("%q: code 0, want an error", bad)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,5 +137,26 @@ func TestReadRowsRejectsBadRows(t *testing.T) {
 				t.Errorf("err %v, want ErrBadRow", err)
 			}
 		})
+	}
+}
+
+func TestAdaptRunner(t *testing.T) {
+	var got map[string]string
+	fn := AdaptRunner(func(ctx context.Context, suite string, opts map[string]string, _ io.Writer) ([]Row, error) {
+		got = opts
+		return []Row{{Suite: suite, System: "p", Config: "c", Unit: "u", Reps: []Rep{{Throughput: 1}}}, {Suite: suite}}, nil
+	})
+	rows, err := fn(context.Background(), "flat", PeerOptions{Options: Options{Data: "/d", Reps: 3, MinTime: time.Second, Threads: []int{1, 2},
+		Set: map[string]string{"flat.batch": "1,64", "hnsw.ef": "16"}}, Ours: []Row{{Config: "c"}}})
+	if !errors.Is(err, ErrBadRow) || len(rows) != 1 {
+		t.Errorf("rows %d, err %v: want the valid first row and ErrBadRow for the second", len(rows), err)
+	}
+	for k, want := range map[string]string{"data": "/d", "reps": "3", "min_time": "1s", "threads": "1,2", "batch": "1,64"} {
+		if got[k] != want {
+			t.Errorf("opts[%q] = %q, want %q", k, got[k], want)
+		}
+	}
+	if _, ok := got["ef"]; ok || !strings.Contains(got["ours"], `"config":"c"`) {
+		t.Errorf("opts %v: want no other suite's settings and ours as JSON", got)
 	}
 }

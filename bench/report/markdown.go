@@ -173,9 +173,9 @@ func writeTable(b *strings.Builder, rep *bench.Report, rows []bench.Row, ratios 
 		cells := []string{r.System, "`" + r.Config + "`", r.Unit, Num(st.Median), Spread(st)}
 		if hasLat {
 			cells = append(cells,
-				Num(r.MedianOf(func(p bench.Rep) float64 { return p.P50ms })),
-				Num(r.MedianOf(func(p bench.Rep) float64 { return p.P95ms })),
-				Num(r.MedianOf(func(p bench.Rep) float64 { return p.P99ms })))
+				latNum(r.MedianOf(func(p bench.Rep) float64 { return p.P50ms })),
+				latNum(r.MedianOf(func(p bench.Rep) float64 { return p.P95ms })),
+				latNum(r.MedianOf(func(p bench.Rep) float64 { return p.P99ms })))
 		}
 		if hasErr {
 			n := 0
@@ -208,6 +208,14 @@ func writeTable(b *strings.Builder, rep *bench.Report, rows []bench.Row, ratios 
 		}
 		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 	}
+}
+
+// latNum is Num, or "–" for 0 (a row that did not measure latency).
+func latNum(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+	return Num(v)
 }
 
 // Spread formats min–max and ± half the range as % of the median.

@@ -212,3 +212,33 @@ func TestReadVecsErrors(t *testing.T) {
 		t.Errorf("truncated ivecs: no error")
 	}
 }
+
+func TestLucenePeer(t *testing.T) {
+	if _, _, err := luceneClasspath(); err != nil {
+		t.Skipf("Lucene peer: %v", err)
+	}
+	if testing.Short() {
+		t.Skip("starts JVMs")
+	}
+	rep, err := bench.Run(context.Background(), bench.Options{Suites: []string{"bm25"}, Reps: 1, Quick: true, MinTime: time.Millisecond,
+		Data: testutil.DataDir(t), Work: work, Root: testutil.RepoRoot(t), Threads: []int{1}, Peers: true,
+		Set: map[string]string{"bm25.batch": "16", "bm25.lucene_warmup": "0.2"}}, All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) > 0 {
+		t.Fatalf("skipped: %+v", rep.Skipped)
+	}
+	var lucene []bench.Row
+	for _, r := range rep.Rows {
+		if strings.HasPrefix(r.System, "lucene-8") {
+			lucene = append(lucene, r)
+			if peers := rep.Peer(r); len(peers) != 1 || peers[0].System != bench.Ours {
+				t.Errorf("lucene row %q has no matching row of ours", r.Config)
+			}
+		}
+	}
+	if len(lucene) != 2 {
+		t.Errorf("%d lucene rows, want 2 (batch 1 and 16 on one thread)", len(lucene))
+	}
+}

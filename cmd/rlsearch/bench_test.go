@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlsearch/rlsearch/bench/indexbench"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
 func TestCycle(t *testing.T) {
-	got := strings.Join(cycle([]string{"a", "b", "c"}, 7), "")
+	got := strings.Join(indexbench.Cycle([]string{"a", "b", "c"}, 7), "")
 	if got != "abcabca" {
 		t.Errorf("cycle = %q, want abcabca", got)
 	}

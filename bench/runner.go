@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -406,27 +405,6 @@ func SuiteNames(all []Suite) []string {
 		out[i] = s.Name
 	}
 	return out
-}
-
-// SortRows orders rows by suite (in the given order), then ours before
-// peers, then config; stable otherwise.
-func SortRows(rows []Row, suites []string) {
-	rank := func(s string) int {
-		if i := slices.Index(suites, s); i >= 0 {
-			return i
-		}
-		return len(suites)
-	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
-		if ra, rb := rank(a.Suite), rank(b.Suite); ra != rb {
-			return ra < rb
-		}
-		if a.Suite != b.Suite {
-			return a.Suite < b.Suite
-		}
-		return false
-	})
 }
 
 var (

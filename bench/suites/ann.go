@@ -3,6 +3,7 @@ package suites
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
@@ -12,7 +13,8 @@ import (
 
 // Flat measures exact flat inner-product search (ann.Flat, fp32, k = 10) on
 // the real vector sets ("flat.data", default bge-base,sift10k,fmnist; quick
-// bge-base) for every thread count and batch size ("flat.batch", default
+// bge-base; a generated set by name, uniform-NxD or clustered-NxD, see
+// GenVectorSet, written to Work/vectors/<name>-seed<S>/ for peers) for every thread count and batch size ("flat.batch", default
 // 1,16,64,256; quick 1,64); "flat.n" and "flat.queries" keep only the
 // first base rows and queries (the truth is then recomputed). recall@10 against the truth is in Extra (1.0
 // for fp32: the check that the fast path is exact); "flat.dtype" (fp32,
@@ -96,7 +98,18 @@ func loadSets(ctx context.Context, env *bench.Env, suite, quick, full string) ([
 	}
 	var out []*VectorSet
 	for _, n := range names {
-		vs, err := LoadVectorSet(ctx, env.Data, n, lim[0], limQ[0])
+		var vs *VectorSet
+		var err error
+		if genName.MatchString(n) {
+			dir, derr := workDir(env, filepath.Join("vectors", fmt.Sprintf("%s-seed%d", n, env.Seed)))
+			if derr != nil {
+				return nil, derr
+			}
+			fmt.Fprintf(env.Log, "vector set %s: %s\n", n, dir)
+			vs, err = GenVectorSet(ctx, n, env.Seed, dir)
+		} else {
+			vs, err = LoadVectorSet(ctx, env.Data, n, lim[0], limQ[0])
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -242,3 +242,39 @@ func TestLucenePeer(t *testing.T) {
 		t.Errorf("%d lucene rows, want 2 (batch 1 and 16 on one thread)", len(lucene))
 	}
 }
+
+func TestFlatGeneratedVectors(t *testing.T) {
+	rep := runSuite(t, "flat", map[string]string{"flat.data": "clustered-2000x31,uniform-500x8", "flat.batch": "1,7"})
+	checkRows(t, rep, "queries/s", 8)
+	for _, r := range rep.Rows {
+		if rc, _ := r.ExtraMedian("recall@10"); rc < 0.999 {
+			t.Errorf("%s: recall@10 %v, want 1", r.Config, rc)
+		}
+	}
+}
+
+func TestGenVectorSetCache(t *testing.T) {
+	dir := t.TempDir()
+	a, err := GenVectorSet(context.Background(), "clustered-300x5", 3, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := GenVectorSet(context.Background(), "clustered-300x5", 3, dir) // read back from the files
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := GenVectorSet(context.Background(), "clustered-300x5", 3, "") // regenerated
+	for i := range a.Base {
+		if a.Base[i] != b.Base[i] || a.Base[i] != c.Base[i] {
+			t.Fatalf("base value %d: %v / %v / %v: generated, read back and regenerated sets differ", i, a.Base[i], b.Base[i], c.Base[i])
+		}
+	}
+	if a.NQ != genQueries || len(b.Truth) != genQueries || b.Truth[5][0] != a.Truth[5][0] {
+		t.Errorf("queries %d, truth rows %d: want %d and equal truth", a.NQ, len(b.Truth), genQueries)
+	}
+	for _, bad := range []string{"gaussian-10x3", "uniform-0x3", "uniform-10x0", "uniform-10"} {
+		if _, err := GenVectorSet(context.Background(), bad, 1, ""); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

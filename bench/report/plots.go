@@ -247,7 +247,7 @@ func throughputPlot(suite string, rows []bench.Row) (*plot.Plot, string, error) 
 	}
 	p := newPlot(suite+": throughput against batch size", "batch size", unit)
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = logTicks{}
 	return p, suite + "-throughput-batch", addSeries(p, ss)
 }
 
@@ -271,7 +271,7 @@ func cdfPlot(suite string, rows []bench.Row) (*plot.Plot, string, error) {
 	}
 	p := newPlot(suite+": latency CDF (per call)", "latency (ms)", "fraction of calls ≤ x")
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = logTicks{}
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Left = false
 	p.Legend.Top = false
@@ -307,8 +307,38 @@ func recallPlot(suite string, rows []bench.Row) (*plot.Plot, string, error) {
 	}
 	p := newPlot(suite+": queries/s against recall@10", "recall@10", "queries/s")
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = logTicks{}
 	p.Legend.Left = true
 	p.Legend.Top = false
 	return p, suite + "-recall-qps", addSeries(p, ss)
+}
+
+// logTicks labels 1, 2 and 5 times every power of ten within the range
+// (gonum's LogTicks labels powers of ten only, often one or none on a
+// throughput axis), with unlabelled minor ticks at the other integers.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if lo <= 0 || hi <= lo {
+		return plot.LogTicks{Prec: -1}.Ticks(math.Max(lo, 1e-12), math.Max(hi, 1e-12))
+	}
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+		p := math.Pow(10, e)
+		for m := 1.0; m < 10; m++ {
+			v := m * p
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+				if v >= 1000 {
+					t.Label = Num(v)
+				}
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }

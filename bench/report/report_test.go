@@ -226,3 +226,15 @@ func TestWriteDir(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+func TestLogTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (logTicks{}).Ticks(150, 2500) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got, want := strings.Join(labels, " "), "200 500 1,000 2,000"; got != want {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+}

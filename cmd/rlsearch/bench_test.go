@@ -105,7 +105,14 @@ func TestBenchSuitesAndCompare(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "batch=4 reward=qa") || !strings.Contains(stdout, " ~ ") {
 		t.Errorf("compare: code %d\n%s\n%s", code, stdout, errs)
 	}
+	re := filepath.Join(tmp, "re")
+	if code, stdout, errs = runCmd(t, "bench", "render", rep, "--out", re); code != 0 {
+		t.Errorf("render: code %d\n%s\n%s", code, stdout, errs)
+	} else if b, err := os.ReadFile(filepath.Join(re, "report.md")); err != nil || !strings.Contains(string(b), "reward=qa") {
+		t.Errorf("rendered report.md: %v\n%s", err, b)
+	}
 	for _, bad := range [][]string{
+		{"bench", "render", rep},
 		{"bench", "--suites", "nope", "--data", data, "--out", out},
 		{"bench", "--set", "novalue", "--out", out},
 		{"bench", "compare", rep},

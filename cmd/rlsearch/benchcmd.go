@@ -18,12 +18,16 @@ import (
 	"github.com/rlsearch/rlsearch/internal/server"
 )
 
-// runBench dispatches `rlsearch bench`: `compare OLD NEW`, the single-index
+// runBench dispatches `rlsearch bench`: `compare OLD NEW`, `render
+// REPORT.json`, the single-index
 // measurement when --index is given (scripts/bench-scale.sh), else the
 // suites (benchsuites.go).
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "compare" {
 		return runBenchCompare(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "render" {
+		return runBenchRender(args[1:], stdout, stderr)
 	}
 	for _, a := range args {
 		if a == "--" {

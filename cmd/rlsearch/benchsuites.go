@@ -103,6 +103,39 @@ func runBenchCompare(args []string, stdout, stderr io.Writer) error {
 	return report.WriteCompare(stdout, diffs, unmatched)
 }
 
+// runBenchRender is `rlsearch bench render REPORT.json [--peer-rows F]
+// --out DIR`: report.md and the plots again from a report, with peer rows
+// measured separately merged in.
+func runBenchRender(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench render", flag.ContinueOnError)
+	var peerRows multiFlag
+	fs.Var(&peerRows, "peer-rows", "merge a peer runner's output (a JSON array of bench.Row) into the report (repeatable)")
+	out := fs.String("out", "", "output directory (required; may be the report's own)")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || *out == "" {
+		return usageErr("bench render: want REPORT.json and --out DIR")
+	}
+	rep, err := bench.ReadReport(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	for _, p := range peerRows {
+		pr, err := bench.ReadReport(p)
+		if err != nil {
+			return err
+		}
+		rep.Rows = append(rep.Rows, pr.Rows...)
+	}
+	files, err := report.WriteDir(*out, rep)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "bench: wrote %s, %s and %d plot files in %s\n", files.JSON, files.Markdown, len(files.Plots), *out)
+	return nil
+}
+
 // multiFlag is a repeatable string flag.
 type multiFlag []string
 

@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-short test-integrations demo-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale
+.PHONY: all setup build demo test test-short test-integrations demo-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-peers bench-report
 
 all: build
 
@@ -73,3 +73,14 @@ SCALE_N ?= 1000000 5000000
 SCALE_DIR ?= out/bench-scale
 bench-scale: build
 	SCALE_N="$(SCALE_N)" SCALE_DIR="$(SCALE_DIR)" DATA="$(DATA)" bash scripts/bench-scale.sh
+
+# What the bench peers need (Debian packages): Lucene 8 for the bm25 suite (bench/suites/lucene.go).
+bench-peers:
+	@command -v javac >/dev/null && ls /usr/share/java/lucene-core-8*.jar /usr/share/java/jackson-core.jar >/dev/null 2>&1 || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		default-jdk-headless liblucene8-java libjackson2-core-java; }
+
+# The full CPU report, every suite with its peers: out/bench/report.{md,json}, out/bench/plots/ (bench/README.md).
+# BENCH_FLAGS adds flags, e.g. BENCH_FLAGS="--quick" or BENCH_FLAGS="--suites bm25,flat --set bm25.gen=1000000".
+bench-report: setup build bench-peers
+	bin/rlsearch bench --data $(DATA) --out out/bench $(BENCH_FLAGS)

@@ -6,38 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/bench/indexbench"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
-func TestPercentile(t *testing.T) {
-	hundred := make([]float64, 100)
-	for i := range hundred {
-		hundred[i] = float64(i + 1) // 1..100
-	}
-	for _, tc := range []struct {
-		name   string
-		sorted []float64
-		p      float64
-		want   float64
-	}{
-		{"empty", nil, 50, 0},
-		{"one value", []float64{7}, 99, 7},
-		{"median of 4 is the 2nd (nearest rank)", []float64{1, 2, 3, 4}, 50, 2},
-		{"median of 5 is the 3rd", []float64{1, 2, 3, 4, 5}, 50, 3},
-		{"p99 of 1..100 is 99, not the max", hundred, 99, 99},
-		{"p100 is the max", hundred, 100, 100},
-		{"p1 of 1..100 is 1", hundred, 1, 1},
-		{"tiny p is the min", []float64{1, 2, 3}, 0.001, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := percentile(tc.sorted, tc.p); got != tc.want {
-				t.Errorf("percentile(%v, %v) = %v, want %v", tc.sorted, tc.p, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestCycle(t *testing.T) {
-	got := strings.Join(cycle([]string{"a", "b", "c"}, 7), "")
+	got := strings.Join(indexbench.Cycle([]string{"a", "b", "c"}, 7), "")
 	if got != "abcabca" {
 		t.Errorf("cycle = %q, want abcabca", got)
 	}
@@ -103,6 +78,47 @@ func TestBenchBadFlags(t *testing.T) {
 		code, _, errs := runCmd(t, append([]string{"bench", "--index", dir, "--questions", questions}, args...)...)
 		if code != 2 || !strings.Contains(errs, args[0]+" ") {
 			t.Errorf("bench %v: code %d, want 2 and a message naming the flag; stderr:\n%s", args, code, errs)
+		}
+	}
+}
+
+// TestBenchSuitesAndCompare runs `bench --suites rewards,gpu` tiny, then
+// compares the report with itself.
+func TestBenchSuitesAndCompare(t *testing.T) {
+	data := testutil.DataDir(t)
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "out")
+	code, stdout, errs := runCmd(t, "bench", "--suites", "rewards,gpu", "--quick", "--reps", "2", "--min-time", "1ms",
+		"--data", data, "--work", filepath.Join(tmp, "work"), "--set", "rewards.batch=4", "--out", out)
+	if code != 0 {
+		t.Fatalf("bench: code %d\n%s\n%s", code, stdout, errs)
+	}
+	if !strings.Contains(errs, "rewards rep 2/2") || !strings.Contains(stdout, "wrote report.json, report.md") {
+		t.Errorf("progress or summary missing:\nstdout %s\nstderr %s", stdout, errs)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil || !strings.Contains(string(md), "reward=qa") || !strings.Contains(string(md), "## gpu") {
+		t.Errorf("report.md: %v\n%s", err, md)
+	}
+	rep := filepath.Join(out, "report.json")
+	code, stdout, errs = runCmd(t, "bench", "compare", rep, rep)
+	if code != 0 || !strings.Contains(stdout, "batch=4 reward=qa") || !strings.Contains(stdout, " ~ ") {
+		t.Errorf("compare: code %d\n%s\n%s", code, stdout, errs)
+	}
+	re := filepath.Join(tmp, "re")
+	if code, stdout, errs = runCmd(t, "bench", "render", rep, "--out", re); code != 0 {
+		t.Errorf("render: code %d\n%s\n%s", code, stdout, errs)
+	} else if b, err := os.ReadFile(filepath.Join(re, "report.md")); err != nil || !strings.Contains(string(b), "reward=qa") {
+		t.Errorf("rendered report.md: %v\n%s", err, b)
+	}
+	for _, bad := range [][]string{
+		{"bench", "render", rep},
+		{"bench", "--suites", "nope", "--data", data, "--out", out},
+		{"bench", "--set", "novalue", "--out", out},
+		{"bench", "compare", rep},
+	} {
+		if code, _, _ := runCmd(t, bad...); code == 0 {
+			t.Errorf("%q: code 0, want an error", bad)
 		}
 	}
 }

@@ -1,0 +1,276 @@
+// Package indexbench is the single-index measurement of `rlsearch bench
+// --index DIR` (scripts/bench-scale.sh reads its table, JSON and TREC run
+// file): index open time, BM25 batch 1 and batch N, dense flat search and
+// E5 retrieval when the index has a dense shard, and /retrieve over HTTP at
+// a given concurrency. The suites of `rlsearch bench` are in bench/suites.
+package indexbench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rlsearch/rlsearch/bench"
+	"github.com/rlsearch/rlsearch/index"
+)
+
+// Modes are the measurement sets: all; bm25 (no HTTP, no dense); http
+// (/retrieve only).
+var Modes = []string{"all", "bm25", "http"}
+
+// Config configures Run.
+type Config struct {
+	Index *index.Index
+	// Handler serves /retrieve for the HTTP measurement (modes all and
+	// http); nil in mode bm25.
+	Handler http.Handler
+	Mode    string
+	// Questions are the query workload; Texts their question strings.
+	Questions []bench.Question
+	Texts     []string
+	// K is top-k; Batch the queries per SearchBatch call; Concurrency the
+	// HTTP clients; Duration the time of each measurement.
+	K, Batch, Concurrency int
+	Duration              time.Duration
+	// RunOut, when set, receives the BM25 top-K of every question in TREC
+	// run format.
+	RunOut string
+	// ListenAddr is where the HTTP measurement listens (127.0.0.1:0 for a
+	// free port).
+	ListenAddr string
+	// OpenMs and VerifyDocs describe how the caller opened the index (for
+	// the table).
+	OpenMs     float64
+	VerifyDocs bool
+}
+
+// Run measures and prints the table (measurement, value, unit, notes) to
+// stdout, and returns the measurements by key (as --json writes them) and
+// the number of failed /retrieve requests (the command fails on any, after
+// reporting). Not safe for concurrent use with other measurements.
+func Run(ctx context.Context, cfg Config, stdout io.Writer) (metrics map[string]any, httpErrs int, err error) {
+	ix, texts, qs, k, batch, mode, runOut, dur, concurrency := cfg.Index, cfg.Texts, cfg.Questions, cfg.K, cfg.Batch, cfg.Mode, cfg.RunOut, cfg.Duration, cfg.Concurrency
+	openMs := cfg.OpenMs
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	defer tw.Flush()
+	fmt.Fprintf(tw, "measurement\tvalue\tunit\tnotes\n")
+	metrics = map[string]any{"mode": mode, "passages": ix.Len(), "questions": len(texts), "k": k, "gomaxprocs": runtime.GOMAXPROCS(0)}
+	row := func(key, name string, v float64, unit, note string) {
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\n", name, v, unit, note)
+		metrics[key] = v
+	}
+	row("build_passages_per_s", "index build", float64(ix.Meta.NumDocs)/ix.Meta.BuildSeconds, "passages/s", fmt.Sprintf("%d passages in %.1fs (meta.json)", ix.Meta.NumDocs, ix.Meta.BuildSeconds))
+	what := "index.Open"
+	if mode != "bm25" {
+		what = "index.Open + server setup"
+	}
+	row("open_ms", "index open", openMs, "ms", fmt.Sprintf("%s, --verify-docs=%v", what, cfg.VerifyDocs))
+
+	if mode != "http" {
+		// A warm-up pass over the questions, which also writes the run file.
+		if err := writeRun(ix, texts, qs, k, runOut); err != nil {
+			return metrics, httpErrs, err
+		}
+		// BM25, one query per call and whole batches.
+		var searchErr error
+		n, el := loop(dur, func(i int) int {
+			if _, err := ix.BM25.SearchErr(texts[i%len(texts)], k); err != nil && searchErr == nil {
+				searchErr = err
+			}
+			return 1
+		})
+		row("bm25_batch1_qps", "bm25 search, batch 1", float64(n)/el.Seconds(), "queries/s", fmt.Sprintf("k=%d, one goroutine", k))
+		bt := Cycle(texts, batch)
+		n, el = loop(dur, func(i int) int {
+			if _, err := ix.BM25.SearchBatch(ctx, bt, k); err != nil && searchErr == nil {
+				searchErr = err
+			}
+			return len(bt)
+		})
+		metrics["batch"] = batch
+		row("bm25_batchN_qps", fmt.Sprintf("bm25 search, batch %d", batch), float64(n)/el.Seconds(), "queries/s", fmt.Sprintf("SearchBatch on GOMAXPROCS=%d", runtime.GOMAXPROCS(0)))
+		if searchErr != nil {
+			return metrics, httpErrs, fmt.Errorf("bench: BM25 search failed, the figures above are meaningless: %w", searchErr)
+		}
+	}
+
+	if e5, ok := ix.Retrievers()["e5"]; ok && mode == "all" {
+		vecs, err := ix.Encoder().EncodeQueries(ctx, texts)
+		if err != nil {
+			return metrics, httpErrs, err
+		}
+		d := ix.Dense.Dim()
+		for _, b := range []int{1, 64} {
+			nq := len(texts)
+			n, el := loop(dur, func(i int) int {
+				lo := (i * b) % (nq - b + 1)
+				ix.Dense.Search(ctx, vecs[lo*d:(lo+b)*d], k)
+				return b
+			})
+			row(fmt.Sprintf("dense_batch%d_qps", b), fmt.Sprintf("dense flat search, batch %d", b), float64(n)/el.Seconds(), "queries/s", fmt.Sprintf("%d × %d %s, k=%d, vectors only", ix.Dense.Len(), d, ix.Dense.Header().DType, k))
+		}
+		n, el := loop(dur, func(i int) int {
+			lo := (i * 64) % (len(texts) - 64 + 1)
+			e5.Retrieve(ctx, texts[lo:lo+64], k)
+			return 64
+		})
+		row("e5_batch64_qps", "e5 retrieve, batch 64", float64(n)/el.Seconds(), "queries/s", "encoder + flat search")
+	}
+
+	if mode != "bm25" {
+		// HTTP /retrieve at the given concurrency, one query per request.
+		ln, err := net.Listen("tcp", cfg.ListenAddr)
+		if err != nil {
+			return metrics, httpErrs, err
+		}
+		hs := &http.Server{Handler: cfg.Handler}
+		go hs.Serve(ln)
+		defer hs.Close()
+		url := "http://" + ln.Addr().String() + "/retrieve"
+		for _, name := range slices.Sorted(maps.Keys(ix.Retrievers())) {
+			rps, p50, p99, errs := httpLoad(ctx, url, name, texts, k, concurrency, dur)
+			httpErrs += errs
+			metrics["retrieve_"+name+"_p50_ms"] = p50
+			metrics["retrieve_"+name+"_p99_ms"] = p99
+			metrics["retrieve_"+name+"_errors"] = errs
+			metrics["concurrency"] = concurrency
+			row("retrieve_"+name+"_rps", fmt.Sprintf("/retrieve %s, concurrency %d", name, concurrency), rps, "requests/s",
+				fmt.Sprintf("1 query/request, topk=%d, p50 %.1f ms, p99 %.1f ms, %d errors", k, p50, p99, errs))
+		}
+	}
+	rss := "VmHWM of this process: index + server + load generator"
+	if mode == "bm25" {
+		rss = "VmHWM of this process: index + searches"
+	}
+	row("peak_rss_mib", "peak RSS", float64(PeakRSS())/(1<<20), "MiB", rss)
+	return metrics, httpErrs, nil
+}
+
+// Cycle returns n texts taken from texts in order, starting over at the end.
+func Cycle(texts []string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = texts[i%len(texts)]
+	}
+	return out
+}
+
+// writeRun searches every question once (BM25, top k) and, when path is not
+// empty, writes the hits in TREC run format: "qid Q0 docid rank score rlsearch",
+// rank from 1, one line per hit, questions in file order.
+func writeRun(ix *index.Index, texts []string, qs []bench.Question, k int, path string) error {
+	var buf bytes.Buffer
+	for i, q := range texts {
+		hits, err := ix.BM25.SearchErr(q, k)
+		if err != nil {
+			return fmt.Errorf("bench: question %d: %w", i+1, err)
+		}
+		if path == "" {
+			continue
+		}
+		qid := qs[i].ID
+		if qid == "" {
+			qid = strconv.Itoa(i + 1)
+		}
+		for r, h := range hits {
+			d, err := ix.Doc(h.Row)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&buf, "%s Q0 %s %d %s rlsearch\n", qid, d.ID, r+1, strconv.FormatFloat(float64(h.Score), 'g', -1, 32))
+		}
+	}
+	if path == "" {
+		return nil
+	}
+	return bench.WriteFileAtomic(path, buf.Bytes())
+}
+
+// loop calls fn until d has passed and returns the summed work and the time.
+func loop(d time.Duration, fn func(i int) int) (int, time.Duration) {
+	start := time.Now()
+	n := 0
+	for i := 0; time.Since(start) < d || i == 0; i++ {
+		n += fn(i)
+	}
+	return n, time.Since(start)
+}
+
+// httpLoad runs c clients posting single-query requests for d.
+func httpLoad(ctx context.Context, url, retriever string, texts []string, k, c int, d time.Duration) (rps, p50, p99 float64, errs int) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}, Timeout: 30 * time.Second}
+	var mu sync.Mutex
+	var lat []float64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < c; w++ {
+		wg.Add(1)
+		go func(seed int64) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(seed))
+			var mine []float64
+			bad := 0
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				body, _ := json.Marshal(map[string]any{"queries": []string{texts[rng.Intn(len(texts))]}, "topk": k, "return_scores": true, "retriever": retriever})
+				t0 := time.Now()
+				resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+				if err != nil {
+					bad++
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					bad++
+					continue
+				}
+				mine = append(mine, float64(time.Since(t0).Microseconds())/1000)
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			errs += bad
+			mu.Unlock()
+		}(int64(w))
+	}
+	wg.Wait()
+	el := time.Since(start).Seconds()
+	if len(lat) == 0 {
+		return 0, 0, 0, errs
+	}
+	slices.Sort(lat)
+	return float64(len(lat)) / el, bench.Percentile(lat, 50), bench.Percentile(lat, 99), errs
+}
+
+// PeakRSS is the process's peak resident set size in bytes (VmHWM), or 0.
+func PeakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}

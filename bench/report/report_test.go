@@ -1,0 +1,240 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"image"
+	_ "image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlsearch/rlsearch/bench"
+)
+
+func reps(vals ...float64) []bench.Rep {
+	out := make([]bench.Rep, len(vals))
+	for i, v := range vals {
+		out[i] = bench.Rep{Throughput: v, P50ms: 1, P95ms: 2, P99ms: 3, Latencies: []float64{0.5, 1, 1.5, 2, 3}}
+	}
+	return out
+}
+
+// sample is a report with ours and a peer on flat (batch 1 and 64, with
+// recall), a peer-less rewards row, and a skip.
+func sample() *bench.Report {
+	row := func(system string, batch int, vals ...float64) bench.Row {
+		p := map[string]any{"data": "bge-base", "batch": batch, "threads": 1}
+		r := bench.Row{Suite: "flat", System: system, Config: bench.Key(p), Params: p, Unit: "queries/s", Reps: reps(vals...)}
+		for i := range r.Reps {
+			r.Reps[i].Extra = map[string]float64{"recall@10": 0.9 + 0.01*float64(batch%7)}
+		}
+		return r
+	}
+	return &bench.Report{
+		Options: bench.Options{Suites: []string{"flat", "rewards", "gpu"}, Reps: 3, MinTime: time.Second, Threads: []int{1}},
+		Rows: []bench.Row{
+			row(bench.Ours, 1, 100, 110, 90),
+			row(bench.Ours, 64, 1000, 1100, 900),
+			row("faiss-1.7.3-avx2", 1, 50, 55, 45),
+			row("faiss-1.7.3-avx2", 64, 400, 500, 450),
+			{Suite: "rewards", System: bench.Ours, Config: "reward=qa", Unit: "scores/s", Reps: reps(7)},
+		},
+		Skipped: []bench.Skip{{Suite: "gpu", Reason: "skipped: no GPU"}},
+	}
+}
+
+func TestRatios(t *testing.T) {
+	rs := Ratios(sample())
+	if len(rs) != 2 {
+		t.Fatalf("%d ratios, want 2 (one per flat config with a peer): %+v", len(rs), rs)
+	}
+	// medians: ours 100 and 1000, faiss 50 and 450
+	if rs[0].Value != 2 || math.Abs(rs[1].Value-1000.0/450) > 1e-12 || rs[0].Peer != "faiss-1.7.3-avx2" {
+		t.Errorf("ratios %+v, want 2 and 1000/450 against faiss", rs)
+	}
+	zero := sample()
+	zero.Rows[2].Reps = reps(0)
+	if v := Ratios(zero)[0].Value; !math.IsInf(v, 1) {
+		t.Errorf("ratio against a peer at 0 = %v, want +Inf", v)
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, sample(), map[string][]string{"flat": {"plots/flat-x.png"}}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"## flat", "## rewards", "## gpu",
+		"| rlsearch | `batch=1 data=bge-base threads=1` | queries/s | 100 | 90.0–110 (±10.0%) | 1.00 | 2.00 | 3.00 | 0.91 | 2.00× vs faiss-1.7.3-avx2 |",
+		"| faiss-1.7.3-avx2 | `batch=1 data=bge-base threads=1` | queries/s | 50.0 |",
+		"| 2.22× |",
+		"suite: skipped: no GPU",
+		"![plots/flat-x.png](plots/flat-x.png)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	// The rewards table has no peer column: no row there has a peer.
+	rewards := md[strings.Index(md, "## rewards"):strings.Index(md, "## gpu")]
+	if strings.Contains(rewards, "ours/peer") {
+		t.Errorf("rewards table has a ratio column without a peer:\n%s", rewards)
+	}
+}
+
+func TestNum(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 1234567: "1,234,567", -4321: "-4,321", 123.45: "123", 12.345: "12.3", 1.2345: "1.23", 0.012345: "0.0123"} {
+		if got := Num(v); got != want {
+			t.Errorf("Num(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestMannWhitneyP(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		x, y []float64
+		want float64
+	}{
+		// Exact: the most extreme of C(6,3) = 20 arrangements, both tails: 2/20.
+		{"3 vs 3 apart", []float64{1, 2, 3}, []float64{4, 5, 6}, 0.1},
+		// 2/C(8,4) = 2/70.
+		{"4 vs 4 apart", []float64{5, 6, 7, 8}, []float64{1, 2, 3, 4}, 2.0 / 70},
+		{"interleaved", []float64{1, 3, 5}, []float64{2, 4, 6}, 0.7},
+		{"empty", nil, []float64{1, 2}, 1},
+		{"all equal (ties)", []float64{1, 1, 1}, []float64{1, 1, 1}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := MannWhitneyP(tc.x, tc.y); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("p = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// Ties: the normal approximation, monotone in the separation.
+	near := MannWhitneyP([]float64{1, 2, 2, 3, 4, 5}, []float64{2, 3, 4, 5, 5, 6})
+	far := MannWhitneyP([]float64{1, 1, 2, 2, 3, 3}, []float64{7, 7, 8, 8, 9, 9})
+	if !(far < 0.01 && near > far && near <= 1) {
+		t.Errorf("tied samples: p(far) %v, p(near) %v; want far < 0.01 < near", far, near)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	old := sample()
+	cur := sample()
+	cur.Rows[0].Reps = reps(200, 210, 190, 205) // faster, ranges apart
+	cur.Rows[1].Reps = reps(1050, 950, 1000)    // overlapping
+	cur.Rows = cur.Rows[:4]                     // rewards dropped
+	cur.Rows = append(cur.Rows, bench.Row{Suite: "hnsw", System: bench.Ours, Config: "ef=64", Unit: "queries/s", Reps: reps(1)})
+	diffs, unmatched := Compare(old, cur)
+	if len(diffs) != 4 {
+		t.Fatalf("%d diffs, want 4", len(diffs))
+	}
+	d := diffs[0]
+	if d.Overlap || math.Abs(d.Delta-1.025) > 1e-9 || d.Old.Median != 100 || d.New.Median != 202.5 {
+		t.Errorf("first diff %+v, want ranges apart, +102.5%%", d)
+	}
+	if !diffs[1].Overlap {
+		t.Errorf("second diff %+v, want overlapping ranges", diffs[1])
+	}
+	if len(unmatched) != 2 || !strings.HasPrefix(unmatched[0], "new only: hnsw") || !strings.HasPrefix(unmatched[1], "old only: rewards") {
+		t.Errorf("unmatched %q", unmatched)
+	}
+	var b bytes.Buffer
+	if err := WriteCompare(&b, diffs, unmatched); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"+102.5%", "(p=0.057 n=3+4)", " ~ ", "new only: hnsw"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlotsDecode(t *testing.T) {
+	plots, err := Plots(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, p := range plots {
+		names[p.Name] = true
+		img, format, err := image.Decode(bytes.NewReader(p.PNG))
+		if err != nil || format != "png" || img.Bounds().Dx() < 100 {
+			t.Errorf("%s.png: %v, format %q", p.Name, err, format)
+		}
+		if err := wellFormedSVG(p.SVG); err != nil {
+			t.Errorf("%s.svg: %v", p.Name, err)
+		}
+	}
+	for _, want := range []string{"flat-throughput-batch", "flat-latency-cdf", "flat-recall-qps", "rewards-latency-cdf"} {
+		if !names[want] {
+			t.Errorf("no plot %s (have %v)", want, names)
+		}
+	}
+}
+
+// wellFormedSVG parses the whole document as XML and checks the root.
+func wellFormedSVG(b []byte) error {
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	if root != "svg" {
+		return errors.New("root element " + root + ", want svg")
+	}
+	return nil
+}
+
+func TestWriteDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	files, err := WriteDir(dir, sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append([]string{files.JSON, files.Markdown}, files.Plots...) {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, files.Markdown))
+	for _, p := range files.Plots {
+		if strings.HasSuffix(p, ".png") && !strings.Contains(string(md), "]("+p+")") {
+			t.Errorf("report.md does not embed %s", p)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+func TestLogTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (logTicks{}).Ticks(150, 2500) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got, want := strings.Join(labels, " "), "200 500 1,000 2,000"; got != want {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+}

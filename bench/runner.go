@@ -1,0 +1,429 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Ours is the System of the rows this project measures.
+const Ours = "rlsearch"
+
+// ErrSkip marks a suite or case that cannot run here (no GPU, no ONNX
+// Runtime, no model); wrap it with the reason: fmt.Errorf("%w: no GPU", ErrSkip).
+// The report lists the reason instead of rows.
+var ErrSkip = errors.New("skipped")
+
+// ErrConfig is returned for bad Options (unknown suite, reps < 1, ...).
+var ErrConfig = errors.New("bench: bad config")
+
+// Case is one configuration of a suite, measured Options.Reps times.
+type Case struct {
+	// Config is the comparison key shared with peers (Key(Params) by
+	// convention); Params the same values for plots and peers.
+	Config string
+	Params map[string]any
+	Unit   string
+	Note   string
+	// Threads sets GOMAXPROCS while the case runs (0 = leave as is).
+	Threads int
+	// Run measures one repetition.
+	Run func(ctx context.Context) (Rep, error)
+}
+
+// Suite is one selectable measurement set.
+type Suite struct {
+	Name string
+	// Doc is one line for --help and the report.
+	Doc string
+	// Setup loads data and builds what the cases need (not timed), returning
+	// the cases and a cleanup (may be nil). An error wrapping ErrSkip skips
+	// the suite with its message.
+	Setup func(ctx context.Context, env *Env) ([]Case, func(), error)
+}
+
+// Options configure Run.
+type Options struct {
+	// Suites to run, in order; names must be in the suite list given to Run.
+	Suites []string `json:"suites"`
+	// Reps is the number of repetitions of every case (default 3).
+	Reps int `json:"reps"`
+	// Quick shrinks every suite (fewer datasets, configurations and time
+	// per repetition) for a smoke run in well under a minute per suite.
+	Quick bool `json:"quick"`
+	// MinTime is the least time of one repetition of a case (default 1s,
+	// Quick 100ms).
+	MinTime time.Duration `json:"min_time_ns"`
+	// Data is the shared dataset directory (../shared/data).
+	Data string `json:"data"`
+	// Work is a directory for indexes and generated corpora (created).
+	Work string `json:"work"`
+	// Root is the repository root, where scripts/ (the test-model
+	// generators) and .cache/ (ONNX Runtime, tokenizers, models) are looked
+	// up; "" means the working directory.
+	Root string `json:"root,omitempty"`
+	// Threads lists the thread counts (GOMAXPROCS) of suites that vary
+	// them; default 1 and runtime.NumCPU().
+	Threads []int `json:"threads"`
+	// Seed seeds every random choice (default 1).
+	Seed uint64 `json:"seed"`
+	// Set holds suite-specific settings "suite.key" = value (for example
+	// "bm25.gen=1000000", "encode.model=DIR"); see each suite's doc.
+	Set map[string]string `json:"set,omitempty"`
+	// Peers, when false, runs no registered peer.
+	Peers bool `json:"peers"`
+	// Progress receives one line per repetition with the ETA; nil = none.
+	Progress io.Writer `json:"-"`
+}
+
+// Env is what a suite's Setup gets: the options and the log.
+type Env struct {
+	Options
+	// Log receives notes (what was built, what was skipped); never nil.
+	Log io.Writer
+}
+
+// Path returns rel under Options.Root.
+func (e *Env) Path(rel ...string) string {
+	return filepath.Join(append([]string{e.Root}, rel...)...)
+}
+
+// Get returns the setting "suite.key" from Options.Set, or def.
+func (e *Env) Get(suite, key, def string) string {
+	if v, ok := e.Set[suite+"."+key]; ok {
+		return v
+	}
+	return def
+}
+
+// Budget is the budget of one repetition: at least MinTime and minCalls,
+// after one untimed warm-up call.
+func (e *Env) Budget(minCalls int) Budget {
+	return Budget{MinTime: e.MinTime, MinCalls: minCalls, Warmup: 1}
+}
+
+func (o *Options) defaults() error {
+	if o.Reps == 0 {
+		o.Reps = 3
+	}
+	if o.Reps < 1 {
+		return fmt.Errorf("%w: reps %d: want >= 1", ErrConfig, o.Reps)
+	}
+	if o.MinTime == 0 {
+		o.MinTime = time.Second
+		if o.Quick {
+			o.MinTime = 100 * time.Millisecond
+		}
+	}
+	if o.MinTime < 0 {
+		return fmt.Errorf("%w: min time %v: want > 0", ErrConfig, o.MinTime)
+	}
+	if len(o.Threads) == 0 {
+		o.Threads = []int{1}
+		if n := runtime.NumCPU(); n > 1 {
+			o.Threads = append(o.Threads, n)
+		}
+	}
+	for _, t := range o.Threads {
+		if t < 1 {
+			return fmt.Errorf("%w: threads %d: want >= 1", ErrConfig, t)
+		}
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return nil
+}
+
+// PeerOptions is what a peer runner gets: the run's options and the rows
+// this project measured for the suite (their Config and Params say which
+// configurations to run so that ratios can be taken).
+type PeerOptions struct {
+	Options
+	Ours []Row
+	Log  io.Writer
+}
+
+// PeerFunc measures a peer system on the suite's workload and returns its
+// rows (System = the peer's name and version, Config equal to the Config of
+// the matching row of ours). An error wrapping ErrSkip (peer not installed)
+// is reported as a skip line; other errors too, without failing the run.
+type PeerFunc func(ctx context.Context, suite string, opts PeerOptions) ([]Row, error)
+
+type peer struct {
+	name   string
+	suites []string
+	fn     PeerFunc
+}
+
+var (
+	peersMu sync.Mutex
+	peers   []peer
+)
+
+// RegisterPeer adds a peer runner for the given suites, run by Run after
+// this project's cases of each suite when Options.Peers is set. Call it
+// from an init function of the peer's package (imported by the command).
+// Safe for concurrent use.
+func RegisterPeer(name string, suites []string, fn PeerFunc) {
+	peersMu.Lock()
+	defer peersMu.Unlock()
+	peers = append(peers, peer{name, slices.Clone(suites), fn})
+}
+
+// Peers returns the registered peer names by suite.
+func Peers() map[string][]string {
+	peersMu.Lock()
+	defer peersMu.Unlock()
+	m := map[string][]string{}
+	for _, p := range peers {
+		for _, s := range p.suites {
+			m[s] = append(m[s], p.name)
+		}
+	}
+	return m
+}
+
+func peersFor(suite string) []peer {
+	peersMu.Lock()
+	defer peersMu.Unlock()
+	var out []peer
+	for _, p := range peers {
+		if slices.Contains(p.suites, suite) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Key is the canonical Config string of params: "k=v" pairs sorted by key,
+// space-separated (numbers formatted with %v). Peers build the same string
+// from the same params.
+func Key(params map[string]any) string {
+	keys := slices.Sorted(maps.Keys(params))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, params[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// Run sets up and measures the selected suites in order, then their peers,
+// and returns the report (rows, skip reasons, environment, timing). A suite
+// whose Setup or case fails is recorded in Report.Skipped with the error and
+// the run goes on; only a bad Options or a cancelled ctx returns an error.
+// Cases run rep-major (every case once, then again) so that a load change
+// on the machine spreads over all cases instead of biasing one.
+func Run(ctx context.Context, opts Options, all []Suite) (*Report, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	byName := map[string]Suite{}
+	for _, s := range all {
+		byName[s.Name] = s
+	}
+	for _, n := range opts.Suites {
+		if _, ok := byName[n]; !ok {
+			names := make([]string, len(all))
+			for i, s := range all {
+				names[i] = s.Name
+			}
+			return nil, fmt.Errorf("%w: unknown suite %q (have %s)", ErrConfig, n, strings.Join(names, ","))
+		}
+	}
+	logw := opts.Progress
+	if logw == nil {
+		logw = io.Discard
+	}
+	rep := &Report{Env: CaptureEnv(), Options: opts, Started: time.Now().UTC()}
+	rep.Options.Progress = nil
+	start := time.Now()
+	prog := newProgress(logw, opts.Suites)
+	for si, name := range opts.Suites {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s := byName[name]
+		prog.suite(si, name)
+		env := &Env{Options: opts, Log: prefixWriter(logw, name+": ")}
+		t0 := time.Now()
+		cases, cleanup, err := s.Setup(ctx, env)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			rep.skip(name, "", err)
+			fmt.Fprintf(logw, "bench: %s: %v\n", name, err)
+			continue
+		}
+		rows, err := runCases(ctx, name, cases, opts.Reps, prog)
+		if cleanup != nil {
+			cleanup()
+		}
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		rep.Rows = append(rep.Rows, rows...)
+		if err != nil {
+			rep.skip(name, "", err)
+			fmt.Fprintf(logw, "bench: %s: %v\n", name, err)
+		}
+		if opts.Peers {
+			for _, p := range peersFor(name) {
+				prog.note(fmt.Sprintf("%s: peer %s", name, p.name))
+				prows, err := p.fn(ctx, name, PeerOptions{Options: opts, Ours: slices.Clone(rows), Log: env.Log})
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil, ctx.Err()
+					}
+					rep.skip(name, p.name, err)
+					fmt.Fprintf(logw, "bench: %s: peer %s: %v\n", name, p.name, err)
+				}
+				rep.Rows = append(rep.Rows, prows...)
+			}
+		}
+		rep.SuiteSeconds = append(rep.SuiteSeconds, SuiteTime{name, time.Since(t0).Seconds()})
+	}
+	rep.Finished = time.Now().UTC()
+	rep.WallSeconds = time.Since(start).Seconds()
+	rep.Env.LoadAfter = loadAvg()
+	return rep, nil
+}
+
+// runCases measures cases reps times each, rep-major.
+func runCases(ctx context.Context, suite string, cases []Case, reps int, prog *progress) ([]Row, error) {
+	rows := make([]Row, len(cases))
+	for i, c := range cases {
+		if c.Unit == "" || c.Config == "" || c.Run == nil {
+			return nil, fmt.Errorf("bench: %s case %d: Config, Unit and Run are required", suite, i)
+		}
+		rows[i] = Row{Suite: suite, System: Ours, Config: c.Config, Params: c.Params, Unit: c.Unit, Note: c.Note}
+	}
+	prog.cases(len(cases) * reps)
+	var firstErr error
+	failed := make([]bool, len(cases))
+	for r := 0; r < reps; r++ {
+		for i, c := range cases {
+			if failed[i] {
+				continue
+			}
+			prog.start(suite, r+1, reps, c.Config)
+			old := 0
+			if c.Threads > 0 {
+				old = runtime.GOMAXPROCS(c.Threads)
+			}
+			rp, err := c.Run(ctx)
+			if old > 0 {
+				runtime.GOMAXPROCS(old)
+			}
+			prog.done()
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				failed[i] = true
+				if firstErr == nil {
+					firstErr = fmt.Errorf("case %q: %w", c.Config, err)
+				}
+				continue
+			}
+			rows[i].Reps = append(rows[i].Reps, rp)
+		}
+	}
+	out := rows[:0]
+	for _, r := range rows {
+		if len(r.Reps) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out, firstErr
+}
+
+// progress prints one stderr line per repetition: suite, rep, case, ETA.
+type progress struct {
+	w         io.Writer
+	suites    []string
+	si        int
+	total     int // case-reps of the current suite
+	doneN     int
+	t0, tcase time.Time
+	runStart  time.Time
+}
+
+func newProgress(w io.Writer, suites []string) *progress {
+	return &progress{w: w, suites: suites, runStart: time.Now()}
+}
+
+func (p *progress) suite(i int, name string) {
+	p.si = i
+	fmt.Fprintf(p.w, "bench: [%d/%d] %s: setting up (%s elapsed)\n", i+1, len(p.suites), name, time.Since(p.runStart).Round(time.Second))
+}
+
+func (p *progress) cases(n int) { p.total, p.doneN, p.t0 = n, 0, time.Now() }
+
+func (p *progress) note(s string) { fmt.Fprintf(p.w, "bench: %s\n", s) }
+
+func (p *progress) start(suite string, rep, reps int, config string) {
+	eta := "?"
+	if p.doneN > 0 {
+		per := time.Since(p.t0) / time.Duration(p.doneN)
+		eta = (per * time.Duration(p.total-p.doneN)).Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "bench: [%d/%d] %s rep %d/%d  %d/%d  suite ETA %s  %s\n",
+		p.si+1, len(p.suites), suite, rep, reps, p.doneN+1, p.total, eta, config)
+}
+
+func (p *progress) done() { p.doneN++ }
+
+// prefixWriter prefixes every write with prefix (one Write per line is
+// assumed, as fmt.Fprintf does).
+func prefixWriter(w io.Writer, prefix string) io.Writer {
+	return writerFunc(func(b []byte) (int, error) {
+		if _, err := io.WriteString(w, "bench: "+prefix+string(b)); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// SuiteNames lists the names of suites, in order.
+func SuiteNames(all []Suite) []string {
+	out := make([]string, len(all))
+	for i, s := range all {
+		out[i] = s.Name
+	}
+	return out
+}
+
+var (
+	suitesMu sync.Mutex
+	extra    []Suite
+)
+
+// RegisterSuite adds a suite that the command runs besides the built-in
+// ones (for example "serve" from bench/peers, which needs a server and a
+// load generator). Call it from an init function. Safe for concurrent use.
+func RegisterSuite(s Suite) {
+	suitesMu.Lock()
+	defer suitesMu.Unlock()
+	extra = append(extra, s)
+}
+
+// RegisteredSuites returns the suites added by RegisterSuite, in order.
+func RegisteredSuites() []Suite {
+	suitesMu.Lock()
+	defer suitesMu.Unlock()
+	return slices.Clone(extra)
+}

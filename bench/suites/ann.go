@@ -1,0 +1,205 @@
+package suites
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/ann"
+	"github.com/rlsearch/rlsearch/bench"
+)
+
+// Flat measures exact flat inner-product search (ann.Flat, fp32, k = 10) on
+// the real vector sets ("flat.data", default bge-base,sift10k,fmnist; quick
+// bge-base; a generated set by name, uniform-NxD or clustered-NxD, see
+// GenVectorSet, written to Work/vectors/<name>-seed<S>/ for peers) for every thread count and batch size ("flat.batch", default
+// 1,16,64,256; quick 1,64); "flat.n" and "flat.queries" keep only the
+// first base rows and queries (the truth is then recomputed). recall@10 against the truth is in Extra (1.0
+// for fp32: the check that the fast path is exact); "flat.dtype" (fp32,
+// fp16, int8) changes the storage.
+func Flat() bench.Suite {
+	return bench.Suite{Name: "flat", Doc: "exact flat search (ann.Flat) on bge-base, SIFT and Fashion-MNIST vectors: queries/s by threads and batch", Setup: setupFlat}
+}
+
+// HNSW measures ann.HNSW (M = 16, efConstruction = 100, seed 1; "hnsw.M",
+// "hnsw.efc") on the real vector sets ("hnsw.data", default all three;
+// quick bge-base) at efSearch "hnsw.ef" (default 16,32,64,128; quick
+// 32,128): one query per call on 1 thread (per-query latency) and batches
+// of 64 on every other thread count; recall@10 in Extra. "hnsw.n" and
+// "hnsw.queries" cap the rows as for flat.
+func HNSW() bench.Suite {
+	return bench.Suite{Name: "hnsw", Doc: "HNSW search (ann.HNSW) on bge-base, SIFT and Fashion-MNIST: queries/s and recall@10 by efSearch and threads", Setup: setupHNSW}
+}
+
+// searcher is ann.Flat or ann.HNSW.
+type searcher interface {
+	Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit, error)
+}
+
+// queryCycle returns the queries repeated so that any window of b rows
+// starting below nq is contiguous: [nq + b, dim].
+func queryCycle(vs *VectorSet, b int) []float32 {
+	out := make([]float32, 0, (vs.NQ+b)*vs.Dim)
+	for len(out) < (vs.NQ+b)*vs.Dim {
+		out = append(out, vs.Queries...)
+	}
+	return out[:(vs.NQ+b)*vs.Dim]
+}
+
+// searchCase is one (index, batch, threads) measurement with its recall.
+func searchCase(env *bench.Env, s searcher, vs *VectorSet, params map[string]any, b, threads int, note string, before func()) (bench.Case, error) {
+	if before != nil {
+		before()
+	}
+	// recall@10 over every query, searched in batches of b.
+	var rows [][]int32
+	for lo := 0; lo < vs.NQ; lo += b {
+		hi := min(lo+b, vs.NQ)
+		hits, err := s.Search(context.Background(), vs.Queries[lo*vs.Dim:hi*vs.Dim], 10)
+		if err != nil {
+			return bench.Case{}, err
+		}
+		for _, hs := range hits {
+			r := make([]int32, len(hs))
+			for j, h := range hs {
+				r[j] = h.Row
+			}
+			rows = append(rows, r)
+		}
+	}
+	recall := recallAt(rows, vs.Truth, 10)
+	qc := queryCycle(vs, b)
+	return bench.Case{Config: bench.Key(params), Params: params, Unit: "queries/s", Note: note, Threads: threads,
+		Run: func(ctx context.Context) (bench.Rep, error) {
+			if before != nil {
+				before()
+			}
+			rep, err := bench.Measure(ctx, env.Budget(3), func(ctx context.Context, i int) (int, error) {
+				lo := (i * b) % vs.NQ
+				_, err := s.Search(ctx, qc[lo*vs.Dim:(lo+b)*vs.Dim], 10)
+				return b, err
+			})
+			rep.Extra = map[string]float64{"recall@10": recall}
+			return rep, err
+		}}, nil
+}
+
+func loadSets(ctx context.Context, env *bench.Env, suite, quick, full string) ([]*VectorSet, error) {
+	names := list(env.Get(suite, "data", pick(env, quick, full)))
+	lim, err := ints(suite+".n", env.Get(suite, "n", fmt.Sprint(1<<30)))
+	if err != nil {
+		return nil, err
+	}
+	limQ, err := ints(suite+".queries", env.Get(suite, "queries", fmt.Sprint(1<<30)))
+	if err != nil {
+		return nil, err
+	}
+	var out []*VectorSet
+	for _, n := range names {
+		var vs *VectorSet
+		var err error
+		if genName.MatchString(n) {
+			dir, derr := workDir(env, filepath.Join("vectors", fmt.Sprintf("%s-seed%d", n, env.Seed)))
+			if derr != nil {
+				return nil, derr
+			}
+			fmt.Fprintf(env.Log, "vector set %s: %s\n", n, dir)
+			vs, err = GenVectorSet(ctx, n, env.Seed, dir)
+		} else {
+			vs, err = LoadVectorSet(ctx, env.Data, n, lim[0], limQ[0])
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vs)
+	}
+	return out, nil
+}
+
+func setupFlat(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error) {
+	if _, err := dataFile(env, "vectors"); err != nil {
+		return nil, nil, err
+	}
+	sets, err := loadSets(ctx, env, "flat", "bge-base", "bge-base,sift10k,fmnist")
+	if err != nil {
+		return nil, nil, err
+	}
+	batches, err := ints("flat.batch", env.Get("flat", "batch", pick(env, "1,64", "1,16,64,256")))
+	if err != nil {
+		return nil, nil, err
+	}
+	dtName := env.Get("flat", "dtype", "fp32")
+	dt, err := ann.ParseDType(dtName)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: flat.dtype: %v", errConfig, err)
+	}
+	var cases []bench.Case
+	for _, vs := range sets {
+		f, err := ann.NewFlat(vs.Base, vs.Dim, dt)
+		if err != nil {
+			return nil, nil, err
+		}
+		note := fmt.Sprintf("%s: %s; kernel %s", vs.Name, vs.Note, ann.KernelName())
+		for _, t := range env.Threads {
+			for _, b := range batches {
+				p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "dtype": dtName, "k": 10, "threads": t, "batch": b}
+				c, err := searchCase(env, f, vs, p, b, t, note, nil)
+				if err != nil {
+					return nil, nil, err
+				}
+				cases = append(cases, c)
+			}
+		}
+	}
+	return cases, nil, nil
+}
+
+func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error) {
+	if _, err := dataFile(env, "vectors"); err != nil {
+		return nil, nil, err
+	}
+	sets, err := loadSets(ctx, env, "hnsw", "bge-base", "bge-base,sift10k,fmnist")
+	if err != nil {
+		return nil, nil, err
+	}
+	efs, err := ints("hnsw.ef", env.Get("hnsw", "ef", pick(env, "32,128", "16,32,64,128")))
+	if err != nil {
+		return nil, nil, err
+	}
+	mv, err := ints("hnsw.M", env.Get("hnsw", "M", "16"))
+	if err != nil {
+		return nil, nil, err
+	}
+	efc, err := ints("hnsw.efc", env.Get("hnsw", "efc", "100"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var cases []bench.Case
+	for _, vs := range sets {
+		t0 := time.Now()
+		h, err := ann.NewHNSW(ctx, vs.Base, vs.Dim, ann.HNSWConfig{M: mv[0], EfConstruction: efc[0], Seed: 1})
+		if err != nil {
+			return nil, nil, err
+		}
+		build := time.Since(t0)
+		fmt.Fprintf(env.Log, "%s: built HNSW over %d × %d in %.1fs\n", vs.Name, vs.N, vs.Dim, build.Seconds())
+		note := fmt.Sprintf("%s: %s; graph built in %.1fs on %d threads", vs.Name, vs.Note, build.Seconds(), maxThreads(env))
+		for _, ef := range efs {
+			for _, t := range env.Threads {
+				b := 64
+				if t == 1 {
+					b = 1
+				}
+				p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "M": mv[0], "efc": efc[0], "ef": ef, "k": 10, "threads": t, "batch": b}
+				c, err := searchCase(env, h, vs, p, b, t, note, func() { h.SetEfSearch(ef) })
+				if err != nil {
+					return nil, nil, err
+				}
+				cases = append(cases, c)
+			}
+		}
+	}
+	return cases, nil, nil
+}

@@ -88,9 +88,9 @@ func (f *rewardFlags) scorer() (*reward.Scorer, *reward.JudgeCache, error) {
 	p1.PathCombine, p1.Correct = f.pathCombine, f.correct
 	cfg.ProRetrieval.Metric, cfg.ProRetrieval.LengthBudget = f.metric, f.lengthBudget
 	if f.collections != "" && f.executor == nil {
-		cols, err := openCollections(context.Background(), f.collections, hybrid.OpenConfig{})
+		cols, err := hybrid.OpenCollections(context.Background(), f.collections, hybrid.OpenConfig{})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("--collections: %w", err)
 		}
 		if len(cols) > 0 {
 			f.executor = hybrid.NewExecutor(cols)

@@ -18,24 +18,25 @@ import (
 
 // serveFlags configure the HTTP server; bench uses the same ones.
 type serveFlags struct {
-	idx        indexFlags
-	addr       string
-	retriever  string
-	maxTopK    int
-	maxQueries int
-	maxResults int
-	chunk      int
-	maxBody    int64
-	batchMax   int
-	batchWait  time.Duration
-	rr         rerankFlags
+	idx         indexFlags
+	addr        string
+	retriever   string
+	maxTopK     int
+	maxQueries  int
+	maxResults  int
+	chunk       int
+	maxBody     int64
+	batchMax    int
+	batchWait   time.Duration
+	rr          rerankFlags
+	collections string // hybrid collections for /v1/hybrid/execute
 	// policyTokenizer counts observation tokens of programs (Qwen3 BPE).
 	policyTokenizer string
 }
 
 func (s *serveFlags) bind(fs *flag.FlagSet) {
 	s.idx.bind(fs)
-	bindHybridServeFlags(fs)
+	fs.StringVar(&s.collections, "collections", "", "hybrid collections for POST /v1/hybrid/execute: one collection directory or a directory of them (see 'rlsearch hybrid build')")
 	fs.BoolVar(&s.idx.verifyDocs, "verify-docs", false, "check every docstore block's CRC at startup (one read of docs.zst: 9 s for 21M passages); without it each block's CRC is checked when the block is first read, and `rlsearch verify` checks every file")
 	fs.StringVar(&s.policyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the programs' 2,048-token observation cap; empty = whitespace tokens")
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8000", "listen address (Search-R1's retrieval server uses port 8000)")
@@ -80,6 +81,7 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		closeIx()
 		return nil, nil, nil, err
 	}
+	deps.collections = s.collections
 	prevClose := closeIx
 	closeIx = func() { closeDeps(); prevClose() }
 	extra, err := extraEndpoints(ix, deps)

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/rlsearch/rlsearch/internal/hftok"
 	"github.com/rlsearch/rlsearch/internal/utf8x"
 )
 
@@ -97,7 +98,6 @@ type wpState struct {
 	collect *[]rune // tests only: receives normalized characters instead of pretok
 }
 
-// tokenizerJSON mirrors the parts of a Hugging Face tokenizer.json that
 // LoadWordPiece reads. Padding and truncation are deliberately ignored.
 type tokenizerJSON struct {
 	AddedTokens []struct {
@@ -175,7 +175,7 @@ func LoadWordPiece(path string) (*WordPiece, error) {
 }
 
 func parseWordPiece(data []byte) (*WordPiece, error) {
-	var tj tokenizerJSON
+	var tj hftok.File
 	if err := json.Unmarshal(data, &tj); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadTokenizer, err)
 	}

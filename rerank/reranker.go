@@ -444,7 +444,7 @@ func Open(cfg Config) (*Reranker, error) {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
 	for range cfg.Sessions {
-		s, err := ortenv.NewSession(modelPath, mc.Inputs, []string{mc.Output}, cfg.IntraOpThreads)
+		s, err := ortenv.NewSession(ortenv.SessionConfig{Path: modelPath, Inputs: mc.Inputs, Outputs: []string{mc.Output}, IntraOp: cfg.IntraOpThreads})
 		if err != nil {
 			r.destroy()
 			return nil, fmt.Errorf("rerank: create ONNX Runtime session for %s: %w", modelPath, err)

@@ -4,9 +4,10 @@
 // fsynced, renamed over the destination, and the directory fsynced so that
 // the rename itself survives a power loss.
 //
-// A leftover temporary file of a crashed writer is named "."+base+".tmp-*"
-// beside the destination; nothing reads it, and the next successful write
-// does not depend on it.
+// A leftover temporary file of a crashed writer is named base+".tmp-*"
+// beside the destination (the pattern every writer here used before this
+// package); nothing reads it, and the next successful write does not
+// depend on it.
 package atomicfile
 
 import (
@@ -36,7 +37,7 @@ type Writer struct {
 // directory so that the final rename never crosses file systems. Errors:
 // those of os.CreateTemp (a missing directory, no permission).
 func Create(path string, perm os.FileMode) (*Writer, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, err
 	}

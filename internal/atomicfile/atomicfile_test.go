@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -75,7 +76,7 @@ func TestAbortRemovesTemp(t *testing.T) {
 
 // TestCrashLeavesNoPartialFile: a writer that stops half-way (its process
 // dies: no Commit, no Abort) leaves the destination as it was; only a
-// dot-named temporary file remains, which no reader opens.
+// temporary file named out.jsonl.tmp-* remains, which no reader opens.
 func TestCrashLeavesNoPartialFile(t *testing.T) {
 	for _, existed := range []bool{false, true} {
 		dir := t.TempDir()
@@ -97,8 +98,8 @@ func TestCrashLeavesNoPartialFile(t *testing.T) {
 			t.Fatalf("destination exists after a crash (%q, %v), want none", got, err)
 		}
 		for _, n := range dirNames(t, dir) {
-			if n != "out.jsonl" && n[0] != '.' {
-				t.Fatalf("leftover %q is not a hidden temporary file", n)
+			if n != "out.jsonl" && !strings.HasPrefix(n, "out.jsonl.tmp-") {
+				t.Fatalf("leftover %q is not a temporary file of out.jsonl", n)
 			}
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/embed"
+	"github.com/rlsearch/rlsearch/internal/batch"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
 )
 
@@ -669,43 +670,19 @@ func (r *Reranker) score(ctx context.Context, query string, docs []string, logit
 	return out, nil
 }
 
-// dispatch is the owner goroutine that cuts the queue into batches.
+// dispatch is the owner goroutine that cuts the queue into batches
+// (internal/batch: up to BatchSize pairs, BatchWait after a batch opens)
+// and hands them to the workers in runs of at most MaxBatchTokens.
 func (r *Reranker) dispatch() {
 	defer r.wg.Done()
 	defer close(r.work)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	q := batch.New(r.queue, batch.Config[*pairJob]{Max: r.cfg.BatchSize, Wait: r.cfg.BatchWait, Stop: r.quit})
 	for {
-		var first *pairJob
-		select {
-		case first = <-r.queue:
-		case <-r.quit:
+		jobs, ok := q.Next()
+		if !ok {
 			return
 		}
-		batch := []*pairJob{first}
-		if r.cfg.BatchWait > 0 {
-			timer.Reset(r.cfg.BatchWait)
-		}
-	collect:
-		for len(batch) < r.cfg.BatchSize {
-			if r.cfg.BatchWait <= 0 {
-				select {
-				case j := <-r.queue:
-					batch = append(batch, j)
-				default:
-					break collect
-				}
-				continue
-			}
-			select {
-			case j := <-r.queue:
-				batch = append(batch, j)
-			case <-timer.C:
-				break collect
-			}
-		}
-		timer.Stop()
-		for _, run := range tokenChunks(batch, r.cfg.MaxBatchTokens) {
+		for _, run := range tokenChunks(jobs, r.cfg.MaxBatchTokens) {
 			r.work <- run
 		}
 	}

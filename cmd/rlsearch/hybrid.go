@@ -182,12 +182,6 @@ func (c *collectionFlags) open(ctx context.Context) (*hybrid.Collection, func(),
 	}, nil
 }
 
-// programLine is one exec input line: a bare program, or {"id", "program"}.
-type programLine struct {
-	ID      string          `json:"id,omitempty"`
-	Program json.RawMessage `json:"program,omitempty"`
-}
-
 func hybridExec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("hybrid exec", flag.ContinueOnError)
 	var cf collectionFlags
@@ -207,41 +201,7 @@ func hybridExec(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer r.Close()
-	enc := jsonl.NewWriter(stdout)
-	err = jsonl.NewReader(r, name, 0).Each(func(line int, raw []byte) error {
-		var pl programLine
-		var p hybrid.Program
-		out := map[string]any{}
-		err := json.Unmarshal(raw, &pl)
-		if err == nil {
-			body := raw
-			if len(pl.Program) > 0 {
-				body = pl.Program
-			}
-			err = json.Unmarshal(body, &p)
-		}
-		if err != nil {
-			out["error"] = fmt.Sprintf("line %d: %v", line, err)
-			return enc.Write(out)
-		}
-		if pl.ID != "" {
-			out["id"] = pl.ID
-		}
-		res, err := col.Execute(ctx, p)
-		if err != nil {
-			if !errors.Is(err, rlsearch.ErrBadInput) {
-				return err
-			}
-			out["error"] = err.Error()
-			return enc.Write(out)
-		}
-		out["ids"], out["scores"], out["total"] = res.IDs, res.Scores, res.Total
-		return enc.Write(out)
-	})
-	if ferr := enc.Flush(); err == nil {
-		err = ferr
-	}
-	return err
+	return col.ExecJSONL(ctx, r, name, stdout)
 }
 
 func hybridGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"runtime"
 	"sort"
 	"time"
 
@@ -103,7 +102,7 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		MaxBodyBytes: s.maxBody,
 		MaxResults:   s.maxResults,
 		ChunkQueries: s.chunk,
-		Health:       func() map[string]any { return health(ix) },
+		Health:       ix.Health,
 		Logger:       logger,
 	})
 	if err != nil {
@@ -125,30 +124,6 @@ func names(rs map[string]rlsearch.Retriever) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func health(ix *index.Index) map[string]any {
-	h := map[string]any{
-		"backend":  "cpu",
-		"index":    ix.Dir,
-		"bm25":     map[string]any{"num_docs": ix.BM25.NumDocs(), "num_terms": ix.BM25.NumTerms(), "k1": ix.Meta.BM25.K1, "b": ix.Meta.BM25.B},
-		"cpus":     runtime.GOMAXPROCS(0),
-		"dense":    nil,
-		"model":    nil,
-		"built_at": ix.Meta.Created,
-	}
-	if ix.Dense != nil {
-		hd := ix.Dense.Header()
-		h["dense"] = map[string]any{"num_vectors": hd.Count, "dim": hd.Dim, "dtype": hd.DType.String(), "encoder": hd.EncoderID, "search": "exact flat inner product (CPU)"}
-		if ds := ix.DenseSearch; ds != nil {
-			h["dense"].(map[string]any)["search"] = ds.Backend
-			h["dense"].(map[string]any)["search_reason"] = ds.Reason
-		}
-		if _, ok := ix.Retrievers()["e5"]; ok {
-			h["model"] = hd.EncoderID
-		}
-	}
-	return h
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {

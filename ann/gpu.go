@@ -414,20 +414,13 @@ func (g *GPUFlat) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.
 // owner goroutines do the GPU work.
 func (g *GPUFlat) batcher() {
 	defer close(g.done)
-	q := batch.New(g.reqs, batch.Config[*gpuReq]{
+	batch.New(g.reqs, batch.Config[*gpuReq]{
 		Max:   g.cfg.MaxBatch,
 		Wait:  g.cfg.BatchWait,
 		Size:  func(r *gpuReq) int { return r.nq },
 		Alone: func(r *gpuReq) bool { return r.k > kernels.KMax },
 		Stop:  g.stop,
-	})
-	for {
-		reqs, ok := q.Next()
-		if !ok {
-			return
-		}
-		g.runBatch(reqs)
-	}
+	}).Run(g.runBatch)
 }
 
 // runBatch answers the requests of one batch (all k ≤ KMax, or a single

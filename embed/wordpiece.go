@@ -175,16 +175,12 @@ func LoadWordPiece(path string) (*WordPiece, error) {
 }
 
 func parseWordPiece(data []byte) (*WordPiece, error) {
-	var tj hftok.File
-	if err := json.Unmarshal(data, &tj); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadTokenizer, err)
+	tj, err := hftok.Parse(data, ErrBadTokenizer)
+	if err != nil {
+		return nil, err
 	}
-	unsupported := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrUnsupportedTokenizer}, args...)...)
-	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrBadTokenizer}, args...)...)
-	}
+	unsupported := hftok.Errorf(ErrUnsupportedTokenizer)
+	bad := hftok.Errorf(ErrBadTokenizer)
 
 	w := &WordPiece{props: bmpProps()}
 

@@ -135,13 +135,11 @@ type bpeKey struct {
 }
 
 func parseBPE(data []byte) (*BPE, error) {
-	var f hftok.File
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrTokenizer, err)
+	f, err := hftok.Parse(data, ErrTokenizer)
+	if err != nil {
+		return nil, err
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrTokenizer}, args...)...)
-	}
+	bad := hftok.Errorf(ErrTokenizer)
 	m := f.Model
 	if m == nil {
 		m = &hftok.Model{}

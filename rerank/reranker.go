@@ -677,15 +677,11 @@ func (r *Reranker) dispatch() {
 	defer r.wg.Done()
 	defer close(r.work)
 	q := batch.New(r.queue, batch.Config[*pairJob]{Max: r.cfg.BatchSize, Wait: r.cfg.BatchWait, Stop: r.quit})
-	for {
-		jobs, ok := q.Next()
-		if !ok {
-			return
-		}
+	q.Run(func(jobs []*pairJob) {
 		for _, run := range tokenChunks(jobs, r.cfg.MaxBatchTokens) {
 			r.work <- run
 		}
-	}
+	})
 }
 
 // tokenChunks sorts jobs by length (stable) and cuts them into consecutive

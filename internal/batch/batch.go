@@ -123,3 +123,15 @@ func (g *Gatherer[T]) Next() ([]T, bool) {
 	}
 	return batch, true
 }
+
+// Run calls fn with every batch, in order, until Next reports false: the
+// whole body of an owner goroutine.
+func (g *Gatherer[T]) Run(fn func([]T)) {
+	for {
+		b, ok := g.Next()
+		if !ok {
+			return
+		}
+		fn(b)
+	}
+}

@@ -153,3 +153,18 @@ func TestConcurrentProducers(t *testing.T) {
 		t.Fatalf("%d items out, want 800", len(seen))
 	}
 }
+
+func TestRun(t *testing.T) {
+	in := feed(1, 2, 3, 4, 5)
+	stop := make(chan struct{})
+	var got [][]int
+	New(in, Config[int]{Max: 2, Stop: stop}).Run(func(b []int) {
+		got = append(got, b)
+		if len(got) == 3 {
+			close(stop)
+		}
+	})
+	if want := [][]int{{1, 2}, {3, 4}, {5}}; !slices.EqualFunc(got, want, slices.Equal[[]int]) {
+		t.Fatalf("Run saw %v, want %v", got, want)
+	}
+}

@@ -5,7 +5,10 @@
 // and truncation are never applied (the callers decide lengths).
 package hftok
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // File is the subset of tokenizer.json that the tokenizers read.
 type File struct {
@@ -86,4 +89,22 @@ type Model struct {
 	EndOfWordSuffix         string           `json:"end_of_word_suffix"`
 	IgnoreMerges            bool             `json:"ignore_merges"`
 	Dropout                 *float64         `json:"dropout"`
+}
+
+// Parse decodes tokenizer.json bytes; a malformed file is returned as the
+// error of sentinel (ErrBadTokenizer, ErrTokenizer) with json's message.
+func Parse(data []byte, sentinel error) (*File, error) {
+	var f File
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%w: %v", sentinel, err)
+	}
+	return &f, nil
+}
+
+// Errorf returns a formatter of errors that wrap sentinel: the check
+// failures of a tokenizer loader ("%w: "+format).
+func Errorf(sentinel error) func(format string, args ...any) error {
+	return func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)
+	}
 }

@@ -139,20 +139,13 @@ func (b *Batcher) Close() error {
 // batch being gathered runs, then the carried call).
 func (b *Batcher) loop() {
 	defer close(b.done)
-	g := batch.New(b.reqs, batch.Config[*batchCall]{
+	batch.New(b.reqs, batch.Config[*batchCall]{
 		Max:     b.maxBatch,
 		Wait:    b.maxWait,
 		Size:    func(c *batchCall) int { return len(c.queries) },
 		Arrived: func(c *batchCall) time.Time { return c.arrived },
 		Stop:    b.quit,
-	})
-	for {
-		calls, ok := g.Next()
-		if !ok {
-			return
-		}
-		b.run(calls)
-	}
+	}).Run(b.run)
 }
 
 // run executes one batch and answers its callers.

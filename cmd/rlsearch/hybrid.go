@@ -224,22 +224,13 @@ func hybridGen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	var v hybrid.Verbalizer
-	switch verb {
-	case "none":
-	case "template":
-		v = hybrid.TemplateVerbalizer{}
-	case "openai":
-		if url == "" || mdl == "" {
-			return usageErr("--verbalize openai needs --llm-url and --llm-model")
-		}
-		ov := &hybrid.OpenAIVerbalizer{BaseURL: url, Model: mdl}
-		if key != "" {
-			ov.APIKey = os.Getenv(key)
-		}
-		v = ov
-	default:
-		return usageErr("--verbalize %q: want none, template or openai", verb)
+	ov := hybrid.OpenAIVerbalizer{BaseURL: url, Model: mdl}
+	if key != "" {
+		ov.APIKey = os.Getenv(key)
+	}
+	v, err := hybrid.NewVerbalizer(verb, ov)
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)

@@ -38,10 +38,8 @@ func addMutateEndpoints(m map[string]http.Handler, rt *sdk.Runtime) error {
 // out.
 func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
-	var idx indexFlags
-	idx.bind(fs)
-	var rr rerankFlags
-	rr.bind(fs)
+	var pf programFlags
+	pf.bind(fs)
 	in := fs.String("in", "", "input JSONL (default stdin): trajectories, or record requests with --records")
 	out := fs.String("out", "", "output JSONL, written atomically (default stdout)")
 	records := fs.Bool("records", false, "build D_mut records: each line {trajectory, program, continuation}")
@@ -73,21 +71,11 @@ func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
-	ix, closeIx, err := idx.open(ctx)
+	rt, closeRT, err := pf.runtime(ctx, "", sdk.Budgets{})
 	if err != nil {
 		return err
 	}
-	defer closeIx()
-	deps, _, closeDeps, err := openDeps(ctx, &rr, idx.model.ortLib, "")
-	if err != nil {
-		return err
-	}
-	defer closeDeps()
-	rcfg := runtimeConfig(ix, deps)
-	rt, err := sdk.New(rcfg)
-	if err != nil {
-		return err
-	}
+	defer closeRT()
 	v, err := sdk.NewVerifier(rt, cfg)
 	if err != nil {
 		return err

@@ -23,15 +23,49 @@ func addProgramEndpoints(m map[string]http.Handler, rt *sdk.Runtime) error {
 	return nil
 }
 
+// programFlags open an index and the models behind the program runtime
+// (programs and mutate).
+type programFlags struct {
+	idx indexFlags
+	rr  rerankFlags
+}
+
+func (p *programFlags) bind(fs *flag.FlagSet) {
+	p.idx.bind(fs)
+	p.rr.bind(fs)
+}
+
+// runtime opens the index, the reranker (--reranker) and the policy
+// tokenizer at tokenizer ("" = whitespace tokens) and returns a program
+// runtime over them with budgets; the closer releases everything.
+func (p *programFlags) runtime(ctx context.Context, tokenizer string, budgets sdk.Budgets) (*sdk.Runtime, func(), error) {
+	ix, closeIx, err := p.idx.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	deps, _, closeDeps, err := openDeps(ctx, &p.rr, p.idx.model.ortLib, tokenizer)
+	if err != nil {
+		closeIx()
+		return nil, nil, err
+	}
+	closer := func() { closeDeps(); closeIx() }
+	cfg := runtimeConfig(ix, deps)
+	cfg.Budgets = budgets
+	rt, err := sdk.New(cfg)
+	if err != nil {
+		closer()
+		return nil, nil, err
+	}
+	return rt, closer, nil
+}
+
 // runPrograms executes retrieval programs from JSONL (one sdk.Request per
 // line: {"id", "code" | "response", "question", "budgets"}) and writes one
 // sdk.Result per line, in input order.
 func runPrograms(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("programs", flag.ContinueOnError)
-	var idx indexFlags
-	idx.bind(fs)
-	var rr rerankFlags
-	rr.bind(fs)
+	var pf programFlags
+	pf.bind(fs)
 	in := fs.String("in", "", "programs JSONL (default stdin)")
 	out := fs.String("out", "", "results JSONL, written atomically (default stdout)")
 	batch := fs.Int("batch", 512, "programs run concurrently as one batch (their retrieval calls coalesced and memoised)")
@@ -49,22 +83,11 @@ func runPrograms(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(fs.Args()) > 0 {
 		return usageErr("unexpected arguments %q (programs come from --in or stdin)", fs.Args())
 	}
-	ix, closeIx, err := idx.open(ctx)
+	rt, closeRT, err := pf.runtime(ctx, *tokenizer, sdk.Budgets{Timeout: *timeout, MaxSteps: *maxSteps})
 	if err != nil {
 		return err
 	}
-	defer closeIx()
-	deps, _, closeDeps, err := openDeps(ctx, &rr, idx.model.ortLib, *tokenizer)
-	if err != nil {
-		return err
-	}
-	defer closeDeps()
-	cfg := runtimeConfig(ix, deps)
-	cfg.Budgets = sdk.Budgets{Timeout: *timeout, MaxSteps: *maxSteps}
-	rt, err := sdk.New(cfg)
-	if err != nil {
-		return err
-	}
+	defer closeRT()
 
 	src, name, err := jsonl.Open(*in)
 	if err != nil {

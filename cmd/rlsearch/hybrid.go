@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench/hybrideval"
+	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
@@ -159,27 +160,13 @@ func (c *collectionFlags) open(ctx context.Context) (*hybrid.Collection, func(),
 	if c.dir == "" {
 		return nil, nil, usageErr("--collection is required")
 	}
-	enc, _, err := c.model.open()
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg := hybrid.OpenConfig{K: c.k}
-	if enc != nil {
-		cfg.Encoder = enc
-	}
-	col, err := hybrid.Open(ctx, c.dir, cfg)
-	if err != nil {
+	return openWith(&c.model, func(enc *embed.Encoder) (*hybrid.Collection, error) {
+		cfg := hybrid.OpenConfig{K: c.k}
 		if enc != nil {
-			enc.Close()
+			cfg.Encoder = enc
 		}
-		return nil, nil, err
-	}
-	return col, func() {
-		col.Close()
-		if enc != nil {
-			enc.Close()
-		}
-	}, nil
+		return hybrid.Open(ctx, c.dir, cfg)
+	})
 }
 
 func hybridExec(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -21,9 +21,12 @@ import (
 type rewardFlags struct {
 	refs, judgeURL, judgeModel, judgeKeyEnv, judgeCache string
 	judgeTimeout                                        time.Duration
-	judgeRetries                                        int
+	judgeRetries, workers                               int
+	lambdaFormat, lambdaPath, lambdaOutcome             string
+	alpha, decay                                        string
+	pathCombine, correct, metric                        string
+	lengthBudget                                        int
 	collections                                         string
-	cfg                                                 reward.Config // bound directly
 	// executor runs ProRetrieval programs (serve passes the collections it
 	// loaded for /v1/hybrid/execute); nil scores pre-executed rollouts only.
 	executor reward.HybridExecutor
@@ -38,45 +41,48 @@ func (f *rewardFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.judgeCache, "judge-cache", env("RLSEARCH_JUDGE_CACHE"), "judgement cache file, saved atomically after every batch (default $RLSEARCH_JUDGE_CACHE; empty = memory only)")
 	fs.DurationVar(&f.judgeTimeout, "judge-timeout", 0, "timeout per judge request (0 = 60s)")
 	fs.IntVar(&f.judgeRetries, "judge-retries", 0, "judge retries after a failure (0 = 4, -1 = none)")
-	fs.IntVar(&f.cfg.Workers, "workers", 0, "rollouts scored at once (0 = 8)")
+	fs.IntVar(&f.workers, "workers", 0, "rollouts scored at once (0 = 8)")
 	fs.StringVar(&f.collections, "collections", "", "hybrid collections (one directory or a directory of them) that execute ProRetrieval programs not executed beforehand")
-	p1, pr := &f.cfg.SearchP1, &f.cfg.ProRetrieval
-	fs.Var(optFloat{&p1.LambdaFormat}, "lambda-format", "Search-P1 λ_f (default 0.1)")
-	fs.Var(optFloat{&p1.LambdaPath}, "lambda-path", "Search-P1 λ_p (default 0.3)")
-	fs.Var(optFloat{&p1.LambdaOutcome}, "lambda-outcome", "Search-P1 λ_a (default 0.6)")
-	fs.Var(optFloat{&p1.Alpha}, "alpha", "Search-P1 α between r_acc and r_reason (default 0.5)")
-	fs.Var(optFloat{&p1.Decay}, "decay", "Search-P1 decay of an incorrect answer's soft outcome (default 0.5; 1 = §3.2.3 alone)")
-	fs.StringVar(&p1.PathCombine, "path-combine", "", "Search-P1 dual track: max (default), mean, self, ref")
-	fs.StringVar(&p1.Correct, "correct", "", "Search-P1 correctness: contains (default, the paper's ACC) or em")
-	fs.StringVar(&pr.Metric, "metric", "", "ProRetrieval result metric: mrr (default), hit@1, hit@3, ndcg@3")
-	fs.IntVar(&pr.LengthBudget, "length-budget", 0, "ProRetrieval length budget in tokens (0 = 512)")
+	fs.StringVar(&f.lambdaFormat, "lambda-format", "", "Search-P1 λ_f (default 0.1)")
+	fs.StringVar(&f.lambdaPath, "lambda-path", "", "Search-P1 λ_p (default 0.3)")
+	fs.StringVar(&f.lambdaOutcome, "lambda-outcome", "", "Search-P1 λ_a (default 0.6)")
+	fs.StringVar(&f.alpha, "alpha", "", "Search-P1 α between r_acc and r_reason (default 0.5)")
+	fs.StringVar(&f.decay, "decay", "", "Search-P1 decay of an incorrect answer's soft outcome (default 0.5; 1 = §3.2.3 alone)")
+	fs.StringVar(&f.pathCombine, "path-combine", "", "Search-P1 dual track: max (default), mean, self, ref")
+	fs.StringVar(&f.correct, "correct", "", "Search-P1 correctness: contains (default, the paper's ACC) or em")
+	fs.StringVar(&f.metric, "metric", "", "ProRetrieval result metric: mrr (default), hit@1, hit@3, ndcg@3")
+	fs.IntVar(&f.lengthBudget, "length-budget", 0, "ProRetrieval length budget in tokens (0 = 512)")
 }
 
-// optFloat is a float flag whose absence leaves the config's nil (the
-// package default).
-type optFloat struct{ p **float64 }
-
-func (o optFloat) String() string {
-	if o.p == nil || *o.p == nil {
-		return ""
+func optFloat(name, s string) (*float64, error) {
+	if s == "" {
+		return nil, nil
 	}
-	return strconv.FormatFloat(**o.p, 'g', -1, 64)
-}
-
-func (o optFloat) Set(s string) error {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return fmt.Errorf("%q is not a number", s)
+		return nil, usageErr("--%s %q is not a number", name, s)
 	}
-	*o.p = &v
-	return nil
+	return &v, nil
 }
 
 // scorer builds the reward Scorer and the judge cache (nil without an LLM
 // judge).
 func (f *rewardFlags) scorer() (*reward.Scorer, *reward.JudgeCache, error) {
-	cfg := f.cfg
+	cfg := reward.Config{Workers: f.workers}
 	p1 := &cfg.SearchP1
+	for _, o := range []struct {
+		name, s string
+		dst     **float64
+	}{{"lambda-format", f.lambdaFormat, &p1.LambdaFormat}, {"lambda-path", f.lambdaPath, &p1.LambdaPath},
+		{"lambda-outcome", f.lambdaOutcome, &p1.LambdaOutcome}, {"alpha", f.alpha, &p1.Alpha}, {"decay", f.decay, &p1.Decay}} {
+		v, err := optFloat(o.name, o.s)
+		if err != nil {
+			return nil, nil, err
+		}
+		*o.dst = v
+	}
+	p1.PathCombine, p1.Correct = f.pathCombine, f.correct
+	cfg.ProRetrieval.Metric, cfg.ProRetrieval.LengthBudget = f.metric, f.lengthBudget
 	if f.collections != "" && f.executor == nil {
 		cols, err := hybrid.OpenCollections(context.Background(), f.collections, hybrid.OpenConfig{})
 		if err != nil {

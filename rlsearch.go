@@ -60,6 +60,19 @@ func Less(a, b Hit) bool {
 	return a.Row < b.Row
 }
 
+// CompareHits orders hits as Less does, for slices.SortFunc and
+// slices.IsSortedFunc: -1 when a ranks before b, +1 after, 0 for equal
+// hits.
+func CompareHits(a, b Hit) int {
+	switch {
+	case Less(a, b):
+		return -1
+	case Less(b, a):
+		return 1
+	}
+	return 0
+}
+
 // Encoder turns texts into unit-length embeddings.
 //
 // Implementations are safe for concurrent use. The returned slice is

@@ -264,15 +264,8 @@ func (f *Flat) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit
 	return out, nil
 }
 
-func cmpHit(a, b rlsearch.Hit) int {
-	if rlsearch.Less(a, b) {
-		return -1
-	}
-	if rlsearch.Less(b, a) {
-		return 1
-	}
-	return 0
-}
+// cmpHit is rlsearch.CompareHits (higher score first, ties by lower row).
+func cmpHit(a, b rlsearch.Hit) int { return rlsearch.CompareHits(a, b) }
 
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/cuda"
+	"github.com/rlsearch/rlsearch/internal/batch"
 	"github.com/rlsearch/rlsearch/kernels"
 )
 
@@ -407,59 +408,19 @@ func (g *GPUFlat) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.
 	return out, nil
 }
 
-// batcher is the owner of batching: it gathers requests into batches and
-// runs them; the devices' owner goroutines do the GPU work.
+// batcher is the owner of batching: it gathers requests into batches
+// (internal/batch: up to MaxBatch queries, BatchWait after a batch opens; a
+// request with k > kernels.KMax runs alone) and runs them; the devices'
+// owner goroutines do the GPU work.
 func (g *GPUFlat) batcher() {
 	defer close(g.done)
-	var carry *gpuReq
-	for {
-		first := carry
-		carry = nil
-		if first == nil {
-			select {
-			case first = <-g.reqs:
-			case <-g.stop:
-				return
-			}
-		}
-		batch := []*gpuReq{first}
-		total := first.nq
-		if first.k <= kernels.KMax {
-			var timeout <-chan time.Time
-			var timer *time.Timer
-			if g.cfg.BatchWait > 0 {
-				timer = time.NewTimer(g.cfg.BatchWait)
-				timeout = timer.C
-			}
-		gather:
-			for total < g.cfg.MaxBatch {
-				var r *gpuReq
-				if timeout == nil {
-					select {
-					case r = <-g.reqs:
-					default:
-						break gather
-					}
-				} else {
-					select {
-					case r = <-g.reqs:
-					case <-timeout:
-						break gather
-					}
-				}
-				if r.k > kernels.KMax || total+r.nq > g.cfg.MaxBatch {
-					carry = r
-					break
-				}
-				batch = append(batch, r)
-				total += r.nq
-			}
-			if timer != nil {
-				timer.Stop()
-			}
-		}
-		g.runBatch(batch)
-	}
+	batch.New(g.reqs, batch.Config[*gpuReq]{
+		Max:   g.cfg.MaxBatch,
+		Wait:  g.cfg.BatchWait,
+		Size:  func(r *gpuReq) int { return r.nq },
+		Alone: func(r *gpuReq) bool { return r.k > kernels.KMax },
+		Stop:  g.stop,
+	}).Run(g.runBatch)
 }
 
 // runBatch answers the requests of one batch (all k ≤ KMax, or a single

@@ -10,7 +10,8 @@ import (
 	"math"
 	"math/rand"
 	"os"
-	"path/filepath"
+
+	"github.com/rlsearch/rlsearch/internal/atomicfile"
 )
 
 const (
@@ -34,14 +35,13 @@ const (
 // file, sync, rename); layout in FORMAT.md. zstd compresses every block
 // (vectors byte-shuffled). Not safe concurrently with Add.
 func (h *HNSW) Save(path string, zstd bool) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return fmt.Errorf("ann: create %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			f.Abort()
 			err = fmt.Errorf("ann: write %s: %w", path, err)
 		}
 	}()
@@ -139,13 +139,7 @@ func (h *HNSW) Save(path string, zstd bool) (err error) {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return f.Commit()
 }
 
 type discard struct{}

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/rlsearch/rlsearch/internal/atomicfile"
 )
 
 // DType is the storage type of shard vectors.
@@ -214,7 +214,7 @@ func unshuffle(dst, src []byte, s int) {
 // safe for concurrent use.
 type ShardWriter struct {
 	path    string
-	f       *os.File
+	f       *atomicfile.Writer // nil when embedded
 	bw      *bufio.Writer
 	h       Header
 	enc     *zstd.Encoder
@@ -267,7 +267,7 @@ func CreateShard(path string, h Header) (*ShardWriter, error) {
 		h.BlockRows = DefaultBlockRows
 	}
 	h.Count = 0
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("ann: create %s: %w", path, err)
 	}
@@ -448,12 +448,7 @@ func (w *ShardWriter) Close() error {
 	if w.embedded {
 		return nil
 	}
-	if err := w.f.Close(); err != nil {
-		os.Remove(w.f.Name())
-		return fmt.Errorf("ann: close %s: %w", w.path, err)
-	}
-	if err := os.Rename(w.f.Name(), w.path); err != nil {
-		os.Remove(w.f.Name())
+	if err := w.f.Commit(); err != nil {
 		return fmt.Errorf("ann: %w", err)
 	}
 	return nil
@@ -469,8 +464,7 @@ func (w *ShardWriter) Abort() {
 		w.enc.Close()
 	}
 	if w.f != nil {
-		w.f.Close()
-		os.Remove(w.f.Name())
+		w.f.Abort()
 	}
 }
 

@@ -11,9 +11,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/rlsearch/rlsearch/internal/atomicfile"
 )
 
 // runMagic starts every spilled run file. A run is a sequence of terms in
@@ -397,15 +398,11 @@ func (w *indexWriter) flushChunk() error {
 // writeIndexFile writes the version-2 index file at path atomically,
 // merging srcs (in row order) with the document lengths.
 func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, sumTF uint64, srcs []runSource) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return fmt.Errorf("bm25: write %s: %w", path, err)
 	}
-	tmp := f.Name()
+	tmp := f.TempName()
 	var side []*os.File
 	defer func() {
 		for _, s := range side {
@@ -413,8 +410,7 @@ func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, sumTF
 			os.Remove(s.Name())
 		}
 		if err != nil {
-			f.Close()
-			os.Remove(tmp)
+			f.Abort()
 		}
 	}()
 	for range 3 {
@@ -492,18 +488,8 @@ func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, sumTF
 	if _, err = f.WriteAt(hdr[:], 0); err != nil {
 		return fmt.Errorf("bm25: write %s: %w", tmp, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("bm25: sync %s: %w", tmp, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("bm25: close %s: %w", tmp, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("bm25: rename %s: %w", tmp, err)
-	}
-	if d, derr := os.Open(dir); derr == nil { // make the rename durable; best effort
-		d.Sync()
-		d.Close()
+	if err = f.Commit(); err != nil {
+		return fmt.Errorf("bm25: %w", err)
 	}
 	return nil
 }

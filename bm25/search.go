@@ -951,12 +951,5 @@ func (ix *Index) searchPruned(query string, k int) ([]rlsearch.Hit, error) {
 	return ix.search(s, query, k, false)
 }
 
-func cmpHit(a, b rlsearch.Hit) int {
-	if rlsearch.Less(a, b) {
-		return -1
-	}
-	if rlsearch.Less(b, a) {
-		return 1
-	}
-	return 0
-}
+// cmpHit is rlsearch.CompareHits (higher score first, ties by lower row).
+func cmpHit(a, b rlsearch.Hit) int { return rlsearch.CompareHits(a, b) }

@@ -9,13 +9,13 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/atomicfile"
 )
 
 const (
@@ -65,7 +65,7 @@ func (c WriterConfig) Validate() error {
 // goroutine.
 type Writer struct {
 	path    string
-	f       *os.File
+	f       *atomicfile.Writer
 	bw      *bufio.Writer
 	enc     *zstd.Encoder
 	block   int
@@ -120,7 +120,7 @@ func NewWriter(path string, cfg WriterConfig) (*Writer, error) {
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("docstore: create %s: %w", path, err)
 	}
@@ -128,8 +128,7 @@ func NewWriter(path string, cfg WriterConfig) (*Writer, error) {
 	// on its input and the level, not on the concurrency.
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(workers))
 	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
+		f.Abort()
 		return nil, err
 	}
 	w := &Writer{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), enc: enc, block: blockDocs,
@@ -303,17 +302,8 @@ func (w *Writer) Close() error {
 		w.Abort()
 		return err
 	}
-	if err := w.f.Sync(); err != nil {
-		w.Abort()
-		return err
-	}
 	w.done = true
-	if err := w.f.Close(); err != nil {
-		os.Remove(w.f.Name())
-		return err
-	}
-	if err := os.Rename(w.f.Name(), w.path); err != nil {
-		os.Remove(w.f.Name())
+	if err := w.f.Commit(); err != nil {
 		return fmt.Errorf("docstore: %w", err)
 	}
 	return nil
@@ -327,8 +317,7 @@ func (w *Writer) Abort() {
 	}
 	w.done = true
 	w.shutdown()
-	w.f.Close()
-	os.Remove(w.f.Name())
+	w.f.Abort()
 }
 
 // Store reads a docstore file. Safe for concurrent use.

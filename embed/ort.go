@@ -3,7 +3,6 @@ package embed
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -41,34 +40,10 @@ func initORT(lib string) error {
 	return nil
 }
 
-// newSession creates one ORT session over the serialized model with the
-// given intra-op thread count (inter-op 1: BERT graphs are sequential).
-// newSession creates one session; cudaDevice ≥ 0 appends ORT's CUDA
-// execution provider for that GPU (an error when the library lacks it).
+// newSession creates one session (internal/ortenv.NewSession);
+// cudaDevice ≥ 0 appends ORT's CUDA execution provider for that GPU (an
+// error when the library lacks it).
 func newSession(model []byte, inputs []string, output string, intraOp, cudaDevice int) (*ort.DynamicAdvancedSession, error) {
-	opts, err := ort.NewSessionOptions()
-	if err != nil {
-		return nil, err
-	}
-	defer opts.Destroy()
-	if err := opts.SetIntraOpNumThreads(intraOp); err != nil {
-		return nil, err
-	}
-	if err := opts.SetInterOpNumThreads(1); err != nil {
-		return nil, err
-	}
-	if cudaDevice >= 0 {
-		cu, err := ort.NewCUDAProviderOptions()
-		if err != nil {
-			return nil, fmt.Errorf("CUDA provider options: %w", err)
-		}
-		defer cu.Destroy()
-		if err := cu.Update(map[string]string{"device_id": strconv.Itoa(cudaDevice)}); err != nil {
-			return nil, fmt.Errorf("CUDA provider device_id %d: %w", cudaDevice, err)
-		}
-		if err := opts.AppendExecutionProviderCUDA(cu); err != nil {
-			return nil, fmt.Errorf("append CUDA execution provider: %w", err)
-		}
-	}
-	return ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, []string{output}, opts)
+	return ortenv.NewSession(ortenv.SessionConfig{Model: model, Inputs: inputs, Outputs: []string{output},
+		IntraOp: intraOp, CUDA: cudaDevice >= 0, Device: cudaDevice})
 }

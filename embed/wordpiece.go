@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/rlsearch/rlsearch/internal/hftok"
 	"github.com/rlsearch/rlsearch/internal/utf8x"
 )
 
@@ -97,7 +98,6 @@ type wpState struct {
 	collect *[]rune // tests only: receives normalized characters instead of pretok
 }
 
-// tokenizerJSON mirrors the parts of a Hugging Face tokenizer.json that
 // LoadWordPiece reads. Padding and truncation are deliberately ignored.
 type tokenizerJSON struct {
 	AddedTokens []struct {
@@ -175,16 +175,12 @@ func LoadWordPiece(path string) (*WordPiece, error) {
 }
 
 func parseWordPiece(data []byte) (*WordPiece, error) {
-	var tj tokenizerJSON
-	if err := json.Unmarshal(data, &tj); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadTokenizer, err)
+	tj, err := hftok.Parse(data, ErrBadTokenizer)
+	if err != nil {
+		return nil, err
 	}
-	unsupported := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrUnsupportedTokenizer}, args...)...)
-	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrBadTokenizer}, args...)...)
-	}
+	unsupported := hftok.Errorf(ErrUnsupportedTokenizer)
+	bad := hftok.Errorf(ErrBadTokenizer)
 
 	w := &WordPiece{props: bmpProps()}
 

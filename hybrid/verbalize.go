@@ -155,3 +155,26 @@ func (TemplateVerbalizer) Verbalize(_ context.Context, s *Schema, inst *Instance
 	walk(cp.Expr, true)
 	return b.String(), nil
 }
+
+// ErrVerbalizer: an unknown verbalizer kind or an incomplete OpenAI
+// configuration.
+var ErrVerbalizer = errors.New("hybrid: bad verbalizer")
+
+// NewVerbalizer returns the verbalizer of step (iv) by kind: "none" (nil:
+// instances keep no natural-language query), "template"
+// (TemplateVerbalizer), or "openai" (openai, which needs BaseURL and
+// Model). Errors wrap ErrVerbalizer.
+func NewVerbalizer(kind string, openai OpenAIVerbalizer) (Verbalizer, error) {
+	switch kind {
+	case "none":
+		return nil, nil
+	case "template":
+		return TemplateVerbalizer{}, nil
+	case "openai":
+		if openai.BaseURL == "" || openai.Model == "" {
+			return nil, fmt.Errorf("%w: --verbalize openai needs --llm-url and --llm-model", ErrVerbalizer)
+		}
+		return &openai, nil
+	}
+	return nil, fmt.Errorf("%w: --verbalize %q: want none, template or openai", ErrVerbalizer, kind)
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/rlsearch/rlsearch/bm25"
 	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/docstore"
+	"github.com/rlsearch/rlsearch/internal/atomicfile"
 )
 
 // File names inside an index directory.
@@ -411,25 +412,10 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
+	return atomicfile.WriteFile(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
 		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	})
 }
 
 // checkReplace refuses to build into an existing path unless force is set,

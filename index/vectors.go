@@ -6,14 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"time"
-
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/rlsearch/rlsearch/ann"
 	"github.com/rlsearch/rlsearch/ann/vecfile"
+	counter "github.com/rlsearch/rlsearch/internal/progress"
 )
 
 // normTolerance is how far from 1 an imported vector's L2 norm may be and
@@ -114,8 +110,8 @@ func importVectors(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, n, s
 // calls fn with each chunk and its first row, reporting progress with ETA.
 func streamRows(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, buf []float32, label string, out io.Writer, fn func(rows []float32, first int) error) error {
 	in := r.Info()
-	p := newImportProgress(out, label, in.Count)
-	defer p.finish()
+	p := counter.New(out, "indexing: "+label, "vectors", in.Count)
+	defer p.Finish()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -135,7 +131,7 @@ func streamRows(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, buf []f
 		if err := fn(rows, first); err != nil {
 			return err
 		}
-		p.set(first + k)
+		p.Set(first + k)
 	}
 }
 
@@ -162,57 +158,4 @@ func checkNorms(cfg BuildConfig, in vecfile.Info, rows []float32, first int) err
 		return fmt.Errorf("%w: %s: row %d has L2 norm %.4g, not 1 ± %g (E5 vectors are L2-normalised); pass --vectors-unnormalized to serve inner product on the vectors as they are", ErrVectors, cfg.Vectors, row, norm, normTolerance)
 	}
 	return nil
-}
-
-// importProgress shows rows imported, rows/s and ETA: a bar on a
-// terminal, a plain line every 10 s otherwise.
-type importProgress struct {
-	w       io.Writer
-	bar     *progressbar.ProgressBar
-	label   string
-	total   int
-	started time.Time
-	last    time.Time
-}
-
-func newImportProgress(w io.Writer, label string, total int) *importProgress {
-	p := &importProgress{w: w, label: label, total: total, started: time.Now(), last: time.Now()}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription(label),
-			progressbar.OptionShowCount(),
-			progressbar.OptionShowIts(),
-			progressbar.OptionSetItsString("vectors"),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionSetWidth(30),
-		)
-	}
-	return p
-}
-
-func (p *importProgress) set(done int) {
-	if p.w == nil {
-		return
-	}
-	if p.bar != nil {
-		p.bar.Set(done)
-		return
-	}
-	if time.Since(p.last) < 10*time.Second && done < p.total {
-		return
-	}
-	p.last = time.Now()
-	el := time.Since(p.started).Seconds()
-	rate := float64(done) / max(el, 1e-9)
-	eta := time.Duration(float64(p.total-done)/max(rate, 1e-9)) * time.Second
-	fmt.Fprintf(p.w, "indexing: %s: %d of %d vectors, %.0f vectors/s, ETA %s\n", p.label, done, p.total, rate, eta.Round(time.Second))
-}
-
-func (p *importProgress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-		fmt.Fprintln(p.w)
-	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/rlsearch/rlsearch/internal/hftok"
 	"github.com/rlsearch/rlsearch/internal/utf8x"
 )
 
@@ -82,43 +83,6 @@ type addedTok struct {
 	id      int32
 }
 
-// tokenizerFile is the subset of tokenizer.json that BPE reads.
-type tokenizerFile struct {
-	AddedTokens []struct {
-		ID         int32  `json:"id"`
-		Content    string `json:"content"`
-		SingleWord bool   `json:"single_word"`
-		LStrip     bool   `json:"lstrip"`
-		RStrip     bool   `json:"rstrip"`
-		Normalized bool   `json:"normalized"`
-		Special    bool   `json:"special"`
-	} `json:"added_tokens"`
-	Normalizer   *struct{ Type string } `json:"normalizer"`
-	PreTokenizer *struct {
-		Type          string `json:"type"`
-		Pretokenizers []struct {
-			Type    string `json:"type"`
-			Pattern struct {
-				Regex string `json:"Regex"`
-			} `json:"pattern"`
-			Behavior       string `json:"behavior"`
-			Invert         bool   `json:"invert"`
-			AddPrefixSpace bool   `json:"add_prefix_space"`
-			UseRegex       bool   `json:"use_regex"`
-		} `json:"pretokenizers"`
-	} `json:"pre_tokenizer"`
-	Model struct {
-		Type                    string           `json:"type"`
-		Vocab                   map[string]int32 `json:"vocab"`
-		Merges                  json.RawMessage  `json:"merges"`
-		ByteFallback            bool             `json:"byte_fallback"`
-		ContinuingSubwordPrefix string           `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         string           `json:"end_of_word_suffix"`
-		IgnoreMerges            bool             `json:"ignore_merges"`
-		Dropout                 *float64         `json:"dropout"`
-	} `json:"model"`
-}
-
 // LoadBPE reads a byte-level BPE tokenizer.json (once per process and
 // file: later calls return the same *BPE). path "" means
 // $RLSEARCH_QWEN3_TOKENIZER, else DefaultQwen3Tokenizer (relative to the
@@ -171,18 +135,19 @@ type bpeKey struct {
 }
 
 func parseBPE(data []byte) (*BPE, error) {
-	var f tokenizerFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrTokenizer, err)
+	f, err := hftok.Parse(data, ErrTokenizer)
+	if err != nil {
+		return nil, err
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrTokenizer}, args...)...)
-	}
+	bad := hftok.Errorf(ErrTokenizer)
 	m := f.Model
+	if m == nil {
+		m = &hftok.Model{}
+	}
 	switch {
 	case m.Type != "BPE":
 		return nil, bad("model type %q (want BPE)", m.Type)
-	case m.ByteFallback || m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != "" || m.IgnoreMerges:
+	case m.ByteFallback || (m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "") || m.EndOfWordSuffix != "" || m.IgnoreMerges:
 		return nil, bad("BPE options byte_fallback/continuing_subword_prefix/end_of_word_suffix/ignore_merges are not supported")
 	case m.Dropout != nil && *m.Dropout != 0:
 		return nil, bad("BPE dropout is not supported")

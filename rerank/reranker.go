@@ -19,6 +19,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/embed"
+	"github.com/rlsearch/rlsearch/internal/batch"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
 )
 
@@ -444,7 +445,7 @@ func Open(cfg Config) (*Reranker, error) {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
 	for range cfg.Sessions {
-		s, err := ortenv.NewSession(modelPath, mc.Inputs, []string{mc.Output}, cfg.IntraOpThreads)
+		s, err := ortenv.NewSession(ortenv.SessionConfig{Path: modelPath, Inputs: mc.Inputs, Outputs: []string{mc.Output}, IntraOp: cfg.IntraOpThreads})
 		if err != nil {
 			r.destroy()
 			return nil, fmt.Errorf("rerank: create ONNX Runtime session for %s: %w", modelPath, err)
@@ -669,46 +670,18 @@ func (r *Reranker) score(ctx context.Context, query string, docs []string, logit
 	return out, nil
 }
 
-// dispatch is the owner goroutine that cuts the queue into batches.
+// dispatch is the owner goroutine that cuts the queue into batches
+// (internal/batch: up to BatchSize pairs, BatchWait after a batch opens)
+// and hands them to the workers in runs of at most MaxBatchTokens.
 func (r *Reranker) dispatch() {
 	defer r.wg.Done()
 	defer close(r.work)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		var first *pairJob
-		select {
-		case first = <-r.queue:
-		case <-r.quit:
-			return
-		}
-		batch := []*pairJob{first}
-		if r.cfg.BatchWait > 0 {
-			timer.Reset(r.cfg.BatchWait)
-		}
-	collect:
-		for len(batch) < r.cfg.BatchSize {
-			if r.cfg.BatchWait <= 0 {
-				select {
-				case j := <-r.queue:
-					batch = append(batch, j)
-				default:
-					break collect
-				}
-				continue
-			}
-			select {
-			case j := <-r.queue:
-				batch = append(batch, j)
-			case <-timer.C:
-				break collect
-			}
-		}
-		timer.Stop()
-		for _, run := range tokenChunks(batch, r.cfg.MaxBatchTokens) {
+	q := batch.New(r.queue, batch.Config[*pairJob]{Max: r.cfg.BatchSize, Wait: r.cfg.BatchWait, Stop: r.quit})
+	q.Run(func(jobs []*pairJob) {
+		for _, run := range tokenChunks(jobs, r.cfg.MaxBatchTokens) {
 			r.work <- run
 		}
-	}
+	})
 }
 
 // tokenChunks sorts jobs by length (stable) and cuts them into consecutive

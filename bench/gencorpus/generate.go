@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -20,6 +19,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"github.com/rlsearch/rlsearch/internal/atomicfile"
 )
 
 // Models accepted by Config.Model.
@@ -372,14 +373,13 @@ func WriteFile(ctx context.Context, cfg Config, path string, progress io.Writer)
 	if path == "" {
 		return GenStats{}, fmt.Errorf("%w: output path is required", ErrBadConfig)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return GenStats{}, fmt.Errorf("gencorpus: %w", err)
 	}
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			f.Abort()
 		}
 	}()
 	bw := bufio.NewWriterSize(f, 1<<20)
@@ -411,16 +411,7 @@ func WriteFile(ctx context.Context, cfg Config, path string, progress io.Writer)
 	if err := bw.Flush(); err != nil {
 		return st, fmt.Errorf("gencorpus: write %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		return st, fmt.Errorf("gencorpus: sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return st, fmt.Errorf("gencorpus: close %s: %w", path, err)
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return st, fmt.Errorf("gencorpus: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := f.Commit(); err != nil {
 		return st, fmt.Errorf("gencorpus: %w", err)
 	}
 	return st, nil

@@ -17,6 +17,8 @@ type endpointDeps struct {
 	reranker rlsearch.Reranker
 	tokens   rlsearch.TokenCounter
 	budgets  sdk.Budgets // program budgets; zero fields mean the sdk defaults
+	// collections is serve's --collections ("" = none).
+	collections string
 }
 
 // openDeps opens the reranker of rr (none without --reranker) and the
@@ -54,7 +56,7 @@ func runtimeConfig(ix *index.Index, deps endpointDeps) sdk.Config {
 // its line here.
 func extraEndpoints(ix *index.Index, deps endpointDeps) (map[string]http.Handler, error) {
 	m := map[string]http.Handler{}
-	exec, err := addHybridEndpoints(m, ix)
+	exec, err := addHybridEndpoints(m, ix, deps.collections)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench"
 	"github.com/rlsearch/rlsearch/index"
 )
@@ -74,34 +73,14 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // passage id should be a passage of it. All missing is an error (recall would
 // be a meaningless 0); some missing is a warning.
 func checkGold(ix *index.Index, qs []bench.Question, stderr io.Writer) error {
-	want := map[string]bool{}
-	for _, q := range qs {
-		for _, id := range q.GoldIDs {
-			want[id] = false
-		}
-	}
-	if len(want) == 0 {
-		return fmt.Errorf("no question has gold_passage_ids: nothing to evaluate")
-	}
-	if err := ix.Docs.Scan(func(_ int32, d rlsearch.Document) error {
-		if _, ok := want[d.ID]; ok {
-			want[d.ID] = true
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	missing := 0
-	for _, found := range want {
-		if !found {
-			missing++
-		}
-	}
+	missing, total, err := bench.GoldCoverage(qs, ix.Docs.Scan)
 	switch {
-	case missing == len(want):
-		return fmt.Errorf("none of the %d gold passage ids is in the index %s: wrong question set or index?", len(want), ix.Dir)
+	case err != nil:
+		return err
+	case missing == total:
+		return fmt.Errorf("none of the %d gold passage ids is in the index %s: wrong question set or index?", total, ix.Dir)
 	case missing > 0:
-		fmt.Fprintf(stderr, "warning: %d of %d gold passage ids are not in the index; those passages count as not retrieved\n", missing, len(want))
+		fmt.Fprintf(stderr, "warning: %d of %d gold passage ids are not in the index; those passages count as not retrieved\n", missing, total)
 	}
 	return nil
 }

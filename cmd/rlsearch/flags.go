@@ -82,30 +82,38 @@ func (f *indexFlags) open(ctx context.Context) (*index.Index, func(), error) {
 	if f.dir == "" {
 		return nil, nil, usageErr("--index is required")
 	}
-	enc, _, err := f.model.open()
-	if err != nil {
-		return nil, nil, err
-	}
 	if f.bm25Par < 0 {
 		return nil, nil, usageErr("--bm25-parallel %d: want >= 0", f.bm25Par)
 	}
-	cfg := index.OpenConfig{VerifyDocs: f.verifyDocs, DenseBackend: f.backend, BM25Parallel: f.bm25Par}
-	if enc != nil {
-		cfg.Encoder = enc
-	}
-	ix, err := index.Open(ctx, f.dir, cfg)
+	return openWith(&f.model, func(enc *embed.Encoder) (*index.Index, error) {
+		cfg := index.OpenConfig{VerifyDocs: f.verifyDocs, DenseBackend: f.backend, BM25Parallel: f.bm25Par}
+		if enc != nil {
+			cfg.Encoder = enc
+		}
+		return index.Open(ctx, f.dir, cfg)
+	})
+}
+
+// openWith opens m's encoder (nil without --model: then leave the
+// Config's Encoder unset, a nil interface) and what open opens with it.
+// The closer releases both; on error nothing stays open.
+func openWith[T interface{ Close() error }](m *modelFlags, open func(enc *embed.Encoder) (T, error)) (T, func(), error) {
+	var zero T
+	enc, _, err := m.open()
 	if err != nil {
-		if enc != nil {
-			enc.Close()
-		}
-		return nil, nil, err
+		return zero, nil, err
 	}
-	return ix, func() {
-		ix.Close()
+	closeEnc := func() {
 		if enc != nil {
 			enc.Close()
 		}
-	}, nil
+	}
+	v, err := open(enc)
+	if err != nil {
+		closeEnc()
+		return zero, nil, err
+	}
+	return v, func() { v.Close(); closeEnc() }, nil
 }
 
 // parseFlags parses args, allowing flags after positional arguments

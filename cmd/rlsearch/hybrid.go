@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,85 +9,38 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/bench/hybrideval"
+	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/reward"
 )
 
-// hybridCollectionsDir is serve's --collections flag (bound by
-// bindHybridServeFlags): a collection directory, or a directory of them,
-// served by POST /v1/hybrid/execute.
-var hybridCollectionsDir string
-
-func bindHybridServeFlags(fs *flag.FlagSet) {
-	fs.StringVar(&hybridCollectionsDir, "collections", "", "hybrid collections for POST /v1/hybrid/execute: one collection directory or a directory of them (see 'rlsearch hybrid build')")
-}
-
-// addHybridEndpoints mounts POST /v1/hybrid/execute. Collections whose
-// text fields use e5 embed queries with the index's encoder (--model).
-// The collections stay open for the life of the process.
-//
-// It returns an executor over the collections for the ProRetrieval reward,
-// or nil when none were loaded.
-func addHybridEndpoints(m map[string]http.Handler, ix *index.Index) (reward.HybridExecutor, error) {
+// addHybridEndpoints mounts POST /v1/hybrid/execute over the collections
+// under dir (serve's --collections; "" = none). Collections whose text
+// fields use e5 embed queries with the index's encoder (--model). The
+// collections stay open for the life of the process. It returns an
+// executor over them for the ProRetrieval reward, or nil when none were
+// loaded.
+func addHybridEndpoints(m map[string]http.Handler, ix *index.Index, dir string) (reward.HybridExecutor, error) {
 	var enc rlsearch.Encoder
 	if ix != nil && ix.Encoder() != nil {
 		enc = ix.Encoder()
 	}
-	cols, err := openCollections(context.Background(), hybridCollectionsDir, hybrid.OpenConfig{Encoder: enc})
+	cols, err := hybrid.OpenCollections(context.Background(), dir, hybrid.OpenConfig{Encoder: enc})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--collections: %w", err)
 	}
 	m["/v1/hybrid/execute"] = hybrid.NewHandler(cols, hybrid.HandlerConfig{})
 	if len(cols) == 0 {
 		return nil, nil
 	}
 	return hybrid.NewExecutor(cols), nil
-}
-
-// openCollections opens dir as one collection, or each subdirectory that
-// holds a collection; "" opens none.
-func openCollections(ctx context.Context, dir string, cfg hybrid.OpenConfig) (map[string]*hybrid.Collection, error) {
-	cols := map[string]*hybrid.Collection{}
-	if dir == "" {
-		return cols, nil
-	}
-	dirs := []string{dir}
-	if _, err := os.Stat(filepath.Join(dir, hybrid.MetaFile)); err != nil {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("--collections: %w", err)
-		}
-		dirs = nil
-		for _, e := range ents {
-			if _, err := os.Stat(filepath.Join(dir, e.Name(), hybrid.MetaFile)); err == nil {
-				dirs = append(dirs, filepath.Join(dir, e.Name()))
-			}
-		}
-		if len(dirs) == 0 {
-			return nil, fmt.Errorf("--collections %s holds no collection (no %s)", dir, hybrid.MetaFile)
-		}
-	}
-	for _, d := range dirs {
-		c, err := hybrid.Open(ctx, d, cfg)
-		if err != nil {
-			for _, o := range cols {
-				o.Close()
-			}
-			return nil, fmt.Errorf("open collection %s: %w", d, err)
-		}
-		name := c.Schema().Name
-		if _, dup := cols[name]; dup {
-			return nil, fmt.Errorf("two collections named %s under %s", name, dir)
-		}
-		cols[name] = c
-	}
-	return cols, nil
 }
 
 const hybridUsage = `usage: rlsearch hybrid <subcommand> [flags]
@@ -208,58 +160,13 @@ func (c *collectionFlags) open(ctx context.Context) (*hybrid.Collection, func(),
 	if c.dir == "" {
 		return nil, nil, usageErr("--collection is required")
 	}
-	enc, _, err := c.model.open()
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg := hybrid.OpenConfig{K: c.k}
-	if enc != nil {
-		cfg.Encoder = enc
-	}
-	col, err := hybrid.Open(ctx, c.dir, cfg)
-	if err != nil {
+	return openWith(&c.model, func(enc *embed.Encoder) (*hybrid.Collection, error) {
+		cfg := hybrid.OpenConfig{K: c.k}
 		if enc != nil {
-			enc.Close()
+			cfg.Encoder = enc
 		}
-		return nil, nil, err
-	}
-	return col, func() {
-		col.Close()
-		if enc != nil {
-			enc.Close()
-		}
-	}, nil
-}
-
-func openIn(path string) (io.ReadCloser, error) {
-	if path == "" || path == "-" {
-		return io.NopCloser(os.Stdin), nil
-	}
-	return os.Open(path)
-}
-
-// readJSONL calls fn for each non-empty line.
-func readJSONL(r io.Reader, fn func(line int, raw []byte) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		raw := []byte(strings.TrimSpace(sc.Text()))
-		if len(raw) == 0 {
-			continue
-		}
-		if err := fn(n, raw); err != nil {
-			return err
-		}
-	}
-	return sc.Err()
-}
-
-// programLine is one exec input line: a bare program, or {"id", "program"}.
-type programLine struct {
-	ID      string          `json:"id,omitempty"`
-	Program json.RawMessage `json:"program,omitempty"`
+		return hybrid.Open(ctx, c.dir, cfg)
+	})
 }
 
 func hybridExec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -276,43 +183,12 @@ func hybridExec(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer done()
-	r, err := openIn(in)
+	r, name, err := jsonl.Open(in)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	return readJSONL(r, func(line int, raw []byte) error {
-		var pl programLine
-		var p hybrid.Program
-		out := map[string]any{}
-		err := json.Unmarshal(raw, &pl)
-		if err == nil {
-			body := raw
-			if len(pl.Program) > 0 {
-				body = pl.Program
-			}
-			err = json.Unmarshal(body, &p)
-		}
-		if err != nil {
-			out["error"] = fmt.Sprintf("line %d: %v", line, err)
-			return enc.Encode(out)
-		}
-		if pl.ID != "" {
-			out["id"] = pl.ID
-		}
-		res, err := col.Execute(ctx, p)
-		if err != nil {
-			if !errors.Is(err, rlsearch.ErrBadInput) {
-				return err
-			}
-			out["error"] = err.Error()
-			return enc.Encode(out)
-		}
-		out["ids"], out["scores"], out["total"] = res.IDs, res.Scores, res.Total
-		return enc.Encode(out)
-	})
+	return col.ExecJSONL(ctx, r, name, stdout)
 }
 
 func hybridGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -335,22 +211,13 @@ func hybridGen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	var v hybrid.Verbalizer
-	switch verb {
-	case "none":
-	case "template":
-		v = hybrid.TemplateVerbalizer{}
-	case "openai":
-		if url == "" || mdl == "" {
-			return usageErr("--verbalize openai needs --llm-url and --llm-model")
-		}
-		ov := &hybrid.OpenAIVerbalizer{BaseURL: url, Model: mdl}
-		if key != "" {
-			ov.APIKey = os.Getenv(key)
-		}
-		v = ov
-	default:
-		return usageErr("--verbalize %q: want none, template or openai", verb)
+	ov := hybrid.OpenAIVerbalizer{BaseURL: url, Model: mdl}
+	if key != "" {
+		ov.APIKey = os.Getenv(key)
+	}
+	v, err := hybrid.NewVerbalizer(verb, ov)
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
@@ -373,9 +240,9 @@ func hybridGen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			insts[i].Query = q
 		}
 	}
-	return writeJSONL(out, stdout, func(enc *json.Encoder) error {
+	return jsonl.WriteFile(out, stdout, func(w *jsonl.Writer) error {
 		for _, in := range insts {
-			if err := enc.Encode(in); err != nil {
+			if err := w.Write(in); err != nil {
 				return err
 			}
 		}
@@ -385,51 +252,21 @@ func hybridGen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	})
 }
 
-func writeJSONL(path string, stdout io.Writer, fn func(*json.Encoder) error) error {
-	if path == "" || path == "-" {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		return fn(enc)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(tmp)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	err = fn(enc)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
-}
-
 func hybridEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("hybrid eval", flag.ContinueOnError)
 	var (
 		cf         collectionFlags
-		instPath   string
-		predPath   string
+		cfg        hybrideval.Config
 		perInstOut string
 	)
 	cf.bind(fs)
-	fs.StringVar(&instPath, "instances", "", "instances JSONL from 'rlsearch hybrid gen' (required)")
-	fs.StringVar(&predPath, "predictions", "", `predicted programs JSONL {"id", "program"} (default: score the gold programs)`)
+	fs.StringVar(&cfg.Instances, "instances", "", "instances JSONL from 'rlsearch hybrid gen' (required)")
+	fs.StringVar(&cfg.Predictions, "predictions", "", `predicted programs JSONL {"id", "program"} (default: score the gold programs)`)
 	fs.StringVar(&perInstOut, "scores", "", "also write per-instance scores JSONL here")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if instPath == "" {
+	if cfg.Instances == "" {
 		return usageErr("--instances is required")
 	}
 	col, done, err := cf.open(ctx)
@@ -437,72 +274,14 @@ func hybridEval(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer done()
-	var insts []hybrid.Instance
-	f, err := os.Open(instPath)
+	res, err := hybrideval.Run(ctx, col, cfg)
 	if err != nil {
 		return err
-	}
-	err = readJSONL(f, func(line int, raw []byte) error {
-		var in hybrid.Instance
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return fmt.Errorf("%s line %d: %w", instPath, line, err)
-		}
-		insts = append(insts, in)
-		return nil
-	})
-	f.Close()
-	if err != nil {
-		return err
-	}
-	preds := map[string]*hybrid.Program{}
-	if predPath != "" {
-		pf, err := os.Open(predPath)
-		if err != nil {
-			return err
-		}
-		err = readJSONL(pf, func(line int, raw []byte) error {
-			var pl struct {
-				ID      string          `json:"id"`
-				Program json.RawMessage `json:"program"`
-			}
-			if err := json.Unmarshal(raw, &pl); err != nil || pl.ID == "" {
-				return fmt.Errorf("%s line %d: want {\"id\", \"program\"}", predPath, line)
-			}
-			var p hybrid.Program
-			if json.Unmarshal(pl.Program, &p) != nil {
-				p = hybrid.Program{} // unparsable output: counts as an execution failure
-			}
-			preds[pl.ID] = &p
-			return nil
-		})
-		pf.Close()
-		if err != nil {
-			return err
-		}
-	}
-	scores := make([]hybrid.Scores, len(insts))
-	for i, in := range insts {
-		p := &insts[i].Program
-		if predPath != "" {
-			p = preds[in.ID]
-		}
-		if p == nil {
-			continue // no prediction: execution failure
-		}
-		res, err := col.Execute(ctx, *p)
-		if err != nil && !errors.Is(err, rlsearch.ErrBadInput) {
-			return err
-		}
-		if err != nil {
-			scores[i] = hybrid.Score(in.Truth, nil, false)
-		} else {
-			scores[i] = hybrid.Score(in.Truth, res.IDs, true)
-		}
 	}
 	if perInstOut != "" {
-		if err := writeJSONL(perInstOut, stdout, func(enc *json.Encoder) error {
-			for i, in := range insts {
-				if err := enc.Encode(map[string]any{"id": in.ID, "level": in.Level, "modality": in.Modality, "scores": scores[i]}); err != nil {
+		if err := jsonl.WriteFile(perInstOut, stdout, func(w *jsonl.Writer) error {
+			for _, s := range res.PerInstance() {
+				if err := w.Write(s); err != nil {
 					return err
 				}
 			}
@@ -511,8 +290,7 @@ func hybridEval(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	rep := hybrid.Evaluate(insts, scores)
-	raw, _ := json.MarshalIndent(rep, "", "  ")
+	raw, _ := json.MarshalIndent(res.Report, "", "  ")
 	fmt.Fprintf(stdout, "%s\n", raw)
 	return nil
 }

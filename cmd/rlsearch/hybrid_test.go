@@ -79,10 +79,8 @@ func TestHybridCommand(t *testing.T) {
 	}
 
 	// serve --collections DIR mounts POST /v1/hybrid/execute.
-	hybridCollectionsDir = filepath.Dir(col)
-	defer func() { hybridCollectionsDir = "" }()
 	m := map[string]http.Handler{}
-	exec, err := addHybridEndpoints(m, nil)
+	exec, err := addHybridEndpoints(m, nil, filepath.Dir(col))
 	if err != nil || exec == nil {
 		t.Fatalf("addHybridEndpoints: executor %v, error %v", exec, err)
 	}

@@ -1,20 +1,16 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -27,15 +23,49 @@ func addProgramEndpoints(m map[string]http.Handler, rt *sdk.Runtime) error {
 	return nil
 }
 
+// programFlags open an index and the models behind the program runtime
+// (programs and mutate).
+type programFlags struct {
+	idx indexFlags
+	rr  rerankFlags
+}
+
+func (p *programFlags) bind(fs *flag.FlagSet) {
+	p.idx.bind(fs)
+	p.rr.bind(fs)
+}
+
+// runtime opens the index, the reranker (--reranker) and the policy
+// tokenizer at tokenizer ("" = whitespace tokens) and returns a program
+// runtime over them with budgets; the closer releases everything.
+func (p *programFlags) runtime(ctx context.Context, tokenizer string, budgets sdk.Budgets) (*sdk.Runtime, func(), error) {
+	ix, closeIx, err := p.idx.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	deps, _, closeDeps, err := openDeps(ctx, &p.rr, p.idx.model.ortLib, tokenizer)
+	if err != nil {
+		closeIx()
+		return nil, nil, err
+	}
+	closer := func() { closeDeps(); closeIx() }
+	cfg := runtimeConfig(ix, deps)
+	cfg.Budgets = budgets
+	rt, err := sdk.New(cfg)
+	if err != nil {
+		closer()
+		return nil, nil, err
+	}
+	return rt, closer, nil
+}
+
 // runPrograms executes retrieval programs from JSONL (one sdk.Request per
 // line: {"id", "code" | "response", "question", "budgets"}) and writes one
 // sdk.Result per line, in input order.
 func runPrograms(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("programs", flag.ContinueOnError)
-	var idx indexFlags
-	idx.bind(fs)
-	var rr rerankFlags
-	rr.bind(fs)
+	var pf programFlags
+	pf.bind(fs)
 	in := fs.String("in", "", "programs JSONL (default stdin)")
 	out := fs.String("out", "", "results JSONL, written atomically (default stdout)")
 	batch := fs.Int("batch", 512, "programs run concurrently as one batch (their retrieval calls coalesced and memoised)")
@@ -53,74 +83,41 @@ func runPrograms(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(fs.Args()) > 0 {
 		return usageErr("unexpected arguments %q (programs come from --in or stdin)", fs.Args())
 	}
-	ix, closeIx, err := idx.open(ctx)
+	rt, closeRT, err := pf.runtime(ctx, *tokenizer, sdk.Budgets{Timeout: *timeout, MaxSteps: *maxSteps})
 	if err != nil {
 		return err
 	}
-	defer closeIx()
-	deps, _, closeDeps, err := openDeps(ctx, &rr, idx.model.ortLib, *tokenizer)
-	if err != nil {
-		return err
-	}
-	defer closeDeps()
-	cfg := runtimeConfig(ix, deps)
-	cfg.Budgets = sdk.Budgets{Timeout: *timeout, MaxSteps: *maxSteps}
-	rt, err := sdk.New(cfg)
-	if err != nil {
-		return err
-	}
+	defer closeRT()
 
-	src := io.Reader(os.Stdin)
-	if *in != "" {
-		f, err := os.Open(*in)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		src = f
-	}
-	reqs, err := readRequests(src)
+	src, name, err := jsonl.Open(*in)
 	if err != nil {
 		return err
 	}
-	dst := stdout
-	var tmp *os.File
-	if *out != "" {
-		if tmp, err = os.CreateTemp(filepath.Dir(*out), filepath.Base(*out)+".tmp-*"); err != nil {
-			return err
-		}
-		defer os.Remove(tmp.Name())
-		dst = tmp
+	defer src.Close()
+	reqs, err := readRequests(jsonl.NewReader(src, name, sdk.DefaultMaxBodyBytes))
+	if err != nil {
+		return err
 	}
-	w := bufio.NewWriter(dst)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
 	opt := sdk.BatchOptions{NoCoalesce: *noCoalesce, NoMemo: *noMemo}
 	start := time.Now()
 	failed := 0
-	for lo := 0; lo < len(reqs); lo += *batch {
-		for _, res := range rt.RunBatch(ctx, reqs[lo:min(lo+*batch, len(reqs))], opt) {
-			if res.Code != sdk.CodeOK {
-				failed++
+	if err := jsonl.WriteFile(*out, stdout, func(w *jsonl.Writer) error {
+		for lo := 0; lo < len(reqs); lo += *batch {
+			for _, res := range rt.RunBatch(ctx, reqs[lo:min(lo+*batch, len(reqs))], opt) {
+				if res.Code != sdk.CodeOK {
+					failed++
+				}
+				if err := w.Write(res); err != nil {
+					return err
+				}
 			}
-			if err := enc.Encode(res); err != nil {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
+		return nil
+	}); err != nil {
 		return err
-	}
-	if tmp != nil {
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp.Name(), *out); err != nil {
-			return err
-		}
 	}
 	el := time.Since(start)
 	fmt.Fprintf(stderr, "ran %d programs in %.2fs (%.0f programs/s), %d ended with an error code\n", len(reqs), el.Seconds(), float64(len(reqs))/max(el.Seconds(), 1e-9), failed)
@@ -128,36 +125,26 @@ func runPrograms(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 // readRequests parses JSONL requests; a bad line is an error naming it.
-func readRequests(r io.Reader) ([]sdk.Request, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), sdk.DefaultMaxBodyBytes)
+func readRequests(r *jsonl.Reader) ([]sdk.Request, error) {
 	var reqs []sdk.Request
-	for line := 1; sc.Scan(); line++ {
-		b := sc.Bytes()
-		if len(b) == 0 {
-			continue
-		}
+	err := r.Each(func(line int, b []byte) error {
 		var req sdk.Request
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			return nil, fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, line, err)
+		if err := jsonl.DecodeStrict(b, &req); err != nil {
+			return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, line, err)
 		}
 		if req.Code == "" && req.Response == "" {
-			return nil, fmt.Errorf("%w: line %d: neither code nor response", rlsearch.ErrBadInput, line)
+			return fmt.Errorf("%w: line %d: neither code nor response", rlsearch.ErrBadInput, line)
 		}
 		if req.Budgets != nil {
 			if err := req.Budgets.Validate(); err != nil {
-				return nil, fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, line, err)
+				return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, line, err)
 			}
 		}
 		reqs = append(reqs, req)
+		return nil
+	})
+	if errors.Is(err, jsonl.ErrLineTooLong) {
+		return nil, fmt.Errorf("%w: %v", rlsearch.ErrBadInput, err)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%w: a line is over %d bytes", rlsearch.ErrBadInput, sdk.DefaultMaxBodyBytes)
-		}
-		return nil, err
-	}
-	return reqs, nil
+	return reqs, err
 }

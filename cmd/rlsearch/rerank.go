@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/rerank"
 )
 
@@ -107,43 +107,15 @@ func runRerank(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if query == "" {
 		return usageErr("--query is required")
 	}
-	in := io.Reader(os.Stdin)
-	if docsPath != "-" {
-		f, err := os.Open(docsPath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
+	in, name, err := jsonl.Open(docsPath)
+	if err != nil {
+		return err
 	}
-	var docs []rlsearch.Document
-	var lines []int // input line of each document
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		var d struct {
-			ID       string  `json:"id"`
-			Contents *string `json:"contents"`
-			Title    string  `json:"title"`
-			Text     *string `json:"text"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return usageErr("%s line %d: %v", docsPath, line, err)
-		}
-		lines = append(lines, line)
-		switch {
-		case d.Contents != nil:
-			docs = append(docs, rlsearch.Document{ID: d.ID, Contents: *d.Contents})
-		case d.Text != nil:
-			docs = append(docs, rlsearch.Document{ID: d.ID, Contents: rlsearch.MakeContents(d.Title, *d.Text)})
-		default:
-			return usageErr("%s line %d: document has neither contents nor text", docsPath, line)
-		}
-	}
-	if err := sc.Err(); err != nil {
+	defer in.Close()
+	docs, lines, err := rerank.ReadDocuments(in, name)
+	if errors.Is(err, rlsearch.ErrBadInput) {
+		return usageErr("%v", err)
+	} else if err != nil {
 		return err
 	}
 	r, err := f.open(ctx, ortLib)

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -88,9 +84,9 @@ func (f *rewardFlags) scorer() (*reward.Scorer, *reward.JudgeCache, error) {
 	p1.PathCombine, p1.Correct = f.pathCombine, f.correct
 	cfg.ProRetrieval.Metric, cfg.ProRetrieval.LengthBudget = f.metric, f.lengthBudget
 	if f.collections != "" && f.executor == nil {
-		cols, err := openCollections(context.Background(), f.collections, hybrid.OpenConfig{})
+		cols, err := hybrid.OpenCollections(context.Background(), f.collections, hybrid.OpenConfig{})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("--collections: %w", err)
 		}
 		if len(cols) > 0 {
 			f.executor = hybrid.NewExecutor(cols)
@@ -187,64 +183,9 @@ func runReward(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer fh.Close()
 		r = fh
 	}
-	return scoreStream(ctx, s, cache, k, batch, r, stdout)
-}
-
-// scoreStream reads rollouts as JSONL from r (blank lines skipped) and
-// writes one JSON result per rollout to w, in order.
-func scoreStream(ctx context.Context, s *reward.Scorer, cache *reward.JudgeCache, k reward.Kind, batch int, r io.Reader, w io.Writer) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	bw := bufio.NewWriterSize(w, 1<<20)
-	var raws []json.RawMessage
-	var lines []int
-	flush := func() error {
-		if len(raws) == 0 {
-			return nil
-		}
-		res, err := s.ScoreBatch(ctx, k, raws)
-		if err != nil {
-			var ie *reward.InputError
-			if errors.As(err, &ie) {
-				return fmt.Errorf("line %d: %s: %v", lines[ie.Index], ie.Field, ie.Err)
-			}
-			return err
-		}
-		for _, x := range res {
-			b, err := json.Marshal(x)
-			if err != nil {
-				return err
-			}
-			bw.Write(b)
-			bw.WriteByte('\n')
-		}
-		raws, lines = raws[:0], lines[:0]
-		if cache != nil {
-			if err := cache.Save(); err != nil {
-				return err
-			}
-		}
-		return bw.Flush()
+	var after func() error
+	if cache != nil {
+		after = cache.Save
 	}
-	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
-		if t := bytes.TrimSpace(b); len(t) > 0 {
-			if !json.Valid(t) {
-				return fmt.Errorf("line %d: not a JSON value", line)
-			}
-			raws = append(raws, json.RawMessage(t))
-			lines = append(lines, line)
-			if len(raws) == batch {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return flush()
+	return s.ScoreJSONL(ctx, k, batch, r, stdout, after)
 }

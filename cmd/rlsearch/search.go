@@ -1,26 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
-	"strings"
-	"time"
 
-	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench"
+	"github.com/rlsearch/rlsearch/client"
 )
-
-// ranked is one printed result.
-type ranked struct {
-	doc   rlsearch.Document
-	score float64
-}
 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("search", flag.ContinueOnError)
@@ -75,7 +65,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for i, q := range qs {
 		texts[i] = q.text
 	}
-	var results [][]ranked
+	var results [][]client.Result
 	var err error
 	if server != "" {
 		results, err = searchServer(ctx, server, retriever, texts, k)
@@ -92,17 +82,17 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		for j, r := range results[i] {
 			mark := " "
-			if slices.Contains(q.gold, r.doc.ID) {
+			if slices.Contains(q.gold, r.Document.ID) {
 				mark = "*"
 			}
-			fmt.Fprintf(stdout, " %s%2d. %8.4f  %s  [%s]\n", mark, j+1, r.score, r.doc.Title(), r.doc.ID)
+			fmt.Fprintf(stdout, " %s%2d. %8.4f  %s  [%s]\n", mark, j+1, r.Score, r.Document.Title(), r.Document.ID)
 		}
 		fmt.Fprintln(stdout)
 	}
 	return nil
 }
 
-func searchIndex(ctx context.Context, idx *indexFlags, retriever string, texts []string, k int) ([][]ranked, error) {
+func searchIndex(ctx context.Context, idx *indexFlags, retriever string, texts []string, k int) ([][]client.Result, error) {
 	ix, closeIx, err := idx.open(ctx)
 	if err != nil {
 		return nil, err
@@ -123,62 +113,24 @@ func searchIndex(ctx context.Context, idx *indexFlags, retriever string, texts [
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]ranked, len(hits))
+	out := make([][]client.Result, len(hits))
 	for i, hs := range hits {
 		for _, h := range hs {
 			d, err := ix.Doc(h.Row)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = append(out[i], ranked{doc: d, score: float64(h.Score)})
+			out[i] = append(out[i], client.Result{Document: d, Score: float64(h.Score)})
 		}
 	}
 	return out, nil
 }
 
 // searchServer sends one Search-R1 /retrieve request.
-func searchServer(ctx context.Context, base, retriever string, texts []string, k int) ([][]ranked, error) {
-	req := map[string]any{"queries": texts, "topk": k, "return_scores": true}
-	if retriever != "" {
-		req["retriever"] = retriever
+func searchServer(ctx context.Context, base, retriever string, texts []string, k int) ([][]client.Result, error) {
+	res, err := client.Retrieve(ctx, base, retriever, texts, k)
+	if errors.Is(err, client.ErrBadURL) {
+		return nil, usageErr("--server: %v", err)
 	}
-	body, _ := json.Marshal(req)
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(base, "/")+"/retrieve", bytes.NewReader(body))
-	if err != nil {
-		return nil, usageErr("--server %q: %v", base, err)
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s: %s", hr.URL, resp.Status, bytes.TrimSpace(raw))
-	}
-	var out struct {
-		Result [][]struct {
-			Document rlsearch.Document `json:"document"`
-			Score    float64           `json:"score"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("%s: bad response: %v", hr.URL, err)
-	}
-	if len(out.Result) != len(texts) {
-		return nil, fmt.Errorf("%s: %d result lists for %d queries", hr.URL, len(out.Result), len(texts))
-	}
-	res := make([][]ranked, len(out.Result))
-	for i, l := range out.Result {
-		for _, r := range l {
-			res[i] = append(res[i], ranked{doc: r.Document, score: r.Score})
-		}
-	}
-	return res, nil
+	return res, err
 }

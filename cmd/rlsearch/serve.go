@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"runtime"
 	"sort"
 	"time"
 
@@ -19,17 +18,18 @@ import (
 
 // serveFlags configure the HTTP server; bench uses the same ones.
 type serveFlags struct {
-	idx        indexFlags
-	addr       string
-	retriever  string
-	maxTopK    int
-	maxQueries int
-	maxResults int
-	chunk      int
-	maxBody    int64
-	batchMax   int
-	batchWait  time.Duration
-	rr         rerankFlags
+	idx         indexFlags
+	addr        string
+	retriever   string
+	maxTopK     int
+	maxQueries  int
+	maxResults  int
+	chunk       int
+	maxBody     int64
+	batchMax    int
+	batchWait   time.Duration
+	rr          rerankFlags
+	collections string // hybrid collections for /v1/hybrid/execute
 	// policyTokenizer counts observation tokens of programs (Qwen3 BPE).
 	policyTokenizer string
 	// programSteps and programMemMiB set the programs' step and memory
@@ -40,7 +40,7 @@ type serveFlags struct {
 
 func (s *serveFlags) bind(fs *flag.FlagSet) {
 	s.idx.bind(fs)
-	bindHybridServeFlags(fs)
+	fs.StringVar(&s.collections, "collections", "", "hybrid collections for POST /v1/hybrid/execute: one collection directory or a directory of them (see 'rlsearch hybrid build')")
 	fs.BoolVar(&s.idx.verifyDocs, "verify-docs", false, "check every docstore block's CRC at startup (one read of docs.zst: 9 s for 21M passages); without it each block's CRC is checked when the block is first read, and `rlsearch verify` checks every file")
 	fs.StringVar(&s.policyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the programs' 2,048-token observation cap; empty = sdk.BoundTokens (byte classes, never below 1/4 of Qwen3)")
 	fs.Uint64Var(&s.programSteps, "program-max-steps", 0, "Starlark step budget of each program, builtin work included (0 = 1,000,000)")
@@ -92,6 +92,7 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		return nil, nil, nil, err
 	}
 	deps.budgets = sdk.Budgets{MaxSteps: s.programSteps, MaxMemoryBytes: s.programMemMiB << 20}
+	deps.collections = s.collections
 	prevClose := closeIx
 	closeIx = func() { closeDeps(); prevClose() }
 	extra, err := extraEndpoints(ix, deps)
@@ -113,7 +114,7 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		MaxBodyBytes: s.maxBody,
 		MaxResults:   s.maxResults,
 		ChunkQueries: s.chunk,
-		Health:       func() map[string]any { return health(ix) },
+		Health:       ix.Health,
 		Logger:       logger,
 	})
 	if err != nil {
@@ -135,30 +136,6 @@ func names(rs map[string]rlsearch.Retriever) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func health(ix *index.Index) map[string]any {
-	h := map[string]any{
-		"backend":  "cpu",
-		"index":    ix.Dir,
-		"bm25":     map[string]any{"num_docs": ix.BM25.NumDocs(), "num_terms": ix.BM25.NumTerms(), "k1": ix.Meta.BM25.K1, "b": ix.Meta.BM25.B},
-		"cpus":     runtime.GOMAXPROCS(0),
-		"dense":    nil,
-		"model":    nil,
-		"built_at": ix.Meta.Created,
-	}
-	if ix.Dense != nil {
-		hd := ix.Dense.Header()
-		h["dense"] = map[string]any{"num_vectors": hd.Count, "dim": hd.Dim, "dtype": hd.DType.String(), "encoder": hd.EncoderID, "search": "exact flat inner product (CPU)"}
-		if ds := ix.DenseSearch; ds != nil {
-			h["dense"].(map[string]any)["search"] = ds.Backend
-			h["dense"].(map[string]any)["search_reason"] = ds.Reason
-		}
-		if _, ok := ix.Retrievers()["e5"]; ok {
-			h["model"] = hd.EncoderID
-		}
-	}
-	return h
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {

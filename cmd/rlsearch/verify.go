@@ -2,29 +2,15 @@ package main
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
-	"github.com/rlsearch/rlsearch/ann"
-	"github.com/rlsearch/rlsearch/bm25"
-	"github.com/rlsearch/rlsearch/docstore"
-	"github.com/rlsearch/rlsearch/hybrid"
-	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/verify"
 )
 
-// runVerify checks PATH in full, whatever it is: an index directory
-// (index.Verify), a hybrid collection (hybrid.Verify), a directory of
-// collections or indexes (each one), or one file recognised by its magic
-// (dense shard, HNSW graph, BM25 index, docstore, SQLite database). Exit
+// runVerify checks PATH in full, whatever it is (package verify). Exit
 // status 0 when intact, 1 with a message naming the file (and, for block
 // formats, the block and offset) of the first corruption.
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -55,195 +41,10 @@ Reads every file under PATH once and checks checksums, decoding and counts. PATH
 		progress = stderr
 	}
 	start := time.Now()
-	kind, err := verifyPath(ctx, path, progress)
+	kind, err := verify.Path(ctx, path, progress)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: ok, %s (verified in %.1fs)\n", path, kind, time.Since(start).Seconds())
-	return nil
-}
-
-// verifyPath detects what path is, verifies it and returns its kind.
-func verifyPath(ctx context.Context, path string, progress io.Writer) (string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	if !fi.IsDir() {
-		return verifyFile(ctx, path, progress)
-	}
-	if kind := dirKind(path); kind != "" {
-		return kind, verifyDir(ctx, path, kind, progress)
-	}
-	ents, err := os.ReadDir(path)
-	if err != nil {
-		return "", err
-	}
-	var subs []string
-	for _, e := range ents {
-		if e.IsDir() && dirKind(filepath.Join(path, e.Name())) != "" {
-			subs = append(subs, e.Name())
-		}
-	}
-	if len(subs) == 0 {
-		return "", fmt.Errorf("%s is not an index (no %s) or a collection (no %s), and holds none", path, index.MetaFile, hybrid.MetaFile)
-	}
-	sort.Strings(subs)
-	for _, s := range subs {
-		p := filepath.Join(path, s)
-		if progress != nil {
-			fmt.Fprintf(progress, "verify: %s (%s)\n", p, dirKind(p))
-		}
-		if err := verifyDir(ctx, p, dirKind(p), progress); err != nil {
-			return "", err
-		}
-	}
-	return fmt.Sprintf("%d indexes/collections", len(subs)), nil
-}
-
-// dirKind is "index", "collection" or "" for a directory.
-func dirKind(dir string) string {
-	if _, err := os.Stat(filepath.Join(dir, hybrid.MetaFile)); err == nil {
-		return "collection"
-	}
-	if _, err := os.Stat(filepath.Join(dir, index.MetaFile)); err == nil {
-		return "index"
-	}
-	return ""
-}
-
-func verifyDir(ctx context.Context, dir, kind string, progress io.Writer) error {
-	if kind == "collection" {
-		return hybrid.Verify(ctx, dir, hybrid.VerifyConfig{Progress: progress})
-	}
-	return index.Verify(ctx, dir, index.VerifyConfig{Progress: progress})
-}
-
-// File magics (ann/FORMAT.md, bm25, docstore; SQLite's file header).
-const (
-	magicShardV2 = "RLSVEC02"
-	magicShardV1 = "RLSVEC01"
-	magicHNSW    = "RLSHNSW1"
-	magicBM25    = "RLSBM25\x00"
-	magicDocs    = "RLSDOCS1"
-	magicSQLite  = "SQLite format 3\x00"
-)
-
-// verifyFile checks one file: first (for a file of a collection) its
-// manifest entry, then its own format by its magic.
-func verifyFile(ctx context.Context, path string, progress io.Writer) (string, error) {
-	listed, err := hybrid.CheckFile(ctx, path)
-	if err != nil {
-		return "", err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	head := make([]byte, 16)
-	n, _ := io.ReadFull(f, head)
-	f.Close()
-	head = head[:n]
-	has := func(m string) bool { return strings.HasPrefix(string(head), m) }
-	var kind string
-	switch {
-	case has(magicShardV2):
-		kind, err = "dense shard", verifyShard(ctx, path)
-	case has(magicShardV1):
-		kind = "dense shard (format 1)"
-		_, err = ann.ReadShard(path)
-	case has(magicHNSW):
-		kind = "HNSW graph"
-		_, err = ann.LoadHNSW(path)
-	case has(magicBM25):
-		kind = "BM25 index"
-		var ix *bm25.Index
-		if ix, err = bm25.Open(path); err == nil {
-			err = ix.Verify()
-			ix.Close()
-			if err != nil {
-				err = fmt.Errorf("%s: %w", path, err)
-			}
-		}
-	case has(magicDocs):
-		kind = "docstore"
-		var s *docstore.Store
-		if s, err = docstore.Open(path, 1); err == nil {
-			err = s.Check(func(done, total int) error { return ctx.Err() })
-			s.Close()
-		}
-	case has(magicSQLite):
-		kind, err = "SQLite database", verifySQLite(ctx, path)
-	default:
-		// A row map (image.rows, title.rows) has no magic: only the
-		// manifest can check it.
-		kind = "file"
-	}
-	if err != nil {
-		return "", err
-	}
-	if listed {
-		kind += ", size and CRC-32C match " + hybrid.MetaFile
-	} else if kind == "file" {
-		return "", fmt.Errorf("%s: not a file rlsearch can verify (no known magic, not listed in a collection's %s)", path, hybrid.MetaFile)
-	} else if kind == "SQLite database" {
-		kind += " (integrity_check only: SQLite does not checksum values; verify the collection directory for that)"
-	}
-	if progress != nil {
-		fmt.Fprintf(progress, "verify: %s: %s ok\n", path, kind)
-	}
-	return kind, nil
-}
-
-// verifyShard streams a version 2 dense shard, checking every block.
-func verifyShard(ctx context.Context, path string) error {
-	sr, err := ann.OpenShardReader(path)
-	if err != nil {
-		return err
-	}
-	defer sr.Close()
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if _, _, err := sr.NextRaw(); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
-}
-
-// verifySQLite runs PRAGMA integrity_check on a database file, read-only.
-func verifySQLite(ctx context.Context, path string) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
-	}
-	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	rs, err := db.QueryContext(ctx, `PRAGMA integrity_check`)
-	if err != nil {
-		return fmt.Errorf("%s: integrity_check: %w", path, err)
-	}
-	defer rs.Close()
-	var msgs []string
-	for rs.Next() {
-		var s string
-		if err := rs.Scan(&s); err != nil {
-			return fmt.Errorf("%s: integrity_check: %w", path, err)
-		}
-		msgs = append(msgs, s)
-	}
-	if err := rs.Err(); err != nil {
-		return fmt.Errorf("%s: integrity_check: %w", path, err)
-	}
-	if len(msgs) != 1 || msgs[0] != "ok" {
-		return fmt.Errorf("%s: integrity_check: %s", path, strings.Join(msgs, "; "))
-	}
 	return nil
 }

@@ -97,7 +97,7 @@ func TestVerifyCollectionCommand(t *testing.T) {
 		}
 	}
 	// serve --collections: startup fails naming the file.
-	if _, err := openCollections(context.Background(), cols, hybrid.OpenConfig{}); err == nil || !strings.Contains(err.Error(), db+": CRC-32C") {
+	if _, err := hybrid.OpenCollections(context.Background(), cols, hybrid.OpenConfig{}); err == nil || !strings.Contains(err.Error(), db+": CRC-32C") {
 		t.Fatalf("openCollections on a damaged collection: %v, want an error naming %s", err, db)
 	}
 	progs := filepath.Join(tmp, "progs.jsonl")

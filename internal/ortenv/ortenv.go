@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -77,25 +78,56 @@ func Init(lib string) error {
 	return nil
 }
 
-// NewSession creates one ORT session over the model file at path with the
-// given intra-op thread count (inter-op 1: the graphs here are sequential).
-// Loading by path lets ONNX Runtime find external weight files next to the
-// model (model.onnx.data: exports over 2 GB, such as Qwen3-Reranker in
-// float32, must use them). Init must have succeeded. The caller destroys
-// the session.
-func NewSession(path string, inputs, outputs []string, intraOp int) (*ort.DynamicAdvancedSession, error) {
+// SessionConfig describes one ORT session.
+type SessionConfig struct {
+	// Path is the model file. Loading by path lets ONNX Runtime find
+	// external weight files next to the model (model.onnx.data: exports
+	// over 2 GB, such as Qwen3-Reranker in float32, must use them).
+	Path string
+	// Model is the serialized model, used instead of Path when non-nil.
+	Model           []byte
+	Inputs, Outputs []string
+	// IntraOp is the intra-op thread count (inter-op is 1: the BERT and
+	// Qwen3 graphs here are sequential).
+	IntraOp int
+	// CUDA appends ORT's CUDA execution provider for GPU Device (an error
+	// when the library lacks it).
+	CUDA   bool
+	Device int
+}
+
+// NewSession creates one ORT session: the one constructor of every
+// package that runs ONNX models. Init must have succeeded. The caller
+// destroys the session. Safe for concurrent use.
+func NewSession(cfg SessionConfig) (*ort.DynamicAdvancedSession, error) {
 	opts, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, err
 	}
 	defer opts.Destroy()
-	if err := opts.SetIntraOpNumThreads(intraOp); err != nil {
+	if err := opts.SetIntraOpNumThreads(cfg.IntraOp); err != nil {
 		return nil, err
 	}
 	if err := opts.SetInterOpNumThreads(1); err != nil {
 		return nil, err
 	}
-	return ort.NewDynamicAdvancedSession(path, inputs, outputs, opts)
+	if cfg.CUDA {
+		cu, err := ort.NewCUDAProviderOptions()
+		if err != nil {
+			return nil, fmt.Errorf("CUDA provider options: %w", err)
+		}
+		defer cu.Destroy()
+		if err := cu.Update(map[string]string{"device_id": strconv.Itoa(cfg.Device)}); err != nil {
+			return nil, fmt.Errorf("CUDA provider device_id %d: %w", cfg.Device, err)
+		}
+		if err := opts.AppendExecutionProviderCUDA(cu); err != nil {
+			return nil, fmt.Errorf("append CUDA execution provider: %w", err)
+		}
+	}
+	if cfg.Model != nil {
+		return ort.NewDynamicAdvancedSessionWithONNXData(cfg.Model, cfg.Inputs, cfg.Outputs, opts)
+	}
+	return ort.NewDynamicAdvancedSession(cfg.Path, cfg.Inputs, cfg.Outputs, opts)
 }
 
 // Tensors holds the ORT values of one run. The Go slices behind them are

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/batch"
 )
 
 // ErrBatcherClosed is returned by a Batcher's Retrieve after Close.
@@ -133,81 +134,18 @@ func (b *Batcher) Close() error {
 	return nil
 }
 
-// loop is the owner goroutine.
+// loop is the owner goroutine: internal/batch gathers calls (carrying one
+// that would overflow maxBatch queries to the next batch; on Close the
+// batch being gathered runs, then the carried call).
 func (b *Batcher) loop() {
 	defer close(b.done)
-	var (
-		batch   []*batchCall
-		n       int // queries in batch
-		carry   *batchCall
-		timer   = time.NewTimer(time.Hour)
-		closing bool
-	)
-	timer.Stop()
-	for !closing {
-		// The first call of a batch: a carried-over one or a new one.
-		first := carry
-		carry = nil
-		if first == nil {
-			select {
-			case first = <-b.reqs:
-			case <-b.quit:
-				return
-			}
-		}
-		batch = append(batch[:0], first)
-		n = len(first.queries)
-		if n < b.maxBatch {
-			wait := b.maxWait - time.Since(first.arrived)
-			if wait > 0 {
-				timer.Reset(wait)
-			}
-		collect:
-			for n < b.maxBatch {
-				if wait <= 0 {
-					// No waiting: take only calls that are already queued.
-					select {
-					case c := <-b.reqs:
-						if n+len(c.queries) > b.maxBatch {
-							carry = c
-							break collect
-						}
-						batch = append(batch, c)
-						n += len(c.queries)
-					case <-b.quit:
-						closing = true
-						break collect
-					default:
-						break collect
-					}
-					continue
-				}
-				select {
-				case c := <-b.reqs:
-					if n+len(c.queries) > b.maxBatch {
-						carry = c
-						break collect
-					}
-					batch = append(batch, c)
-					n += len(c.queries)
-				case <-timer.C:
-					wait = 0 // fired; nothing to stop
-					break collect
-				case <-b.quit:
-					closing = true
-					break collect
-				}
-			}
-			if wait > 0 {
-				timer.Stop()
-			}
-		}
-		b.run(batch)
-		clear(batch)
-	}
-	if carry != nil {
-		b.run([]*batchCall{carry})
-	}
+	batch.New(b.reqs, batch.Config[*batchCall]{
+		Max:     b.maxBatch,
+		Wait:    b.maxWait,
+		Size:    func(c *batchCall) int { return len(c.queries) },
+		Arrived: func(c *batchCall) time.Time { return c.arrived },
+		Stop:    b.quit,
+	}).Run(b.run)
 }
 
 // run executes one batch and answers its callers.

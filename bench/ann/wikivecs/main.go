@@ -17,6 +17,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"github.com/rlsearch/rlsearch/bench"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/atomicfile"
 )
 
 func main() {
@@ -83,28 +85,17 @@ func run(idx, model, questions, out string) error {
 
 // writeFvecs writes rows of dim d atomically (temp file + rename).
 func writeFvecs(path string, v []float32, d int) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	var b [4]byte
-	for i := 0; i < len(v); i += d {
-		binary.LittleEndian.PutUint32(b[:], uint32(d))
-		w.Write(b[:])
-		for _, x := range v[i : i+d] {
-			binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
+	return atomicfile.WriteFile(path, 0o644, func(f io.Writer) error {
+		w := bufio.NewWriter(f)
+		var b [4]byte
+		for i := 0; i < len(v); i += d {
+			binary.LittleEndian.PutUint32(b[:], uint32(d))
 			w.Write(b[:])
+			for _, x := range v[i : i+d] {
+				binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
+				w.Write(b[:])
+			}
 		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
+		return w.Flush()
+	})
 }

@@ -1,0 +1,31 @@
+package index
+
+import "runtime"
+
+// Health describes the served index for the server's GET /healthz: BM25
+// statistics, the dense shard (count, dim, dtype, encoder) and the dense
+// search backend chosen at Open with its reason, the query encoder, the
+// CPUs and the build time. Safe for concurrent use.
+func (ix *Index) Health() map[string]any {
+	h := map[string]any{
+		"backend":  "cpu",
+		"index":    ix.Dir,
+		"bm25":     map[string]any{"num_docs": ix.BM25.NumDocs(), "num_terms": ix.BM25.NumTerms(), "k1": ix.Meta.BM25.K1, "b": ix.Meta.BM25.B},
+		"cpus":     runtime.GOMAXPROCS(0),
+		"dense":    nil,
+		"model":    nil,
+		"built_at": ix.Meta.Created,
+	}
+	if ix.Dense != nil {
+		hd := ix.Dense.Header()
+		h["dense"] = map[string]any{"num_vectors": hd.Count, "dim": hd.Dim, "dtype": hd.DType.String(), "encoder": hd.EncoderID, "search": "exact flat inner product (CPU)"}
+		if ds := ix.DenseSearch; ds != nil {
+			h["dense"].(map[string]any)["search"] = ds.Backend
+			h["dense"].(map[string]any)["search_reason"] = ds.Reason
+		}
+		if _, ok := ix.Retrievers()["e5"]; ok {
+			h["model"] = hd.EncoderID
+		}
+	}
+	return h
+}

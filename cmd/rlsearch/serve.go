@@ -137,9 +137,18 @@ func names(rs map[string]rlsearch.Retriever) []string {
 	return out
 }
 
+// searchBackend is where dense search runs: "gpu" when ann.Open chose the
+// GPU, else "cpu" (BM25 always runs on the CPU).
+func searchBackend(ix *index.Index) string {
+	if ds := ix.DenseSearch; ds != nil && ds.Backend == "gpu" {
+		return "gpu"
+	}
+	return "cpu"
+}
+
 func health(ix *index.Index) map[string]any {
 	h := map[string]any{
-		"backend":  "cpu",
+		"backend":  searchBackend(ix),
 		"index":    ix.Dir,
 		"bm25":     map[string]any{"num_docs": ix.BM25.NumDocs(), "num_terms": ix.BM25.NumTerms(), "k1": ix.Meta.BM25.K1, "b": ix.Meta.BM25.B},
 		"cpus":     runtime.GOMAXPROCS(0),
@@ -174,7 +183,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeAll()
-	logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", names(ix.Retrievers()), "backend", "cpu", "open_seconds", ix.OpenDuration.Seconds())
+	logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", names(ix.Retrievers()), "backend", searchBackend(ix), "open_seconds", ix.OpenDuration.Seconds())
 	return srv.ListenAndServe(ctx, s.addr, func(a net.Addr) {
 		fmt.Fprintf(stdout, "listening on http://%s\n", a)
 	})

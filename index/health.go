@@ -8,7 +8,7 @@ import "runtime"
 // CPUs and the build time. Safe for concurrent use.
 func (ix *Index) Health() map[string]any {
 	h := map[string]any{
-		"backend":  "cpu",
+		"backend":  ix.SearchBackend(),
 		"index":    ix.Dir,
 		"bm25":     map[string]any{"num_docs": ix.BM25.NumDocs(), "num_terms": ix.BM25.NumTerms(), "k1": ix.Meta.BM25.K1, "b": ix.Meta.BM25.B},
 		"cpus":     runtime.GOMAXPROCS(0),
@@ -28,4 +28,14 @@ func (ix *Index) Health() map[string]any {
 		}
 	}
 	return h
+}
+
+// SearchBackend is where dense search runs: "gpu" when ann.Open chose the
+// GPU, else "cpu" (BM25 always runs on the CPU; so does an index without a
+// dense shard).
+func (ix *Index) SearchBackend() string {
+	if ds := ix.DenseSearch; ds != nil && ds.Backend == "gpu" {
+		return "gpu"
+	}
+	return "cpu"
 }

@@ -47,7 +47,14 @@
 // metrics, and the counts a trainer logs: turns, retrieval calls,
 // candidates, printed documents and tokens. Evidence is matched by
 // document id; a turn that reports only its observation text is matched by
-// gold title (weaker, reported as matched_by "titles").
+// gold title (weaker, reported as matched_by "titles"). A turn may be a
+// result of POST /v1/programs/execute as it is (its "stats" fill
+// retrieval_calls, candidates and printed_tokens); observation tokens
+// that no turn reports are counted with rlsearch.BoundTokens, the program
+// runtime's default counter, unless RPLConfig.Tokens is set.
+//
+// QA metrics are implemented in internal/answer, which package sdk also
+// uses (D_mut answer spans) without importing reward.
 //
 // # Search-P1 (paper 001, §3.2 and App. B)
 //

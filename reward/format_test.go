@@ -24,7 +24,7 @@ func TestFormat(t *testing.T) {
 		{"empty", ``, FormatParts{0, 0, 0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := ParseTrajectory(tc.resp)
+			tr := ParseResponse(tc.resp)
 			total, p := tr.Format()
 			if !near(p.Answer, tc.parts.Answer) || !near(p.Reasoning, tc.parts.Reasoning) || !near(p.ToolCalls, tc.parts.ToolCalls) || !near(p.Structure, tc.parts.Structure) {
 				t.Errorf("parts %+v, want %+v", p, tc.parts)
@@ -37,8 +37,8 @@ func TestFormat(t *testing.T) {
 	}
 }
 
-func TestParseTrajectory(t *testing.T) {
-	tr := ParseTrajectory(`<think>
+func TestParseResponse(t *testing.T) {
+	tr := ParseResponse(`<think>
 Steps:
 1) who directed X
 - when was he born
@@ -61,12 +61,12 @@ Step 3: where
 		t.Errorf("tool calls %d observations %d, want 2 and 1", tr.ToolCalls, len(tr.Observations))
 	}
 	// An explicit <plan> block wins; without list items each line is a step.
-	tr = ParseTrajectory("<plan>find A\n\nfind B</plan><reasoning>1. other</reasoning>")
+	tr = ParseResponse("<plan>find A\n\nfind B</plan><reasoning>1. other</reasoning>")
 	if want := []string{"find A", "find B"}; !slices.Equal(tr.Plan, want) {
 		t.Errorf("plan %q, want %q", tr.Plan, want)
 	}
 	// Reasoning without list items has no plan.
-	if tr := ParseTrajectory("<reasoning>just thinking</reasoning>"); tr.Plan != nil {
+	if tr := ParseResponse("<reasoning>just thinking</reasoning>"); tr.Plan != nil {
 		t.Errorf("plan %q, want none", tr.Plan)
 	}
 }

@@ -34,13 +34,13 @@ func FuzzNormalize(f *testing.F) {
 	})
 }
 
-func FuzzParseTrajectory(f *testing.F) {
+func FuzzParseResponse(f *testing.F) {
 	f.Add(informantResponse("2009"))
 	f.Add("<reasoning>1. a\n2. b</reasoning><tool_call>{\"query\": [\"x\"]}</tool_call><answer>y</answer>")
 	f.Add("</answer><answer><tool_call>{\"arguments\": {\"query\": 3}}</tool_call>")
 	f.Add("<plan>\n</plan><THINK>x</think>")
 	f.Fuzz(func(t *testing.T, resp string) {
-		tr := ParseTrajectory(resp)
+		tr := ParseResponse(resp)
 		total, p := tr.Format()
 		if !in01(total) || !in01(p.Answer) || !in01(p.Reasoning) || !in01(p.ToolCalls) || !in01(p.Structure) {
 			t.Fatalf("format %v %+v outside [0,1]", total, p)

@@ -1,6 +1,7 @@
 package reward
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/rlsearch/rlsearch"
@@ -9,6 +10,13 @@ import (
 // RPLTurn is one program turn of an RPL rollout, as the program runtime
 // reports it: the printed evidence (document ids, in print order) and
 // optionally the observation text the policy saw.
+//
+// In JSON a turn may be a result of POST /v1/programs/execute (sdk.Result)
+// as it is: {"id", "observation", "printed_ids", "code", "error", "stats":
+// {"retrieval_calls", "candidates", "printed_tokens", ...}}. The counts in
+// "stats" (also the deprecated "calls") fill retrieval_calls, candidates
+// and printed_tokens when the turn does not give them at its top level;
+// "id", "code" and "error" are ignored.
 type RPLTurn struct {
 	Program        string   `json:"program,omitempty"`
 	PrintedIDs     []string `json:"printed_ids,omitempty"`
@@ -17,8 +25,54 @@ type RPLTurn struct {
 	Candidates     int      `json:"candidates"`      // documents retrieved before printing
 	// PrintedTokens, when set, is the observation's token count as the
 	// policy's tokenizer saw it; otherwise it is counted (RPLConfig.Tokens,
-	// else whitespace words).
+	// else rlsearch.BoundTokens, the program runtime's default counter).
 	PrintedTokens *int `json:"printed_tokens,omitempty"`
+}
+
+// rplTurnJSON is RPLTurn without its methods.
+type rplTurnJSON RPLTurn
+
+// UnmarshalJSON reads a turn, or a program result of /v1/programs/execute
+// (see RPLTurn).
+func (t *RPLTurn) UnmarshalJSON(b []byte) error {
+	// Two passes, so that a type error names the field without the name
+	// of an embedded helper type.
+	var plain rplTurnJSON
+	if err := json.Unmarshal(b, &plain); err != nil {
+		return err
+	}
+	var v struct {
+		RetrievalCalls *int `json:"retrieval_calls"`
+		Candidates     *int `json:"candidates"`
+		Stats          *struct {
+			RetrievalCalls *int `json:"retrieval_calls"`
+			Calls          *int `json:"calls"` // the name before 2026-12-01
+			Candidates     *int `json:"candidates"`
+			PrintedTokens  *int `json:"printed_tokens"`
+		} `json:"stats"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*t = RPLTurn(plain)
+	first := func(ps ...*int) int {
+		for _, p := range ps {
+			if p != nil {
+				return *p
+			}
+		}
+		return 0
+	}
+	if st := v.Stats; st != nil {
+		t.RetrievalCalls = first(v.RetrievalCalls, st.RetrievalCalls, st.Calls)
+		t.Candidates = first(v.Candidates, st.Candidates)
+		if t.PrintedTokens == nil {
+			t.PrintedTokens = st.PrintedTokens
+		}
+	} else {
+		t.RetrievalCalls, t.Candidates = first(v.RetrievalCalls), first(v.Candidates)
+	}
+	return nil
 }
 
 // RPLRollout is one RPL rollout. Gold support is GoldIDs (alias
@@ -64,7 +118,9 @@ type RPLResult struct {
 // RPLConfig configures RPL scoring. The zero value is ready to use.
 type RPLConfig struct {
 	// Tokens counts observation tokens when a turn does not give
-	// PrintedTokens; nil = whitespace-separated words.
+	// PrintedTokens; nil = rlsearch.BoundTokens, the default counter of
+	// the program runtime (sdk.Config.Tokens), so that a turn counts the
+	// same here as in the runtime's printed_tokens.
 	Tokens rlsearch.TokenCounter
 }
 
@@ -148,7 +204,7 @@ func ScoreRPL(cfg RPLConfig, r RPLRollout) RPLResult {
 		case cfg.Tokens != nil:
 			res.PrintedTokens += cfg.Tokens.CountTokens(t.Observation)
 		default:
-			res.PrintedTokens += len(strings.Fields(t.Observation))
+			res.PrintedTokens += rlsearch.BoundTokens{}.CountTokens(t.Observation)
 		}
 		clear(turn)
 		if g.covered(t, turn) {

@@ -25,16 +25,16 @@ func TestScoreRPL(t *testing.T) {
 		{"two turns cover the gold together", RPLRollout{GoldIDs: []string{"g1", "g2"}, Turns: []RPLTurn{
 			{PrintedIDs: []string{"g1", "x"}, Observation: "a b c", RetrievalCalls: 2, Candidates: 40},
 			{PrintedIDs: []string{"g2", "x"}, Observation: "d e", RetrievalCalls: 1, Candidates: 10, PrintedTokens: &seven}}},
-			RPLConfig{}, 1, []int{0, 0}, 1, "ids", 3 + 7, 3},
+			RPLConfig{}, 1, []int{0, 0}, 1, "ids", 2 + 7, 3}, // default counter rlsearch.BoundTokens: "a b c" is 5 letter/space bytes, ⌈5/4⌉ = 2
 		{"one turn covers all", RPLRollout{GoldPassageIDs: []string{"g1", "g2"}, Turns: []RPLTurn{
 			{PrintedIDs: []string{"g2", "g1"}, Observation: "abc"}}}, RPLConfig{Tokens: wordCounter{}}, 1, []int{1}, 1, "ids", 3, 2},
 		{"half covered", RPLRollout{GoldIDs: []string{"g1", "g2"}, Turns: []RPLTurn{{PrintedIDs: []string{"g1"}}}},
 			RPLConfig{}, 0, []int{0}, 0.5, "ids", 0, 1},
 		{"observation only: titles", RPLRollout{GoldIDs: []string{"g1", "g2"}, GoldTitles: []string{"The Informant!", "Mark Whitacre"}, Turns: []RPLTurn{
 			{Observation: "\"The Informant!\"\nA 2009 film. \"Mark Whitacre\"\nAn executive."}}},
-			RPLConfig{}, 1, []int{1}, 1, "titles", 9, 0},
+			RPLConfig{}, 1, []int{1}, 1, "titles", 23, 0}, // BoundTokens (whitespace words would be 9)
 		{"title must be whole words", RPLRollout{GoldTitles: []string{"Mark"}, Turns: []RPLTurn{{Observation: "Marketing"}}},
-			RPLConfig{}, 0, []int{0}, 0, "titles", 1, 0},
+			RPLConfig{}, 0, []int{0}, 0, "titles", 3, 0}, // BoundTokens: ⌈9/4⌉
 		{"no gold support", RPLRollout{GoldenAnswers: []string{"x"}, Turns: []RPLTurn{{PrintedIDs: []string{"a"}}}},
 			RPLConfig{}, 0, []int{0}, 0, "", 0, 1},
 	} {

@@ -105,7 +105,7 @@ func (c *SearchP1Config) Validate() error {
 
 // SearchP1Rollout is one rollout to score. Response is the policy's whole
 // response with the environment's observations inserted (tags as in
-// ParseTrajectory). Plan, when non-empty, overrides the plan parsed from the
+// ParseResponse). Plan, when non-empty, overrides the plan parsed from the
 // response; ReferencePlan, when non-empty, overrides the configured
 // reference for QID.
 type SearchP1Rollout struct {
@@ -212,7 +212,7 @@ func (s *SearchP1) Score(ctx context.Context, r SearchP1Rollout) (SearchP1Result
 func (s *SearchP1) score(ctx context.Context, r SearchP1Rollout) (SearchP1Result, error) {
 	j := s.cfg.Judge
 	res := SearchP1Result{ID: r.ID, Judge: j.Name()}
-	t := ParseTrajectory(r.Response)
+	t := ParseResponse(r.Response)
 	res.Format, res.FormatParts = t.Format()
 
 	plan := t.Plan

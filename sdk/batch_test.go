@@ -78,7 +78,7 @@ func TestBatchEqualsOneByOne(t *testing.T) {
 			}
 			calls := 0
 			for _, r := range want {
-				calls += r.Stats.Calls
+				calls += r.Stats.RetrievalCalls
 			}
 			t.Logf("%d programs, %d retrieval calls in programs -> %d Retrieve calls, %d queries", len(reqs), calls, cr.calls.Load(), cr.queries.Load())
 			switch {

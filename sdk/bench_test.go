@@ -63,7 +63,7 @@ func BenchmarkBatch(b *testing.B) {
 							if r.Code != CodeOK && r.Code != CodeBudget {
 								b.Fatalf("%s: %s", r.Code, r.Error)
 							}
-							calls += r.Stats.Calls
+							calls += r.Stats.RetrievalCalls
 						}
 					}
 					b.ReportMetric(float64(len(reqs)*b.N)/b.Elapsed().Seconds(), "programs/s")

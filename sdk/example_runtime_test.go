@@ -37,7 +37,7 @@ print("candidates:", len(docs), "routes of the best:", top[0].routes)
 `
 	for _, src := range []string{wide, fused} {
 		res := rt.Run(context.Background(), Request{Code: src, Question: "Who directed Robin Hood (2018)?"}, nil)
-		fmt.Printf("%s%s %v calls=%d candidates=%d\n", res.Observation, res.Code, res.PrintedIDs, res.Stats.Calls, res.Stats.Candidates)
+		fmt.Printf("%s%s %v calls=%d candidates=%d\n", res.Observation, res.Code, res.PrintedIDs, res.Stats.RetrievalCalls, res.Stats.Candidates)
 	}
 	// Output:
 	// Doc 1(Title: Title 73) Text of stub passage 73.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/rlsearch/rlsearch/reward"
+	"github.com/rlsearch/rlsearch/internal/answer"
 )
 
 // Span is a part of a record's text. Start and End are character offsets
@@ -36,7 +36,8 @@ type Record struct {
 	PrintedIDs []string `json:"printed_ids"`
 	// Answer is the content of the continuation's last <answer> block
 	// (trimmed), Found whether there was one, Correct whether it matches a
-	// gold answer by normalised exact match (reward.ExactMatch). The answer
+	// gold answer by normalised exact match (internal/answer.ExactMatch, the
+	// function behind reward.ExactMatch). The answer
 	// span is supervised only when Correct.
 	Answer  string `json:"answer"`
 	Found   bool   `json:"found"`
@@ -109,7 +110,7 @@ func (v *Verifier) BuildRecord(ctx context.Context, req RecordRequest, cache *Ca
 		last := m[len(m)-1]
 		as, ae = last[2], last[3]
 		rec.Answer, rec.Found = strings.TrimSpace(cont[as:ae]), true
-		rec.Correct = reward.ExactMatch(rec.Answer, t.GoldenAnswers)
+		rec.Correct = answer.ExactMatch(rec.Answer, t.GoldenAnswers)
 	}
 	if as >= 0 {
 		sp.parts = append(sp.parts, part{SpanContinuation, cont[:as]}, part{SpanAnswer, cont[as:ae]}, part{SpanContinuation, cont[ae:]})

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -66,15 +67,51 @@ type Request struct {
 	Budgets *Budgets `json:"budgets,omitempty"`
 }
 
-// Stats counts what a program used.
+// Stats counts what a program used. Its JSON is what the RPL reward reads
+// from a turn (reward.RPLTurn accepts a Result as is): retrieval_calls,
+// candidates, printed_tokens.
 type Stats struct {
-	Calls         int    `json:"calls"`          // retrieval calls (dense, sparse)
-	Candidates    int    `json:"candidates"`     // documents returned by retrieval calls
-	Reranks       int    `json:"reranks"`        // rerank calls
-	PrintedDocs   int    `json:"printed_docs"`   // documents printed
-	PrintedTokens int    `json:"printed_tokens"` // observation tokens before the error line (Config.Tokens)
-	Steps         uint64 `json:"steps"`          // Starlark execution steps, including the steps charged for work inside builtins
-	MemoryBytes   uint64 `json:"memory_bytes"`   // bytes charged to the program's memory budget (cumulative estimate; see meter.go)
+	RetrievalCalls int    `json:"retrieval_calls"` // retrieval calls (dense, sparse)
+	Candidates     int    `json:"candidates"`      // documents returned by retrieval calls
+	Reranks        int    `json:"reranks"`         // rerank calls
+	PrintedDocs    int    `json:"printed_docs"`    // documents printed
+	PrintedTokens  int    `json:"printed_tokens"`  // observation tokens before the error line (Config.Tokens)
+	Steps          uint64 `json:"steps"`           // Starlark execution steps, including the steps charged for work inside builtins
+	MemoryBytes    uint64 `json:"memory_bytes"`    // bytes charged to the program's memory budget (cumulative estimate; see meter.go)
+}
+
+// statsJSON is Stats without its methods.
+type statsJSON Stats
+
+// MarshalJSON writes Stats with its field names plus "calls", a deprecated
+// copy of "retrieval_calls" kept for one release for clients written
+// against the old name (the field was "calls" before 2026-12-01).
+func (s Stats) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		statsJSON
+		Calls int `json:"calls"`
+	}{statsJSON(s), s.RetrievalCalls})
+}
+
+// UnmarshalJSON reads Stats, taking the deprecated "calls" when
+// "retrieval_calls" is absent.
+func (s *Stats) UnmarshalJSON(b []byte) error {
+	var v struct {
+		statsJSON
+		Calls *int `json:"calls"`
+		RC    *int `json:"retrieval_calls"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Stats(v.statsJSON)
+	switch {
+	case v.RC != nil:
+		s.RetrievalCalls = *v.RC
+	case v.Calls != nil:
+		s.RetrievalCalls = *v.Calls
+	}
+	return nil
 }
 
 // Result is the outcome of one program. Observation is what the policy
@@ -485,9 +522,9 @@ func (st *execState) search(route string, query string, k int) ([]Doc, error) {
 		}
 		return nil, err
 	}
-	st.stats.Calls++
-	if st.stats.Calls > st.b.MaxCalls {
-		return nil, newErr(CodeBudget, ErrBudget, "call budget exceeded: %d retrieval calls, the cap is %d", st.stats.Calls, st.b.MaxCalls)
+	st.stats.RetrievalCalls++
+	if st.stats.RetrievalCalls > st.b.MaxCalls {
+		return nil, newErr(CodeBudget, ErrBudget, "call budget exceeded: %d retrieval calls, the cap is %d", st.stats.RetrievalCalls, st.b.MaxCalls)
 	}
 	st.stats.Candidates += len(docs)
 	if st.stats.Candidates > st.b.MaxCandidates {

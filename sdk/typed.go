@@ -518,7 +518,7 @@ func (rt *Runtime) Evaluate(ctx context.Context, p Program, cache *Cache) ([]Doc
 		if err != nil {
 			return nil, "", st, err
 		}
-		st.Calls++
+		st.RetrievalCalls++
 		st.Candidates += len(d)
 		lists = append(lists, d)
 	}

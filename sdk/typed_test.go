@@ -207,7 +207,7 @@ func checkMetamorphic(t *testing.T, rt *Runtime, modes []Mode, n int, seed uint6
 		if res.Observation != obs {
 			t.Fatalf("program %d %+v: observations differ\nruntime %q\ngo      %q", i, p, res.Observation, obs)
 		}
-		if res.Stats.Calls != st.Calls || res.Stats.Candidates != st.Candidates || res.Stats.Reranks != st.Reranks || res.Stats.PrintedTokens != st.PrintedTokens {
+		if res.Stats.RetrievalCalls != st.RetrievalCalls || res.Stats.Candidates != st.Candidates || res.Stats.Reranks != st.Reranks || res.Stats.PrintedTokens != st.PrintedTokens {
 			t.Fatalf("program %d: stats %+v, Go evaluation %+v", i, res.Stats, st)
 		}
 	}

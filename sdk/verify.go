@@ -358,8 +358,8 @@ func (ex *executor) run(ctx context.Context, p Program) (Execution, error) {
 	}
 	docs, obs, st, err := rt.Evaluate(ctx, p, ex.cache)
 	if ex.cache == nil {
-		ex.searches += st.Calls
-		if err != nil && st.Calls < p.Calls() {
+		ex.searches += st.RetrievalCalls
+		if err != nil && st.RetrievalCalls < p.Calls() {
 			ex.searches++ // the failing call was issued too
 		}
 	}

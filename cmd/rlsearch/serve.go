@@ -151,7 +151,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeAll()
-	logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", names(ix.Retrievers()), "backend", "cpu", "open_seconds", ix.OpenDuration.Seconds())
+	logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", names(ix.Retrievers()), "backend", ix.SearchBackend(), "open_seconds", ix.OpenDuration.Seconds())
 	return srv.ListenAndServe(ctx, s.addr, func(a net.Addr) {
 		fmt.Fprintf(stdout, "listening on http://%s\n", a)
 	})

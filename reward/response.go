@@ -24,9 +24,10 @@ type Block struct {
 	Closed  bool   // a matching close tag was found
 }
 
-// Trajectory is a parsed Search-P1 response. Slices are owned by the
-// caller.
-type Trajectory struct {
+// ParsedResponse is a Search-P1 response split into its tagged blocks (not
+// to be confused with sdk.Trajectory, a whole rollout with turns and gold).
+// Slices are owned by the caller.
+type ParsedResponse struct {
 	Blocks       []Block
 	Plan         []string // plan steps: the <plan> block, else the list items of the first reasoning block
 	Reasoning    []string // trimmed contents of reasoning blocks
@@ -41,7 +42,7 @@ type Trajectory struct {
 }
 
 // Answer returns the last answer block and whether there is one.
-func (t *Trajectory) Answer() (string, bool) {
+func (t *ParsedResponse) Answer() (string, bool) {
 	if len(t.Answers) == 0 {
 		return "", false
 	}
@@ -60,12 +61,12 @@ func countNonSpace(s string) int {
 	return n
 }
 
-// ParseTrajectory splits a response into tagged blocks. Blocks do not nest:
+// ParseResponse splits a response into tagged blocks. Blocks do not nest:
 // inside an open block every tag other than its own close tag is content
 // (observations may quote tags). It never fails; malformed structure is
 // counted in Unbalanced and Stray.
-func ParseTrajectory(response string) Trajectory {
-	var t Trajectory
+func ParseResponse(response string) ParsedResponse {
+	var t ParsedResponse
 	t.Total = countNonSpace(response)
 	locs := tagRE.FindAllStringSubmatchIndex(response, -1)
 	pos := 0
@@ -227,7 +228,7 @@ const (
 )
 
 // Format returns the soft format reward ∈ [0,1] of t and its parts.
-func (t *Trajectory) Format() (float64, FormatParts) {
+func (t *ParsedResponse) Format() (float64, FormatParts) {
 	var p FormatParts
 	if len(t.Answers) > 0 {
 		p.Answer = 0.5

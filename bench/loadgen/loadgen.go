@@ -118,8 +118,9 @@ type Result struct {
 	FirstError string
 	// Elapsed runs from the first scheduled arrival to the last completion.
 	Elapsed time.Duration
-	// AchievedRate is Sent over the arrival window (requests/s): below Rate
-	// when the client itself could not keep up with the schedule.
+	// AchievedRate is Rate × (scheduled span / actual span) of the
+	// dispatches (requests/s): Rate when every request left on time, below
+	// it when the generator or the concurrency cap fell behind the schedule.
 	AchievedRate float64
 	// Throughput is OK / Elapsed (requests/s).
 	Throughput float64
@@ -215,7 +216,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	sent := 0
-	var lastDispatch time.Duration
+	var lastDispatch, lastSched time.Duration
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
@@ -240,7 +241,7 @@ dispatch:
 			break dispatch
 		}
 		sent++
-		lastDispatch = time.Since(start)
+		lastDispatch, lastSched = time.Since(start), at
 		wg.Add(1)
 		go func(i int, due time.Time, body []byte) {
 			defer wg.Done()
@@ -279,13 +280,14 @@ dispatch:
 	if elapsed > 0 {
 		res.Throughput = float64(res.OK) / elapsed.Seconds()
 	}
-	// n dispatches span n-1 gaps of 1/Rate on average; the last one's
-	// actual dispatch time (not its scheduled one) shows a generator that
-	// fell behind its schedule.
-	if sent > 1 && lastDispatch > 0 {
-		res.AchievedRate = float64(sent-1) / lastDispatch.Seconds()
-	} else {
-		res.AchievedRate = float64(sent) / max(elapsed.Seconds(), 1e-9)
+	// Rate scaled by scheduled over actual span of the dispatches: exactly
+	// Rate when every request left on time (whatever the Poisson draw),
+	// lower when the generator or the concurrency cap held them back.
+	switch {
+	case sent > 1 && lastSched > 0 && lastDispatch > 0:
+		res.AchievedRate = cfg.Rate * min(1, lastSched.Seconds()/lastDispatch.Seconds())
+	case sent > 0:
+		res.AchievedRate = cfg.Rate
 	}
 	res.Sample = sample(lats, cfg.SampleLatencies)
 	return res, ctx.Err()

@@ -415,7 +415,9 @@ func TestSearchAgainstServer(t *testing.T) {
 	res, err := Search(context.Background(), SearchConfig{
 		Base:  Config{URL: ts.URL, Arrivals: Uniform, Duration: time.Second, Concurrency: 64},
 		Start: 8, P99: 400 * time.Millisecond, Precision: 0.25,
-	}, func(st Step) { steps = append(steps, fmt.Sprintf("%.0f/s p99 %v pass=%v", st.Rate, st.Result.P99, st.Pass)) })
+	}, func(st Step) {
+		steps = append(steps, fmt.Sprintf("%.0f/s p99 %v pass=%v", st.Rate, st.Result.P99, st.Pass))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,3 @@
-// Package loadgen is an open-loop HTTP load generator: requests start at
-// scheduled arrival times (uniform or Poisson) whatever the server's speed,
-// with a cap on requests in flight, bounded in count and in time; and a
-// rate search that finds the highest request rate whose p99 latency stays
-// under a bound (the `serve` suite of `rlsearch bench`).
-//
-// Latency is measured from a request's scheduled arrival, not from when a
-// connection slot freed up: a request that waited for the concurrency cap
-// counts its wait, so an overloaded server shows as growing latency rather
-// than as a quietly lowered rate ("coordinated omission", Tene 2013).
-//
-// No cgo. Run may be called concurrently with different Configs.
 package loadgen
 
 import (

@@ -479,7 +479,8 @@ func runServe(ctx context.Context, o Options, progress io.Writer) (rows []bench.
 	}
 	params := map[string]any{"route": "bm25", "topk": so.TopK, "queries_per_request": so.QueriesPerRequest,
 		"concurrency": so.Concurrency, "arrivals": so.Arrivals, "p99_bound_ms": float64(so.P99) / 1e6}
-	note := "sparse route only (BM25; the Python peer has no dense route: no precomputed E5 vectors of this corpus); servers on loopback, load generator in the bench process"
+	note := "sparse route only (BM25; the Python peer has no dense route: no precomputed E5 vectors of this corpus); " +
+		"rlsearch serve on all cores, the peer as Search-R1 runs it (one uvicorn process); both on loopback, load generator in the bench process on the same cores"
 	best := map[string]float64{}
 	for _, t := range targets {
 		// Warm up (page cache, connection pool, Python imports on first call).

@@ -323,7 +323,8 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// corpusKey identifies a corpus file by path, size and modification time.
+// corpusKey identifies a file (a corpus, a binary) by path, size and
+// modification time.
 func corpusKey(path string) string {
 	h := fnv.New64a()
 	abs, _ := filepath.Abs(path)
@@ -359,7 +360,8 @@ func oursIndex(ctx context.Context, o Options, bin string, progress io.Writer) (
 	if o.Index != "" {
 		return o.Index, nil
 	}
-	dir := filepath.Join(o.WorkDir, "rlsearch-index-"+corpusKey(o.Corpus))
+	// Keyed by the binary too: another rlsearch version may write another format.
+	dir := filepath.Join(o.WorkDir, "rlsearch-index-"+corpusKey(o.Corpus)+"-"+corpusKey(bin))
 	done := filepath.Join(dir, ".peers-complete")
 	if _, err := os.Stat(done); err == nil {
 		return dir, nil

@@ -56,7 +56,7 @@ clean:
 # Packages of the bench peers (bench/peers): Debian's faiss, OpenMP OpenBLAS (faiss's own threading runtime;
 # selected per process through LD_LIBRARY_PATH, the system libblas alternative is left alone), the Search-R1-style
 # server's FastAPI + uvicorn + Xapian, Lucene; then faiss rebuilt with its AVX2 kernels into .cache/faiss-avx2
-# (bench/peers/setup-faiss-avx2.sh: ~17 minutes on 2 cores, once). Not part of `make test`.
+# (bench/peers/setup-faiss-avx2.sh: about 7 minutes on 2 busy cores, once). Not part of `make test`.
 BENCH_APT := python3-faiss python3-numpy libopenblas0-openmp python3-fastapi python3-uvicorn python3-xapian \
 	liblucene8-java default-jdk-headless
 bench-setup:

@@ -273,7 +273,7 @@ func available(suite string, o Options) error {
 			return fmt.Errorf("%w: Debian python3-faiss/python3-numpy (make bench-setup): %v", ErrMissing, err)
 		}
 		if slices.Contains(o.FaissBuilds, BuildAVX2) && !avx2Built(o) {
-			return fmt.Errorf("%w: the AVX2 faiss build in %s (make bench-setup, ~17 min on 2 cores)", ErrMissing, avx2Dir(o))
+			return fmt.Errorf("%w: the AVX2 faiss build in %s (make bench-setup, about 7 min on 2 cores)", ErrMissing, avx2Dir(o))
 		}
 		for _, v := range o.Vectors {
 			for _, f := range []string{v.Base, v.Queries} {

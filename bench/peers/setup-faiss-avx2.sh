@@ -8,7 +8,7 @@
 # Result: $OUT/python/faiss, a Python package (Debian's pure-Python wrappers + _swigfaiss_avx2.so)
 # used by putting $OUT/python first on PYTHONPATH. `faiss.get_compile_options()` says "AVX2".
 # Idempotent: does nothing when the package is already there. Root needed for apt.
-# Cost: ~150 C++ files + the SWIG wrapper: 17 minutes measured on 2 shared cores (nice'd, load ~5).
+# Cost: ~150 C++ files + the SWIG wrapper: about 7 minutes measured on 2 shared cores (nice -n 15, load average 5-9).
 #
 #   bash bench/peers/setup-faiss-avx2.sh        (make bench-setup runs it)
 set -euo pipefail

@@ -265,7 +265,15 @@ func TestRunFaiss(t *testing.T) {
 				t.Fatalf("hnsw recall@10 %v at ef=64 on 600 vectors: want ≥ 0.9 (%s)", r.Reps[0].Extra["recall@10"], r.System)
 			}
 		}
-		t.Logf("%s: %s %s %.0f q/s — %s", suite, rows[0].System, rows[0].Config, rows[0].Reps[0].Throughput, rows[0].Note)
+		if avx2Built(o.Defaults()) {
+			last := rows[len(rows)-1]
+			if !strings.HasSuffix(last.System, "-avx2") || !strings.Contains(last.Note, "AVX2") {
+				t.Fatalf("the AVX2 build is there but the last row is %s (%s)", last.System, last.Note)
+			}
+		}
+		for _, r := range rows {
+			t.Logf("%s: %s %s %.0f q/s — %s", suite, r.System, r.Config, r.Reps[0].Throughput, r.Note)
+		}
 	}
 }
 

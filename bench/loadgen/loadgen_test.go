@@ -338,7 +338,7 @@ func TestSearchConverges(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sc := SearchConfig{Base: Config{URL: "http://x", MaxRequests: 1}, Start: tc.start, Max: tc.max}
+			sc := SearchConfig{Base: Config{URL: "http://x", MaxRequests: 1}, Start: tc.start, Max: tc.max, Retries: -1}
 			sc.defaults()
 			var tried []float64
 			res, err := search(context.Background(), sc, model(tc.capacity, &tried), nil)
@@ -364,8 +364,39 @@ func TestSearchConverges(t *testing.T) {
 	}
 }
 
+// TestSearchRetriesStalls: one failed run at a rate the server sustains
+// (a stall) must not end the search there.
+func TestSearchRetriesStalls(t *testing.T) {
+	sc := SearchConfig{Base: Config{URL: "http://x", MaxRequests: 1}, MaxSteps: 30}
+	sc.defaults()
+	var tried []float64
+	inner := model(500, &tried)
+	stalled := map[float64]bool{}
+	stall := func(ctx context.Context, rate float64) (Result, error) {
+		r, err := inner(ctx, rate)
+		if rate == 32 && !stalled[rate] { // the first run at 32/s stalls
+			stalled[rate] = true
+			r.P99 = 2 * time.Second
+		}
+		return r, err
+	}
+	res, err := search(context.Background(), sc, stall, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Best < 500/1.1 || res.Best > 500 || tried[1] != 32 || tried[2] != 32 {
+		t.Fatalf("best %.1f after %v: want 32 retried once, then ≈500", res.Best, tried)
+	}
+	// Without retries the stall decides.
+	sc.Retries = -1
+	tried, stalled = nil, map[float64]bool{}
+	if res, _ = search(context.Background(), sc, stall, nil); res.Best >= 32 {
+		t.Fatalf("without retries best %.1f: want below the stalled 32/s", res.Best)
+	}
+}
+
 func TestSearchNonePasses(t *testing.T) {
-	sc := SearchConfig{Base: Config{URL: "http://x", MaxRequests: 1}}
+	sc := SearchConfig{Base: Config{URL: "http://x", MaxRequests: 1}, Retries: -1}
 	sc.defaults()
 	var tried []float64
 	res, err := search(context.Background(), sc, model(0.001, &tried), nil)

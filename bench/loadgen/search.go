@@ -31,8 +31,14 @@ type SearchConfig struct {
 	// Precision ends the bisection when failing/passing ≤ 1+Precision;
 	// 0 means 0.1.
 	Precision float64
-	// MaxSteps bounds the number of runs; 0 means 14.
+	// MaxSteps bounds the number of runs; 0 means 14 (retries included).
 	MaxSteps int
+	// Retries re-runs a failing rate this many times before taking the
+	// failure, so that one stall of a shared machine (a p99 spike from a
+	// neighbour's burst) does not end the search at a rate far below the
+	// server's; a rate passes when any of its runs passes. 0 means 1; <0
+	// means none.
+	Retries int
 }
 
 func (sc *SearchConfig) defaults() {
@@ -53,6 +59,9 @@ func (sc *SearchConfig) defaults() {
 	}
 	if sc.MaxSteps == 0 {
 		sc.MaxSteps = 14
+	}
+	if sc.Retries == 0 {
+		sc.Retries = 1
 	}
 }
 
@@ -138,6 +147,7 @@ func search(ctx context.Context, sc SearchConfig, measure func(context.Context, 
 	lo, hi := 0.0, math.Inf(1) // best pass, lowest fail
 	floor := sc.Start / 1024
 	rate := sc.Start
+	tries := 0 // failed runs at rate so far
 	for len(out.Steps) < sc.MaxSteps {
 		res, err := measure(ctx, rate)
 		if err != nil {
@@ -150,6 +160,11 @@ func search(ctx context.Context, sc SearchConfig, measure func(context.Context, 
 		if progress != nil {
 			progress(st)
 		}
+		if !pass && tries < max(sc.Retries, 0) {
+			tries++
+			continue
+		}
+		tries = 0
 		if pass {
 			lo = rate
 			out.Best, out.BestResult = rate, res

@@ -445,7 +445,7 @@ func TestSearchAgainstServer(t *testing.T) {
 	var steps []string
 	res, err := Search(context.Background(), SearchConfig{
 		Base:  Config{URL: ts.URL, Arrivals: Uniform, Duration: time.Second, Concurrency: 64},
-		Start: 8, P99: 400 * time.Millisecond, Precision: 0.25,
+		Start: 8, P99: 400 * time.Millisecond, Precision: 0.25, MinRequests: -1,
 	}, func(st Step) {
 		steps = append(steps, fmt.Sprintf("%.0f/s p99 %v pass=%v", st.Rate, st.Result.P99, st.Pass))
 	})

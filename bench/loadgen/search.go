@@ -33,6 +33,10 @@ type SearchConfig struct {
 	Precision float64
 	// MaxSteps bounds the number of runs; 0 means 14 (retries included).
 	MaxSteps int
+	// MinRequests stretches a Duration-bounded step at a low rate to at
+	// least this many arrivals, so that its p99 is not just its maximum
+	// (with 200, p99 is the third-largest latency); 0 means 200, <0 none.
+	MinRequests int
 	// Retries re-runs a failing rate this many times before taking the
 	// failure, so that one stall of a shared machine (a p99 spike from a
 	// neighbour's burst) does not end the search at a rate far below the
@@ -62,6 +66,9 @@ func (sc *SearchConfig) defaults() {
 	}
 	if sc.Retries == 0 {
 		sc.Retries = 1
+	}
+	if sc.MinRequests == 0 {
+		sc.MinRequests = 200
 	}
 }
 
@@ -136,6 +143,9 @@ func Search(ctx context.Context, sc SearchConfig, progress func(Step)) (SearchRe
 	return search(ctx, sc, func(ctx context.Context, rate float64) (Result, error) {
 		c := sc.Base
 		c.Rate = rate
+		if c.Duration > 0 && sc.MinRequests > 0 {
+			c.Duration = max(c.Duration, time.Duration(float64(sc.MinRequests)/rate*float64(time.Second)))
+		}
 		return Run(ctx, c)
 	}, progress)
 }

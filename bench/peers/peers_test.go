@@ -320,7 +320,7 @@ func TestServeShapesAgree(t *testing.T) {
 	dir := t.TempDir()
 	corpus, questions := tinyCorpus(t, dir)
 	o := Options{Rlsearch: buildRlsearch(t, dir), Corpus: corpus, Questions: questions, WorkDir: dir, Reps: 1,
-		Serve: ServeOptions{Step: 200 * time.Millisecond, Start: 32, Max: 128, Precision: 0.5}}.Defaults()
+		Serve: ServeOptions{Step: 200 * time.Millisecond, Start: 32, Max: 128, Precision: 0.5, MinRequests: -1}}.Defaults()
 	ctx := context.Background()
 	ix, err := oursIndex(ctx, o, o.Rlsearch, &bytes.Buffer{})
 	if err != nil {

@@ -44,10 +44,13 @@ type ServeOptions struct {
 	Arrivals string
 	// P99 is the latency bound of the rate search; default 100 ms (issue 15).
 	P99 time.Duration
-	// Start and Max bound the rates tried (requests/s); defaults 32, 50,000.
+	// Start and Max bound the rates tried (requests/s); defaults 64, 50,000.
 	Start, Max float64
 	// Step is the length of one rate-search step; default 2 s (Quick 1 s).
 	Step time.Duration
+	// MinRequests stretches steps at low rates to this many arrivals
+	// (loadgen.SearchConfig.MinRequests); default 200, <0 none.
+	MinRequests int
 	// Precision ends the bisection at failing/passing ≤ 1+Precision;
 	// default 0.1 (Quick 0.25).
 	Precision float64
@@ -73,7 +76,7 @@ func (s ServeOptions) defaults(quick bool) ServeOptions {
 		s.P99 = 100 * time.Millisecond
 	}
 	if s.Start == 0 {
-		s.Start = 32
+		s.Start = 64
 	}
 	if s.Max == 0 {
 		s.Max = 50000
@@ -499,6 +502,7 @@ func runServe(ctx context.Context, o Options, progress io.Writer) (rows []bench.
 			fmt.Fprintf(progress, "peers: serve %s: rate search (p99 ≤ %v, steps of %v), rep %d/%d\n", t.sys, so.P99, so.Step, r+1, o.Reps)
 			sr, err := loadgen.Search(ctx, loadgen.SearchConfig{
 				Base: retrieveLoad(t.srv.url, qs, so, uint64(r+1)), Start: so.Start, Max: so.Max, P99: so.P99, Precision: so.Precision,
+				MinRequests: so.MinRequests,
 			}, func(st loadgen.Step) {
 				fmt.Fprintf(progress, "  %8.1f req/s: p50 %6.1f ms p99 %7.1f ms ok %d/%d %s\n", st.Rate,
 					float64(st.Result.P50)/1e6, float64(st.Result.P99)/1e6, st.Result.OK, st.Result.Sent, passWhy(st))

@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-short test-integrations demo-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-peers bench-report
+.PHONY: all setup build demo test test-short test-integrations demo-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-setup bench-peers bench-report
 
 all: build
 
@@ -62,10 +62,32 @@ kernels:
 clean:
 	rm -rf bin out
 
+# Packages of the bench peers (bench/peers): Debian's faiss, OpenMP OpenBLAS (faiss's own threading runtime;
+# selected per process through LD_LIBRARY_PATH, the system libblas alternative is left alone), the Search-R1-style
+# server's FastAPI + uvicorn + Xapian, Lucene; then faiss rebuilt with its AVX2 kernels into .cache/faiss-avx2
+# (bench/peers/setup-faiss-avx2.sh: about 7 minutes on 2 busy cores, once). Not part of `make test`.
+BENCH_APT := python3-faiss python3-numpy libopenblas0-openmp python3-fastapi python3-uvicorn python3-xapian \
+	liblucene8-java libjackson2-core-java default-jdk-headless
+bench-setup:
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(BENCH_APT)
+	bash bench/peers/setup-faiss-avx2.sh
+
+# Every peer suite on its own (what `rlsearch bench` runs next to ours): rows in out/peers.json.
+PEERS_SUITES ?= flat,hnsw,programs,serve
+bench-peers: build
+	$(GO) run ./bench/peers/peersrun -suite $(PEERS_SUITES) -rlsearch $(BIN) -out out/peers.json $(PEERS_FLAGS)
+
 # CPU vector search side by side with faiss (same vectors, same threads): bench/ann/compare.py.
+# faiss gets its best threading: Debian's OpenMP OpenBLAS (one OpenMP runtime for faiss and BLAS; pthread OpenBLAS next
+# to OpenMP collapsed batch-64 flat search to 337 q/s against 751-912) and OMP_WAIT_POLICY=PASSIVE.
+# FAISS=avx2 runs the AVX2 rebuild of `make bench-setup` (the fair peer) instead of Debian's generic build.
+FAISS ?= debian
 bench-ann:
-	apt-get install -y --no-install-recommends python3-faiss python3-numpy libopenblas0-pthread
-	/usr/bin/python3 bench/ann/compare.py --threads $$(nproc) $(ANNBENCH_FLAGS)
+	apt-get install -y --no-install-recommends python3-faiss python3-numpy libopenblas0-openmp
+	@if [ "$(FAISS)" = avx2 ] && [ ! -f .cache/faiss-avx2/python/faiss/.built ]; then echo "FAISS=avx2: run make bench-setup first"; exit 1; fi
+	LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp OMP_WAIT_POLICY=PASSIVE \
+		PYTHONPATH=$(if $(filter avx2,$(FAISS)),$(ROOT)/.cache/faiss-avx2/python,) \
+		/usr/bin/python3 bench/ann/compare.py --threads $$(nproc) $(ANNBENCH_FLAGS)
 
 # BM25 at Wikipedia scale against Lucene (Debian liblucene8-java), side by side: scripts/bench-scale.sh.
 # SCALE_N=21015324 for the wiki-18 size; work files in SCALE_DIR (reused), reports in out/bench-scale/N/report.md.
@@ -74,13 +96,7 @@ SCALE_DIR ?= out/bench-scale
 bench-scale: build
 	SCALE_N="$(SCALE_N)" SCALE_DIR="$(SCALE_DIR)" DATA="$(DATA)" bash scripts/bench-scale.sh
 
-# What the bench peers need (Debian packages): Lucene 8 for the bm25 suite (bench/suites/lucene.go).
-bench-peers:
-	@command -v javac >/dev/null && ls /usr/share/java/lucene-core-8*.jar /usr/share/java/jackson-core.jar >/dev/null 2>&1 || { \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		default-jdk-headless liblucene8-java libjackson2-core-java; }
-
 # The full CPU report, every suite with its peers: out/bench/report.{md,json}, out/bench/plots/ (bench/README.md).
 # BENCH_FLAGS adds flags, e.g. BENCH_FLAGS="--quick" or BENCH_FLAGS="--suites bm25,flat --set bm25.gen=1000000".
-bench-report: setup build bench-peers
+bench-report: setup build bench-setup
 	bin/rlsearch bench --data $(DATA) --out out/bench $(BENCH_FLAGS)

@@ -174,8 +174,9 @@ def main():
     only = set(filter(None, args.only.split(",")))
     want = lambda s: not only or s in only  # noqa: E731
     rng = np.random.default_rng(1)
-    print(f"load: {open('/proc/loadavg').read().split()[:3]}, faiss {faiss.__version__}, threads {args.threads}, "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}")
+    blas = next((l.split()[-1] for l in open("/proc/self/maps") if "libopenblas" in l or "libblas.so" in l), "?")
+    print(f"load: {open('/proc/loadavg').read().split()[:3]}, faiss {faiss.__version__} ({faiss.get_compile_options().strip()}), "
+          f"BLAS {blas}, threads {args.threads}, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}")
     n_flat = 20_000 if args.quick else args.n_flat
     n_h = 10_000 if args.quick else args.n_hnsw
     if want("flat"):

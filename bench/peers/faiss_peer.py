@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""faiss peer for the `flat` and `hnsw` suites of `rlsearch bench` (run by package bench/peers).
+
+  /usr/bin/python3 faiss_peer.py JOB.json
+
+JOB.json (written by the Go side):
+  {"system": "faiss-1.7.3-avx2", "threads": 2, "k": 10, "time_s": 2.0, "reps": 3,
+   "batches": [1, 64], "M": 16, "efc": 100, "efs": [16, 64, 256], "out": "rows.json",
+   "sets": [{"name": "bge", "mode": "flat"|"hnsw", "base": "b.fvecs", "queries": "q.fvecs",
+             "normalize": false}]}
+
+Writes a JSON array of bench.Row (bench/result.go) to "out"; the Go side sets each Row's Config
+from its Params so that ours and the peer share one key. Which faiss is imported is decided by
+PYTHONPATH (the AVX2 build in .cache/faiss-avx2/python, or Debian's python3-faiss), and threading by
+the environment the Go side sets: OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, OMP_WAIT_POLICY, and
+LD_LIBRARY_PATH selecting Debian's OpenMP OpenBLAS (libopenblas0-openmp) so that OpenBLAS and faiss
+share one OpenMP runtime. The row's note records the compile options, the BLAS actually mapped and
+the wait policy.
+
+Ground truth: exact inner product in float64 numpy (ties by ascending row, as both exact searches).
+"""
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import faiss
+
+job = json.load(open(sys.argv[1]))
+T = int(job["threads"])
+faiss.omp_set_num_threads(T)
+
+
+def read_vecs(path):
+    raw = np.fromfile(path, dtype=np.uint8)
+    if len(raw) < 4:
+        sys.exit(f"faiss_peer: {path}: empty or truncated vector file")
+    d = int(np.frombuffer(raw[:4].tobytes(), dtype=np.int32)[0])
+    item = 1 if path.endswith(".bvecs") else 4
+    if d <= 0 or len(raw) % (4 + d * item):
+        sys.exit(f"faiss_peer: {path}: dimension {d} does not divide the file of {len(raw)} bytes")
+    rows = raw.reshape(-1, 4 + d * item)[:, 4:]
+    dt = np.uint8 if item == 1 else np.float32
+    return np.frombuffer(rows.tobytes(), dtype=dt).reshape(-1, d).astype(np.float32)
+
+
+def unit(x):
+    n = np.linalg.norm(x, axis=1, keepdims=True)
+    n[n == 0] = 1
+    return (x / n).astype(np.float32)
+
+
+def truth(xb, xq, k):
+    s = xq.astype(np.float64) @ xb.astype(np.float64).T
+    return np.argsort(-s, axis=1, kind="stable")[:, :k]
+
+
+def recall(I, gt, k):
+    return float(np.mean([len(set(I[i, :k]) & set(gt[i, :k])) / k for i in range(len(gt))]))
+
+
+def blas_mapped():
+    try:
+        for line in open("/proc/self/maps"):
+            if "libopenblas" in line or "libblas.so" in line:
+                return line.split()[-1]
+    except OSError:
+        pass
+    return "?"
+
+
+def measure(index, xq, b, k, min_s):
+    """Searches batches of b queries (cycling over xq) for at least min_s seconds."""
+    lats, n, pos = [], 0, 0
+    index.search(xq[:b], k)  # warm
+    t0 = time.perf_counter()
+    while True:
+        lo = pos % len(xq)
+        q = xq[lo:lo + b]
+        if len(q) < b:
+            q = np.concatenate([q, xq[: b - len(q)]])
+        t = time.perf_counter()
+        index.search(q, k)
+        lats.append((time.perf_counter() - t) * 1e3)
+        n += len(q)
+        pos += len(q)
+        el = time.perf_counter() - t0
+        if el >= min_s:
+            break
+    s = np.sort(np.array(lats))
+    pick = lambda p: float(s[max(0, int(np.ceil(p / 100 * len(s))) - 1)])  # noqa: E731  nearest rank
+    samp = s[np.linspace(0, len(s) - 1, min(len(s), 512)).astype(int)].tolist()
+    return {"throughput": n / el, "p50_ms": pick(50), "p95_ms": pick(95), "p99_ms": pick(99),
+            "ops": n, "elapsed_ns": int(el * 1e9), "latencies_ms": samp}
+
+
+def main():
+    k, reps, min_s = int(job["k"]), int(job["reps"]), float(job["time_s"])
+    note = (f"faiss {faiss.__version__} ({faiss.get_compile_options().strip()}), BLAS {blas_mapped()}, "
+            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}")
+    rows = []
+    for st in job["sets"]:
+        xb, xq = read_vecs(st["base"]), read_vecs(st["queries"])
+        if st.get("normalize"):
+            xb, xq = unit(xb), unit(xq)
+        n, d = xb.shape
+        if xq.shape[1] != d:
+            sys.exit(f"faiss_peer: {st['name']}: queries are {xq.shape[1]}-d, base {d}-d")
+        base = {"data": st["name"], "n": n, "dim": d, "k": k, "threads": T}
+        if st["mode"] == "flat":
+            index = faiss.IndexFlatIP(d)
+            index.add(xb)
+            for b in job["batches"]:
+                reps_out = [measure(index, xq, b, k, min_s) for _ in range(reps)]
+                rows.append({"suite": "flat", "system": job["system"], "params": dict(base, batch=b, index="flat"),
+                             "unit": "queries/s", "reps": reps_out, "note": note})
+                print(f"faiss_peer: flat {st['name']} batch={b} threads={T}: {reps_out[0]['throughput']:,.0f} q/s",
+                      file=sys.stderr, flush=True)
+        else:
+            gt = truth(xb, xq, k)
+            index = faiss.IndexHNSWFlat(d, int(job["M"]), faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = int(job["efc"])
+            t0 = time.perf_counter()
+            index.add(xb)
+            build_s = time.perf_counter() - t0
+            for ef in job["efs"]:
+                index.hnsw.efSearch = int(ef)
+                rec = recall(index.search(xq, k)[1], gt, k)
+                for b in job["batches"]:
+                    reps_out = []
+                    for _ in range(reps):
+                        r = measure(index, xq, b, k, min_s)
+                        r["extra"] = {f"recall@{k}": rec, "build_s": build_s}
+                        reps_out.append(r)
+                    rows.append({"suite": "hnsw", "system": job["system"],
+                                 "params": dict(base, batch=b, M=int(job["M"]), efc=int(job["efc"]), ef=int(ef), index="hnsw"),
+                                 "unit": "queries/s", "reps": reps_out, "note": note})
+                    print(f"faiss_peer: hnsw {st['name']} ef={ef} batch={b} threads={T}: "
+                          f"{reps_out[0]['throughput']:,.0f} q/s recall {rec:.3f}", file=sys.stderr, flush=True)
+    tmp = job["out"] + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(rows, f)
+    os.replace(tmp, job["out"])
+
+
+main()

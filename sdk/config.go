@@ -198,7 +198,8 @@ type Config struct {
 	// for other programs of its batch; 0 means 2 ms.
 	MaxBatch     int
 	CoalesceWait time.Duration
-	// MaxBodyBytes bounds a request body of Handler; 0 means
+	// MaxBodyBytes bounds a request body of POST /v1/programs/execute
+	// (applied by the HTTP layer, internal/server); 0 means
 	// DefaultMaxBodyBytes (64 MiB).
 	MaxBodyBytes int64
 	// MaxConcurrent bounds the programs executing at once across all

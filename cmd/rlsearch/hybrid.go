@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,6 +16,7 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/reward"
 )
 
@@ -35,7 +35,7 @@ func bindHybridServeFlags(fs *flag.FlagSet) {
 //
 // It returns an executor over the collections for the ProRetrieval reward,
 // or nil when none were loaded.
-func addHybridEndpoints(m map[string]http.Handler, ix *index.Index) (reward.HybridExecutor, error) {
+func addHybridEndpoints(m map[string]server.Endpoint, ix *index.Index) (reward.HybridExecutor, error) {
 	var enc rlsearch.Encoder
 	if ix != nil && ix.Encoder() != nil {
 		enc = ix.Encoder()
@@ -44,7 +44,7 @@ func addHybridEndpoints(m map[string]http.Handler, ix *index.Index) (reward.Hybr
 	if err != nil {
 		return nil, err
 	}
-	m["/v1/hybrid/execute"] = hybrid.NewHandler(cols, hybrid.HandlerConfig{})
+	m["/v1/hybrid/execute"] = server.JSON(hybrid.NewService(cols, hybrid.ServiceConfig{}).Serve, server.EndpointOptions{MaxBodyBytes: hybrid.DefaultMaxBodyBytes})
 	if len(cols) == 0 {
 		return nil, nil
 	}

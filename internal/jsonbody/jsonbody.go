@@ -277,8 +277,8 @@ func check(raw json.RawMessage, t reflect.Type, path string, unknown Unknown) er
 	}
 	wrong := func(want string) error {
 		got := kind
-		if kind == "number" {
-			got = strings.TrimSpace(string(raw))
+		if kind == "number" && strings.Contains(want, "integer") {
+			got = strings.TrimSpace(string(raw)) // 1.5, 1e3
 		}
 		return rlsearch.BadField(path, "%s must be %s, got %s", name, want, got)
 	}
@@ -373,7 +373,7 @@ func check(raw json.RawMessage, t reflect.Type, path string, unknown Unknown) er
 		}
 	case reflect.Bool:
 		if kind != "bool" {
-			return wrong("a boolean (true or false)")
+			return wrong("a boolean")
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if kind != "number" {
@@ -388,7 +388,7 @@ func check(raw json.RawMessage, t reflect.Type, path string, unknown Unknown) er
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if kind != "number" {
-			return wrong("a non-negative integer")
+			return wrong("an integer")
 		}
 		text := strings.TrimSpace(string(raw))
 		if _, err := strconv.ParseUint(text, 10, t.Bits()); err != nil {

@@ -98,6 +98,10 @@ func (h *Service) Serve(ctx context.Context, req ExecuteRequest) (ExecuteRespons
 	cps := make([]*Compiled, len(req.Programs))
 	for i, pr := range req.Programs {
 		var p Program
+		if k := jsonbody.Kind(pr); k != "object" {
+			items[i] = ExecuteItem{Error: "bad program: must be an object, got " + k, Field: fmt.Sprintf("programs[%d]", i)}
+			continue
+		}
 		if err := jsonbody.Decode(pr, &p, jsonbody.Reject); err != nil {
 			field := fmt.Sprintf("programs[%d]", i)
 			var fe *rlsearch.FieldError

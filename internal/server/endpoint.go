@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/jsonbody"
@@ -209,4 +212,31 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, max int64) ([]
 		}
 	}
 	return buf.Bytes(), nil
+}
+
+// warnHandler drops records below Warn (the access log of
+// EndpointHandler).
+type warnHandler struct{ slog.Handler }
+
+func (h warnHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+// EndpointHandler serves ep alone, at any path, exactly as a Server
+// mounts it (method, Content-Type, body limit, decoding, error mapping,
+// panic recovery), with its metrics in a private registry and its warnings and errors
+// logged to slog.Default(): for the domain packages' tests and for embedding one
+// endpoint in another mux. A zero ep.MaxBodyBytes means
+// DefaultMaxBodyBytes. Safe for concurrent use.
+func EndpointHandler(ep Endpoint) http.Handler {
+	m, err := newMetrics(prometheus.NewRegistry())
+	if err != nil {
+		panic(err) // a fresh registry holds no metric yet
+	}
+	s := &Server{
+		cfg:     Config{MaxBodyBytes: DefaultMaxBodyBytes, ReadTimeout: DefaultReadTimeout},
+		log:     slog.New(warnHandler{slog.Default().Handler()}),
+		metrics: m,
+	}
+	return s.instrument(endpointOther, s.handleEndpoint(ep))
 }

@@ -2,7 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -42,7 +46,7 @@ func TestExtraEndpoints(t *testing.T) {
 	}{
 		{"POST", `{"text":"<hello>"}`, 200, `{"echo":"<hello>"}` + "\n"},
 		{"POST", `{"text":"x","n":-1}`, 400, `{"error":"n must be >= 0, got -1","field":"n"}` + "\n"},
-		{"POST", `{"text":1}`, 400, `{"error":"text must be a string, got 1","field":"text"}` + "\n"},
+		{"POST", `{"text":1}`, 400, `{"error":"text must be a string, got number","field":"text"}` + "\n"},
 		{"POST", `{"Text":"x"}`, 400, `{"error":"unknown field \"Text\": did you mean \"text\"?","field":"Text"}` + "\n"},
 		{"GET", ``, 405, `{"error":"method GET not allowed; use POST","field":""}` + "\n"},
 	} {
@@ -85,5 +89,55 @@ func TestExtraEndpoints(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "Config.Extra") {
 			t.Errorf("Extra %v: error %v, want one naming Config.Extra", bad, err)
 		}
+	}
+}
+
+// TestErrorMapping: the one error → status table of every JSON endpoint.
+func TestErrorMapping(t *testing.T) {
+	type resp struct {
+		Score float64 `json:"score"`
+	}
+	for _, tc := range []struct {
+		name       string
+		err        error
+		nan        bool
+		cancel     bool
+		status     int
+		field      string
+		retryAfter bool
+	}{
+		{"bad field", rlsearch.BadField("programs[2].code", "no code"), false, false, 400, "programs[2].code", false},
+		{"bad input without field", fmt.Errorf("x: %w", rlsearch.ErrBadInput), false, false, 400, "", false},
+		{"over a limit", rlsearch.TooLarge("programs", "5000 programs, at most 4096"), false, false, 413, "programs", false},
+		{"overloaded", fmt.Errorf("queue full: %w", rlsearch.ErrOverloaded), false, false, 503, "", true},
+		{"deadline", fmt.Errorf("encode: %w", context.DeadlineExceeded), false, false, 503, "", true},
+		{"client gone", context.Canceled, false, true, 499, "", false},
+		{"client gone, error not wrapped", errors.New("model stopped"), false, true, 499, "", false},
+		{"our fault", errors.New("onnx: session failed"), false, false, 500, "", false},
+		{"NaN in the response", nil, true, false, 500, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := EndpointHandler(JSON(func(ctx context.Context, r echoReq) (resp, error) {
+				if tc.nan {
+					return resp{Score: math.NaN()}, nil
+				}
+				return resp{}, tc.err
+			}, EndpointOptions{}))
+			ctx, cancel := context.WithCancel(context.Background())
+			if tc.cancel {
+				cancel()
+			}
+			defer cancel()
+			req := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(`{"text": "a"}`)).WithContext(ctx)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			var e struct{ Error, Field string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != tc.status || e.Field != tc.field || e.Error == "" {
+				t.Errorf("got %d %s, want %d naming field %q", rec.Code, rec.Body, tc.status, tc.field)
+			}
+			if got := rec.Header().Get("Retry-After") != ""; got != tc.retryAfter {
+				t.Errorf("Retry-After %q, want one: %v", rec.Header().Get("Retry-After"), tc.retryAfter)
+			}
+		})
 	}
 }

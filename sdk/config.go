@@ -203,7 +203,7 @@ type Config struct {
 	// DefaultMaxBodyBytes (64 MiB).
 	MaxBodyBytes int64
 	// MaxConcurrent bounds the programs executing at once across all
-	// RunBatch calls of the Runtime (so across all Handler requests); 0
+	// RunBatch calls of the Runtime (so across all Serve requests); 0
 	// means 2 × GOMAXPROCS at New. A program's time budget starts when it
 	// starts executing, not while it is queued, so results do not depend
 	// on the batch size; the bound also keeps concurrent programs from

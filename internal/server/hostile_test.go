@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -176,6 +177,59 @@ func TestHostileBodiesEveryEndpoint(t *testing.T) {
 			continue
 		}
 		if want := fmt.Sprintf(`rlsearch_http_requests_total{code="405",endpoint=%q}`, path); !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+type nanReranker struct{}
+
+func (nanReranker) Name() string { return "nan" }
+func (nanReranker) Rerank(_ context.Context, _ string, docs []rlsearch.Document) ([]float32, error) {
+	out := make([]float32, len(docs))
+	for i, d := range docs {
+		if strings.Contains(d.Contents, "nan!") {
+			out[i] = float32(math.NaN())
+		}
+	}
+	return out, nil
+}
+
+// TestRerankNaNThroughServer: a model score that is NaN is a 500 whose
+// JSON error names the query and the document, counted as an internal
+// error, with return_scores true and false (no model files needed; the
+// ONNX variant is rerank's TestNonFiniteRerankEndpoint).
+func TestRerankNaNThroughServer(t *testing.T) {
+	rr, err := rerank.NewService(nanReranker{}, rerank.ServiceConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{
+		Retrievers: map[string]rlsearch.Retriever{"bm25": wordRetriever{}},
+		Docs:       threeDocs{},
+		Extra:      map[string]server.Endpoint{"/rerank": server.JSON(rr.Serve, server.EndpointOptions{IgnoreUnknown: true})},
+		Registry:   prometheus.NewRegistry(),
+		Logger:     slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Handler()
+	for i, scores := range []string{"true", "false"} {
+		body := `{"queries": ["a", "b"], "documents": [[{"id": "x", "contents": "fine"}], [{"id": "y", "contents": "ok"}, {"id": "z", "contents": "nan! here"}]], "return_scores": ` + scores + `}`
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/rerank", strings.NewReader(body)))
+		out := rec.Body.String()
+		testutil.CheckErrorShape(t, rec.Result(), http.StatusInternalServerError)
+		for _, m := range []string{`queries[1] \"b\"`, `documents[1][1] (id \"z\")`, "NaN"} {
+			if !strings.Contains(out, m) {
+				t.Errorf("return_scores %s: error %s does not mention %s", scores, out, m)
+			}
+		}
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		want := fmt.Sprintf(`rlsearch_http_errors_total{kind="internal"} %d`, i+1)
+		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}

@@ -78,8 +78,8 @@ func (s *Server) finish(endpoint string, w *respWriter, r *http.Request, start t
 		status = http.StatusOK // net/http's default when nothing was written
 	}
 	if w.errKind == "" && status >= 400 {
-		// Handlers mounted through Config.Extra answer errors themselves
-		// (WriteError); count them by status so /metrics sees them too.
+		// A status written without fail (promhttp's own errors on
+		// /metrics): count it by status so /metrics sees it too.
 		w.errKind = kindForStatus(status)
 		s.metrics.errors.WithLabelValues(w.errKind).Inc()
 	}

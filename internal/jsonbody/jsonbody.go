@@ -60,55 +60,66 @@ const (
 )
 
 // Object checks the framing of body (UTF-8, depth, one value, an object)
-// and returns the object's members.
+// and returns the object's members, in one pass of encoding/json over the
+// body.
 func Object(body []byte) (map[string]json.RawMessage, error) {
-	raw, err := Value(body)
-	if err != nil {
+	if err := precheck(body); err != nil {
 		return nil, err
 	}
-	if k := Kind(raw); k != "object" {
-		return nil, rlsearch.BadField("", "request body must be a JSON object, got %s", k)
-	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, rlsearch.BadField("", "invalid JSON: %v", err)
+	if err := dec.Decode(&fields); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return nil, rlsearch.BadField("", "request body must be a JSON object, got %s", Kind(body))
+		}
+		return nil, syntaxError(err)
+	}
+	if err := trailing(dec, body); err != nil {
+		return nil, err
+	}
+	if fields == nil {
+		return nil, rlsearch.BadField("", "request body must be a JSON object, got null")
 	}
 	return fields, nil
 }
 
-// Value checks that body is UTF-8, nests at most MaxDepth levels and holds
-// exactly one JSON value, and returns that value.
-func Value(body []byte) (json.RawMessage, error) {
+// precheck refuses an empty body, invalid UTF-8 and deep nesting.
+func precheck(body []byte) error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, rlsearch.BadField("", "empty request body; want a JSON object")
+		return rlsearch.BadField("", "empty request body; want a JSON object")
 	}
 	if off := InvalidUTF8(body); off >= 0 {
-		return nil, rlsearch.BadField("", "request body is not valid UTF-8: byte 0x%02x at byte offset %d (0-based) starts no valid UTF-8 sequence", body[off], off)
+		return rlsearch.BadField("", "request body is not valid UTF-8: byte 0x%02x at byte offset %d (0-based) starts no valid UTF-8 sequence", body[off], off)
 	}
 	if off := tooDeep(body, MaxDepth); off >= 0 {
-		return nil, rlsearch.BadField("", "invalid JSON: nested deeper than %d arrays and objects at byte offset %d", MaxDepth, off)
+		return rlsearch.BadField("", "invalid JSON: nested deeper than %d arrays and objects at byte offset %d", MaxDepth, off)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		var se *json.SyntaxError
-		switch {
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			return nil, rlsearch.BadField("", "invalid JSON: unexpected end of input")
-		case errors.As(err, &se):
-			return nil, rlsearch.BadField("", "invalid JSON at byte offset %d: %v", se.Offset, se)
-		}
-		return nil, rlsearch.BadField("", "invalid JSON: %v", err)
+	return nil
+}
+
+func syntaxError(err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return rlsearch.BadField("", "invalid JSON: unexpected end of input")
+	case errors.As(err, &se):
+		return rlsearch.BadField("", "invalid JSON at byte offset %d: %v", se.Offset, se)
 	}
+	return rlsearch.BadField("", "invalid JSON: %v", err)
+}
+
+// trailing refuses anything but white space after the value dec decoded.
+func trailing(dec *json.Decoder, body []byte) error {
 	end := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
 		off := end
 		for off < int64(len(body)) && strings.IndexByte(" \t\r\n", body[off]) >= 0 {
 			off++
 		}
-		return nil, rlsearch.BadField("", "invalid JSON: unexpected data after the top-level object at byte offset %d", off)
+		return rlsearch.BadField("", "invalid JSON: unexpected data after the top-level object at byte offset %d", off)
 	}
-	return raw, nil
+	return nil
 }
 
 // Decode decodes body, a JSON object, into v (a pointer to a struct),
@@ -116,14 +127,15 @@ func Value(body []byte) (json.RawMessage, error) {
 // field's JSON path. unknown decides what happens to keys v has no field
 // for; near-misses (see NearMiss) are refused either way.
 func Decode(body []byte, v any, unknown Unknown) error {
-	if _, err := Object(body); err != nil {
-		return err
-	}
 	t := reflect.TypeOf(v)
 	if t == nil || t.Kind() != reflect.Pointer {
 		return fmt.Errorf("jsonbody: Decode needs a pointer, got %T", v)
 	}
-	if err := check(body, t.Elem(), "", unknown); err != nil {
+	members, err := Object(body)
+	if err != nil {
+		return err
+	}
+	if err := checkMembers(members, t.Elem(), "", unknown); err != nil {
 		return err
 	}
 	if err := json.Unmarshal(body, v); err != nil {
@@ -293,38 +305,7 @@ func check(raw json.RawMessage, t reflect.Type, path string, unknown Unknown) er
 		if err := json.Unmarshal(raw, &members); err != nil {
 			return rlsearch.BadField(path, "%s: %v", name, err)
 		}
-		fs := fieldsOf(t)
-		known := fs.folded
-		if a, ok := reflect.Zero(t).Interface().(Aliaser); ok {
-			known = maps.Clone(known)
-			for k, v := range a.FieldAliases() {
-				known[Fold(k)] = v
-			}
-		}
-		if err := NearMissError(path, members, known); err != nil {
-			return err
-		}
-		keys := make([]string, 0, len(members))
-		for k := range members {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			f, ok := fs.byName[k]
-			if !ok {
-				if unknown == Reject {
-					return rlsearch.BadField(join(path, k), "unknown field %q; known fields: %s", join(path, k), strings.Join(fs.names, ", "))
-				}
-				continue
-			}
-			if f.asString {
-				continue
-			}
-			if err := check(members[k], f.typ, join(path, k), unknown); err != nil {
-				return err
-			}
-		}
-		return nil
+		return checkMembers(members, t, path, unknown)
 	case reflect.Map:
 		if kind != "object" {
 			return wrong("an object")
@@ -414,6 +395,53 @@ func check(raw json.RawMessage, t reflect.Type, path string, unknown Unknown) er
 // "topk" for "rerank_topk". FieldAliases maps such a key to the field.
 type Aliaser interface {
 	FieldAliases() map[string]string
+}
+
+// checkMembers walks the members of an object against t. At the top level
+// (path "") t may be any type: a non-struct is checked as a whole.
+func checkMembers(members map[string]json.RawMessage, t reflect.Type, path string, unknown Unknown) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		raw, err := json.Marshal(members)
+		if err != nil {
+			return rlsearch.BadField(path, "%v", err)
+		}
+		return check(raw, t, path, unknown)
+	}
+	fs := fieldsOf(t)
+	known := fs.folded
+	if a, ok := reflect.Zero(t).Interface().(Aliaser); ok {
+		known = maps.Clone(known)
+		for k, v := range a.FieldAliases() {
+			known[Fold(k)] = v
+		}
+	}
+	if err := NearMissError(path, members, known); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(members))
+	for k := range members {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		f, ok := fs.byName[k]
+		if !ok {
+			if unknown == Reject {
+				return rlsearch.BadField(join(path, k), "unknown field %q; known fields: %s", join(path, k), strings.Join(fs.names, ", "))
+			}
+			continue
+		}
+		if f.asString {
+			continue
+		}
+		if err := check(members[k], f.typ, join(path, k), unknown); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type field struct {

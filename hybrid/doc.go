@@ -79,11 +79,14 @@
 //
 // # Serving
 //
-// NewHandler serves POST /v1/hybrid/execute (batch of programs, one result
-// or error per program); NewExecutor adapts collections to
-// reward.HybridExecutor for the ProRetrieval reward.
+// Service.Serve answers POST /v1/hybrid/execute (batch of programs, one
+// result or error per program) as a plain call; internal/server owns the
+// HTTP side (decoding, statuses). NewExecutor adapts collections to
+// reward.HybridExecutor for the ProRetrieval reward. The only HTTP in this
+// package is an outbound client: OpenAIVerbalizer calls an
+// OpenAI-compatible chat endpoint.
 //
-// A Collection, Executor and handler are safe for concurrent use.
+// A Collection, Executor and Service are safe for concurrent use.
 //
 //	c, err := hybrid.Open(ctx, "collections/amazon_toys", hybrid.OpenConfig{})
 //	res, err := c.Execute(ctx, hybrid.Program{SQL: "WHERE rating >= 4.5 AND product_id IN <text_0>",

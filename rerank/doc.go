@@ -12,9 +12,11 @@
 //     batches through one queue served by a pool of ORT sessions; a batch
 //     is sorted by length and cut into runs of at most
 //     Config.MaxBatchTokens padded tokens, so a long document runs alone.
-//   - NewHandler: Search-R1's POST /rerank contract over any
-//     rlsearch.Reranker (rerank_topk absent, null or 0 keeps 3, Search-R1's
-//     default); Check: the startup sanity check for real weights.
+//   - Service: Search-R1's POST /rerank contract over any
+//     rlsearch.Reranker as a plain call, Serve(ctx, RerankRequest)
+//     (rerank_topk absent, null or 0 keeps 3, Search-R1's default);
+//     internal/server owns the HTTP side and this package does not import
+//     net/http. Check: the startup sanity check for real weights.
 //
 // Non-finite scores. No NaN or ±Inf score ever leaves this package: the
 // choice is an error, not "rank last with a flag", because a NaN means the
@@ -26,8 +28,8 @@
 // documents[i][j]; POST /rerank answers 500 with that message in the JSON
 // error (500 because the served model is at fault, not the client; it
 // counts under rlsearch_http_errors_total{kind="internal"} in /metrics),
-// whatever return_scores says; the response body is encoded whole
-// (EncodeResult) before the status is written, so an encoding failure can
+// whatever return_scores says; Service.Serve returns the body encoded
+// whole (EncodeResult) and the HTTP layer writes the status only then, so an encoding failure can
 // never become an empty 200. rerank() in programs and `rlsearch rerank` go
 // through Reranker.Rerank and report the same error.
 //

@@ -13,7 +13,28 @@ import (
 	"testing"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/server"
 )
+
+// handlerConfig is what cmd/rlsearch serve gives POST /rerank.
+type handlerConfig struct {
+	DefaultTopK, MaxQueries, MaxDocs int
+	MaxBodyBytes                     int64
+}
+
+// newHandler serves svc as serve mounts it: through internal/server, with
+// unknown keys ignored (Search-R1 clients send extras).
+func newHandler(r rlsearch.Reranker, c handlerConfig) (http.Handler, error) {
+	svc, err := NewService(r, ServiceConfig{DefaultTopK: c.DefaultTopK, MaxQueries: c.MaxQueries, MaxDocs: c.MaxDocs})
+	if err != nil {
+		return nil, err
+	}
+	max := c.MaxBodyBytes
+	if max == 0 {
+		max = DefaultMaxRerankBody
+	}
+	return server.EndpointHandler(server.JSON(svc.Serve, server.EndpointOptions{MaxBodyBytes: max, IgnoreUnknown: true})), nil
+}
 
 // fakeReranker scores a document by a deterministic function of query and
 // contents: the number of query words the contents contain, plus a small
@@ -72,7 +93,7 @@ func doc(id, contents string) string {
 
 func TestRerankContract(t *testing.T) {
 	f := &fakeReranker{}
-	h, err := NewHandler(f, HandlerConfig{})
+	h, err := newHandler(f, handlerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +175,7 @@ func TestRerankContract(t *testing.T) {
 }
 
 func TestRerankBadInput(t *testing.T) {
-	h, _ := NewHandler(&fakeReranker{}, HandlerConfig{MaxQueries: 2, MaxDocs: 3, MaxBodyBytes: 400})
+	h, _ := newHandler(&fakeReranker{}, handlerConfig{MaxQueries: 2, MaxDocs: 3, MaxBodyBytes: 400})
 	for _, tc := range []struct {
 		name, body, field string
 		status            int
@@ -165,10 +186,10 @@ func TestRerankBadInput(t *testing.T) {
 		{"queries not list", `{"queries": "q", "documents": []}`, "queries", 400},
 		{"no documents", `{"queries": ["q"]}`, "documents", 400},
 		{"mismatch", `{"queries": ["q", "r"], "documents": [[]]}`, "documents", 400},
-		{"too many queries", `{"queries": ["a", "b", "c"], "documents": [[], [], []]}`, "queries", 400},
-		{"too many docs", `{"queries": ["a"], "documents": [[{"contents": "1"}, {"contents": "2"}, {"contents": "3"}, {"contents": "4"}]]}`, "documents", 400},
-		{"doc without contents", `{"queries": ["a"], "documents": [[{"id": "x"}]]}`, "documents", 400},
-		{"doc not object", `{"queries": ["a"], "documents": [[3]]}`, "documents", 400},
+		{"too many queries", `{"queries": ["a", "b", "c"], "documents": [[], [], []]}`, "queries", 413},
+		{"too many docs", `{"queries": ["a"], "documents": [[{"contents": "1"}, {"contents": "2"}, {"contents": "3"}, {"contents": "4"}]]}`, "documents", 413},
+		{"doc without contents", `{"queries": ["a"], "documents": [[{"id": "x"}]]}`, "documents[0][0]", 400},
+		{"doc not object", `{"queries": ["a"], "documents": [[3]]}`, "documents[0][0]", 400},
 		{"negative topk", `{"queries": ["a"], "documents": [[]], "rerank_topk": -1}`, "rerank_topk", 400},
 		{"topk (the /retrieve name)", `{"queries": ["a"], "documents": [[]], "topk": 3}`, "topk", 400},
 		{"rerank_top_k", `{"queries": ["a"], "documents": [[]], "rerank_top_k": 3}`, "rerank_top_k", 400},
@@ -194,7 +215,7 @@ func TestRerankBadInput(t *testing.T) {
 		err    error
 		status int
 	}{{fmt.Errorf("x: %w", rlsearch.ErrBadInput), 400}, {errors.New("onnx failed"), 500}} {
-		h, _ := NewHandler(&fakeReranker{fail: tc.err}, HandlerConfig{})
+		h, _ := newHandler(&fakeReranker{fail: tc.err}, handlerConfig{})
 		if code, _ := post(t, h, `{"queries": ["a"], "documents": [[{"contents": "x"}]]}`); code != tc.status {
 			t.Errorf("reranker error %v: status %d, want %d", tc.err, code, tc.status)
 		}
@@ -247,7 +268,7 @@ func FuzzRerankBody(f *testing.F) {
 		`{"queries": ["a"], "documents": [[{"document": {"id": "a", "title": "t", "text": "x"}}]], "rerank_topk": 3}`} {
 		f.Add(s)
 	}
-	h, _ := NewHandler(&fakeReranker{}, HandlerConfig{MaxQueries: 8, MaxDocs: 16})
+	h, _ := newHandler(&fakeReranker{}, handlerConfig{MaxQueries: 8, MaxDocs: 16})
 	f.Fuzz(func(t *testing.T, body string) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/rerank", strings.NewReader(body)))
@@ -265,7 +286,7 @@ func FuzzRerankBody(f *testing.F) {
 // names the field it meant, a non-object candidate says what was expected
 // (not a Go type), and an unknown extra key passes.
 func TestRerankBadInputMessages(t *testing.T) {
-	h, _ := NewHandler(&fakeReranker{}, HandlerConfig{})
+	h, _ := newHandler(&fakeReranker{}, handlerConfig{})
 	for _, tc := range []struct{ name, body, want string }{
 		{"topk", `{"queries": ["a"], "documents": [[]], "topk": 3}`, `unknown field "topk": did you mean "rerank_topk"?`},
 		{"rerank_top_k", `{"queries": ["a"], "documents": [[]], "rerank_top_k": 3}`, `unknown field "rerank_top_k": did you mean "rerank_topk"?`},
@@ -301,7 +322,7 @@ func TestRerankBadInputMessages(t *testing.T) {
 // 3 when the request's is absent, null or 0 (`if not request.rerank_topk`);
 // so do we (HandlerConfig.DefaultTopK, DefaultRerankTopK).
 func TestRerankDefaultTopK(t *testing.T) {
-	h, _ := NewHandler(&fakeReranker{}, HandlerConfig{})
+	h, _ := newHandler(&fakeReranker{}, handlerConfig{})
 	var docs []string
 	for i := range 5 {
 		docs = append(docs, doc(fmt.Sprint(i), fmt.Sprintf("passage %d about paris", i)))

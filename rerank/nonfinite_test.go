@@ -87,18 +87,18 @@ func TestNonFiniteModelScore(t *testing.T) {
 	}
 }
 
-// rerankServer mounts NewHandler(r) at /rerank of a server.Server, as
+// rerankServer mounts newHandler(r) at /rerank of a server.Server, as
 // `rlsearch serve --reranker` does, so that /metrics counts it.
 func rerankServer(t *testing.T, r rlsearch.Reranker) http.Handler {
 	t.Helper()
-	h, err := NewHandler(r, HandlerConfig{})
+	svc, err := NewService(r, ServiceConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, err := server.New(server.Config{
 		Retrievers: map[string]rlsearch.Retriever{"none": noRetriever{}},
 		Docs:       noDocs{},
-		Extra:      map[string]http.Handler{"/rerank": h},
+		Extra:      map[string]server.Endpoint{"/rerank": server.JSON(svc.Serve, server.EndpointOptions{IgnoreUnknown: true})},
 		Registry:   prometheus.NewRegistry(),
 		Logger:     slog.New(slog.DiscardHandler),
 	})

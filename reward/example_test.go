@@ -2,26 +2,22 @@ package reward_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 
 	"github.com/rlsearch/rlsearch/reward"
 )
 
-// The README's /v1/rewards/qa example.
-func ExampleEndpoints() {
+// The README's /v1/rewards/qa example: the body of POST /v1/rewards/qa
+// and its answer (serve mounts Service.Serve through internal/server).
+func ExampleService_Serve() {
 	s, _ := reward.New(reward.Config{})
-	eps, _ := reward.Endpoints(reward.HandlerConfig{Scorer: s})
-	srv := httptest.NewServer(eps["/v1/rewards/qa"])
-	defer srv.Close()
-	resp, _ := http.Post(srv.URL, "application/json", strings.NewReader(
-		`{"rollouts": [{"id": "a", "golden_answers": ["2009"], "response": "<answer>In 2009</answer>"}]}`))
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	fmt.Print(string(b))
+	svc, _ := reward.NewService(reward.ServiceConfig{Scorer: s})
+	var req reward.Request
+	json.Unmarshal([]byte(`{"rollouts": [{"id": "a", "golden_answers": ["2009"], "response": "<answer>In 2009</answer>"}]}`), &req)
+	resp, _ := svc.Serve(context.Background(), reward.KindQA, req)
+	b, _ := json.Marshal(resp)
+	fmt.Println(string(b))
 	// Output: {"kind":"qa","judge":"lexical","rewards":[{"id":"a","answer":"In 2009","found":true,"em":0,"f1":0.6666666666666666,"contains":1}]}
 }
 

@@ -1,30 +1,43 @@
 package reward
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/server"
 )
 
-func newRewardServer(t *testing.T, cfg Config, mut func(*HandlerConfig)) *httptest.Server {
+// handlerConfig is the service's configuration plus the body limit of the
+// HTTP layer.
+type handlerConfig struct {
+	ServiceConfig
+	MaxBodyBytes int64
+}
+
+// newRewardServer mounts the four reward endpoints as cmd/rlsearch serve
+// does: through internal/server, unknown top-level keys ignored.
+func newRewardServer(t *testing.T, cfg Config, mut func(*handlerConfig)) *httptest.Server {
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := HandlerConfig{Scorer: s}
+	hc := handlerConfig{ServiceConfig: ServiceConfig{Scorer: s}, MaxBodyBytes: DefaultMaxBodyBytes}
 	if mut != nil {
 		mut(&hc)
 	}
-	eps, err := Endpoints(hc)
+	svc, err := NewService(hc.ServiceConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	for p, h := range eps {
-		mux.Handle(p, h)
+	for _, k := range Kinds {
+		serve := func(ctx context.Context, req Request) (Response, error) { return svc.Serve(ctx, k, req) }
+		mux.Handle("/v1/rewards/"+string(k), server.EndpointHandler(server.JSON(serve, server.EndpointOptions{MaxBodyBytes: hc.MaxBodyBytes, IgnoreUnknown: true})))
 	}
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -48,7 +61,7 @@ func post(t *testing.T, url, body string) (int, map[string]any) {
 
 func TestEndpoints(t *testing.T) {
 	saved := 0
-	srv := newRewardServer(t, Config{}, func(h *HandlerConfig) {
+	srv := newRewardServer(t, Config{}, func(h *handlerConfig) {
 		h.MaxBatch = 3
 		h.MaxBodyBytes = 4096
 		h.AfterBatch = func() error { saved++; return nil }

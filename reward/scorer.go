@@ -128,6 +128,9 @@ func (e *InputError) Path() string {
 	return p
 }
 
+// FieldPath is Path (rlsearch.FieldPather: the HTTP layer's "field").
+func (e *InputError) FieldPath() string { return e.Path() }
+
 // Unwrap returns rlsearch.ErrBadInput and the cause.
 func (e *InputError) Unwrap() []error { return []error{rlsearch.ErrBadInput, e.Err} }
 

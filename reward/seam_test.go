@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/reward"
 	"github.com/rlsearch/rlsearch/sdk"
 )
@@ -75,7 +76,7 @@ func TestExecuteResultIsAnRPLTurn(t *testing.T) {
 	}
 
 	// Two programs (two turns): two sparse calls fused, then one call.
-	execBody := post(t, rt.Handler(), []byte(`{"programs": [
+	execBody := post(t, server.EndpointHandler(server.JSON(rt.Serve, server.EndpointOptions{MaxBodyBytes: rt.MaxBodyBytes()})), []byte(`{"programs": [
 		{"id": "t1", "question": "who directed the informant", "code": "print(fuse(sparse(question, k=3), sparse('Mark Whitacre', k=3))[:2])"},
 		{"id": "t2", "question": "Steven Soderbergh", "code": "print(sparse(question, k=1))"}]}`))
 	var exec struct {
@@ -121,11 +122,12 @@ func TestExecuteResultIsAnRPLTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eps, err := reward.Endpoints(reward.HandlerConfig{Scorer: s})
+	svc, err := reward.NewService(reward.ServiceConfig{Scorer: s})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := post(t, eps["/v1/rewards/rpl"], body)
+	rpl := func(ctx context.Context, req reward.Request) (reward.Response, error) { return svc.Serve(ctx, "rpl", req) }
+	out := post(t, server.EndpointHandler(server.JSON(rpl, server.EndpointOptions{MaxBodyBytes: reward.DefaultMaxBodyBytes})), body)
 	var got struct {
 		Rewards []reward.RPLResult `json:"rewards"`
 	}

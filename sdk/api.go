@@ -1,16 +1,13 @@
 package sdk
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"reflect"
-	"strings"
 
-	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/jsonbody"
 )
 
 // Limits of the JSON batch API.
@@ -38,68 +35,84 @@ type BatchResponse struct {
 	Results []Result `json:"results"`
 }
 
-// DecodeBatch parses and checks a batch request body. Errors wrap
-// ErrBadArgument and name the field (field is "" when the body itself is
-// malformed).
+// DecodeBatch parses and checks a batch request body with the decoder of
+// every JSON endpoint (internal/jsonbody: one object, UTF-8, bounded
+// nesting, unknown keys refused, field paths in errors). Errors wrap
+// ErrBadArgument and rlsearch.ErrBadInput; field names the JSON path of the
+// bad field ("" when the body itself is malformed).
 func DecodeBatch(r io.Reader) (BatchRequest, string, error) {
 	var br BatchRequest
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return br, "", fmt.Errorf("%w: body is not a valid request: %w", ErrBadArgument, err)
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return br, "", fmt.Errorf("%w: read body: %w", ErrBadArgument, err)
 	}
-	if path, err := decodeStrict(raw, &br); err != nil {
-		path = strings.TrimPrefix(path, "Request.") // the embedded inline program
-		if path == "" || strings.HasPrefix(path, "programs.") || errors.Is(err, errUnknownField) {
-			// Decode the programs one by one to name the index.
-			var list struct {
-				Programs []json.RawMessage `json:"programs"`
-			}
-			if json.Unmarshal(raw, &list) == nil {
-				for i, p := range list.Programs {
-					var r Request
-					if path, err := decodeStrict(p, &r); err != nil {
-						field := fmt.Sprintf("programs[%d]", i)
-						if path != "" {
-							field += "." + path
-						}
-						return br, field, fmt.Errorf("%w: %s %v", ErrBadArgument, field, err)
-					}
-				}
-			}
-		}
-		if path == "" {
-			return br, "", fmt.Errorf("%w: body is not a valid request: %v", ErrBadArgument, err)
-		}
-		return br, path, fmt.Errorf("%w: %s %v", ErrBadArgument, path, err)
+	if err := jsonbody.Decode(body, &br, jsonbody.Reject); err != nil {
+		return br, fieldOf(err), fmt.Errorf("%w: %w", ErrBadArgument, err)
 	}
-	if dec.More() {
-		return br, "", fmt.Errorf("%w: body has data after the JSON object", ErrBadArgument)
+	if err := br.Check(); err != nil {
+		return br, fieldOf(err), err
 	}
+	return br, "", nil
+}
+
+// fieldOf is the field path an error names, "" when none.
+func fieldOf(err error) string {
+	var fp rlsearch.FieldPather
+	if errors.As(err, &fp) {
+		return fp.FieldPath()
+	}
+	return ""
+}
+
+// badArg is a *rlsearch.FieldError at field wrapping ErrBadArgument.
+func badArg(field, format string, args ...any) error {
+	return &rlsearch.FieldError{Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrBadArgument}, args...)...)}
+}
+
+// Check validates a decoded request and turns an inline program into a
+// one-program batch. Errors are *rlsearch.FieldError values wrapping
+// ErrBadArgument and naming the field; more than DefaultMaxBatchPrograms
+// programs also wraps rlsearch.ErrTooLarge.
+func (br *BatchRequest) Check() error {
 	single := br.Request.Code != "" || br.Request.Response != ""
 	switch {
 	case single && len(br.Programs) > 0:
-		return br, "programs", fmt.Errorf("%w: give either programs or one inline program, not both", ErrBadArgument)
+		return badArg("programs", "give either programs or one inline program, not both")
 	case single:
 		br.Programs = []Request{br.Request}
 		br.Request = Request{}
 	case len(br.Programs) == 0:
-		return br, "programs", fmt.Errorf("%w: no programs (give programs: [...] or code)", ErrBadArgument)
+		return badArg("programs", "no programs (give programs: [...] or code)")
 	case len(br.Programs) > DefaultMaxBatchPrograms:
-		return br, "programs", fmt.Errorf("%w: %d programs, at most %d per request", ErrBadArgument, len(br.Programs), DefaultMaxBatchPrograms)
+		return rlsearch.TooLarge("programs", "%d programs, at most %d per request", len(br.Programs), DefaultMaxBatchPrograms)
 	}
 	for i, p := range br.Programs {
 		if p.Code == "" && p.Response == "" {
-			return br, fmt.Sprintf("programs[%d].code", i), fmt.Errorf("%w: programs[%d] has neither code nor response", ErrBadArgument, i)
+			return badArg(fmt.Sprintf("programs[%d].code", i), "programs[%d] has neither code nor response", i)
 		}
 		if p.Budgets != nil {
 			if err := p.Budgets.Validate(); err != nil {
-				return br, fmt.Sprintf("programs[%d].budgets", i), fmt.Errorf("%w: programs[%d]: %v", ErrBadArgument, i, err)
+				return badArg(fmt.Sprintf("programs[%d].budgets", i), "programs[%d]: %v", i, err)
 			}
 		}
 	}
-	return br, "", nil
+	return nil
+}
+
+// MaxBodyBytes is Config.MaxBodyBytes (defaults applied): the body limit
+// the HTTP layer applies to POST /v1/programs/execute.
+func (rt *Runtime) MaxBodyBytes() int64 { return rt.cfg.MaxBodyBytes }
+
+// Serve answers POST /v1/programs/execute (the HTTP side is
+// internal/server's): it checks br (Check) and runs its programs as one
+// batch. The response holds one result per program, in order, even when
+// programs fail (their failures are in each result's code and
+// observation); the error is a bad request only. Safe for concurrent use.
+func (rt *Runtime) Serve(ctx context.Context, br BatchRequest) (BatchResponse, error) {
+	if err := br.Check(); err != nil {
+		return BatchResponse{}, err
+	}
+	return BatchResponse{Results: rt.RunBatch(ctx, br.Programs, br.Options())}, nil
 }
 
 // Options turns the request's switches into BatchOptions.
@@ -108,80 +121,4 @@ func (br BatchRequest) Options() BatchOptions {
 		NoCoalesce: br.Coalesce != nil && !*br.Coalesce,
 		NoMemo:     br.Memo != nil && !*br.Memo,
 	}
-}
-
-// Handler serves POST /v1/programs/execute: a BatchRequest in, a
-// BatchResponse out (200 even when programs fail: their failures are in
-// each result's code and observation). A malformed body is a 400 naming the
-// field, a body over Config.MaxBodyBytes a 413, another method a 405.
-// Safe for concurrent use.
-func (rt *Runtime) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			server.WriteError(w, http.StatusMethodNotAllowed, "use POST", "")
-			return
-		}
-		body := http.MaxBytesReader(w, r.Body, rt.cfg.MaxBodyBytes)
-		br, field, err := DecodeBatch(body)
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				server.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", rt.cfg.MaxBodyBytes), "")
-				return
-			}
-			server.WriteError(w, http.StatusBadRequest, err.Error(), field)
-			return
-		}
-		res := rt.RunBatch(r.Context(), br.Programs, br.Options())
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(BatchResponse{Results: res})
-	})
-}
-
-var errUnknownField = errors.New("unknown field")
-
-// decodeStrict unmarshals data into v, rejecting unknown fields. A type
-// error comes back as "must be <kind>, got <JSON kind>" with path the
-// field's JSON path ("budgets.max_steps"; list indexes are not in it); an
-// unknown field wraps errUnknownField; path is "" for other errors.
-func decodeStrict(data []byte, v any) (path string, err error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
-	var te *json.UnmarshalTypeError
-	switch {
-	case err == nil:
-		return "", nil
-	case errors.As(err, &te) && te.Field != "":
-		return te.Field, fmt.Errorf("must be %s, got %s", jsonKind(te.Type), te.Value)
-	case strings.Contains(err.Error(), "unknown field"):
-		return "", fmt.Errorf("%w %s", errUnknownField, strings.TrimPrefix(err.Error(), "json: unknown field "))
-	}
-	return "", err
-}
-
-// jsonKind names the JSON kind a Go type decodes from.
-func jsonKind(t reflect.Type) string {
-	if t == nil {
-		return "a value"
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Pointer:
-		return jsonKind(t.Elem())
-	}
-	return "a " + t.Kind().String()
 }

@@ -6,11 +6,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/server"
 )
 
 func TestHandler(t *testing.T) {
 	rt := newRT(t, wikiIndex(t), Config{MaxBodyBytes: 1 << 20})
-	h := rt.Handler()
+	h := server.EndpointHandler(server.JSON(rt.Serve, server.EndpointOptions{MaxBodyBytes: rt.MaxBodyBytes()}))
 	for _, tc := range []struct {
 		name, method, body string
 		status             int
@@ -27,9 +29,10 @@ func TestHandler(t *testing.T) {
 		{"no code", "POST", `{"programs": [{"id": "x"}]}`, 400, `"field":"programs[0].code"`},
 		{"negative budget", "POST", `{"programs": [{"code": "1", "budgets": {"max_calls": -1}}]}`, 400, `"field":"programs[0].budgets"`},
 		{"both", "POST", `{"code": "1", "programs": [{"code": "2"}]}`, 400, `"field":"programs"`},
-		{"trailing data", "POST", `{"code": "1"} {}`, 400, `after the JSON`},
+		{"trailing data", "POST", `{"code": "1"} {}`, 400, `after the top-level object`},
+		{"trailing brackets", "POST", `{"code": "1"}]]]not json`, 400, `after the top-level object`},
 		{"get", "GET", ``, 405, `use POST`},
-		{"too many programs", "POST", `{"programs": [` + strings.Repeat(`{"code":"1"},`, DefaultMaxBatchPrograms) + `{"code":"1"}]}`, 400, `at most 4096`},
+		{"too many programs", "POST", `{"programs": [` + strings.Repeat(`{"code":"1"},`, DefaultMaxBatchPrograms) + `{"code":"1"}]}`, 413, `at most 4096`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := httptest.NewRecorder()

@@ -197,11 +197,12 @@ type Config struct {
 	// for other programs of its batch; 0 means 2 ms.
 	MaxBatch     int
 	CoalesceWait time.Duration
-	// MaxBodyBytes bounds a request body of Handler; 0 means
+	// MaxBodyBytes bounds a request body of POST /v1/programs/execute
+	// (applied by the HTTP layer, internal/server); 0 means
 	// DefaultMaxBodyBytes (64 MiB).
 	MaxBodyBytes int64
 	// MaxConcurrent bounds the programs executing at once across all
-	// RunBatch calls of the Runtime (so across all Handler requests); 0
+	// RunBatch calls of the Runtime (so across all Serve requests); 0
 	// means 2 × GOMAXPROCS at New. A program's time budget starts when it
 	// starts executing, not while it is queued, so results do not depend
 	// on the batch size; the bound also keeps concurrent programs from

@@ -18,9 +18,11 @@ func TestDecodeBatchTypeErrors(t *testing.T) {
 		{"programs not a list", `{"programs":"x"}`, "programs", "programs must be a list, got string"},
 		{"inline", `{"code":5}`, "code", "code must be a string, got number"},
 		{"coalesce", `{"code":"print(1)","coalesce":"yes"}`, "coalesce", "coalesce must be a boolean, got string"},
-		{"unknown program field", `{"programs":[{"code":"print(1)"},{"code":"x","bogus":1}]}`, "programs[1]", `unknown field "bogus"`},
-		{"unknown top-level field", `{"code":"print(1)","bogus":1}`, "", `body is not a valid request: unknown field "bogus"`},
-		{"not json", `{"programs":`, "", "body is not a valid request"},
+		{"unknown program field", `{"programs":[{"code":"print(1)"},{"code":"x","bogus":1}]}`, "programs[1].bogus", `unknown field "programs[1].bogus"`},
+		{"unknown top-level field", `{"code":"print(1)","bogus":1}`, "bogus", `unknown field "bogus"`},
+		{"near-miss", `{"Code":"print(1)"}`, "Code", `unknown field "Code": did you mean "code"?`},
+		{"not json", `{"programs":`, "", "invalid JSON"},
+		{"trailing brackets", `{"code":"print(1)"}]]]not json`, "", "unexpected data after the top-level object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, field, err := DecodeBatch(strings.NewReader(tc.body))

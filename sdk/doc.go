@@ -118,8 +118,12 @@
 // that wait at the same moment into one Retrieve per route and memoises
 // (route, query) at the widest width asked (Cache; top-k lists of exact
 // retrievers are prefixes of each other).
-// Runtime.Handler serves POST /v1/programs/execute; `rlsearch programs`
-// runs JSONL files. A Runtime and a Cache are safe for concurrent use.
+// Runtime.Serve answers POST /v1/programs/execute and Verifier.Serve POST
+// /v1/programs/mutate as plain calls (decoded requests in, responses or
+// errors carrying a kind out: *rlsearch.FieldError for bad input, wrapping
+// rlsearch.ErrTooLarge over a limit); internal/server owns the HTTP side,
+// and the package does not import net/http. `rlsearch programs` runs JSONL
+// files. A Runtime and a Cache are safe for concurrent use.
 //
 //	rt, _ := sdk.New(sdk.Config{Retrievers: ix.Retrievers(), Docs: ix})
 //	res := rt.Run(ctx, sdk.Request{Code: "print(sparse(question, k=3))", Question: q}, nil)

@@ -34,7 +34,7 @@ var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: t
 // concurrent use; each Run has its own Starlark thread and budgets.
 type Runtime struct {
 	cfg Config
-	// slots bounds the programs of all RunBatch calls (all Handler
+	// slots bounds the programs of all RunBatch calls (all Serve
 	// requests) executing at once: Config.MaxConcurrent. A slot is held
 	// until the program's goroutine really ends, even when its caller
 	// stopped waiting (see abandonGrace).

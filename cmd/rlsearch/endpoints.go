@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/rerank"
 	"github.com/rlsearch/rlsearch/sdk"
 )
@@ -54,8 +54,8 @@ func runtimeConfig(ix *index.Index, deps endpointDeps) sdk.Config {
 // extraEndpoints returns the endpoints served beside /retrieve, /healthz and
 // /metrics (program execution, rewards, ...), by path. Each feature adds
 // its line here.
-func extraEndpoints(ix *index.Index, deps endpointDeps) (map[string]http.Handler, error) {
-	m := map[string]http.Handler{}
+func extraEndpoints(ix *index.Index, deps endpointDeps) (map[string]server.Endpoint, error) {
+	m := map[string]server.Endpoint{}
 	exec, err := addHybridEndpoints(m, ix, deps.collections)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
+	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/reward"
 )
 
@@ -27,7 +27,7 @@ import (
 // collections stay open for the life of the process. It returns an
 // executor over them for the ProRetrieval reward, or nil when none were
 // loaded.
-func addHybridEndpoints(m map[string]http.Handler, ix *index.Index, dir string) (reward.HybridExecutor, error) {
+func addHybridEndpoints(m map[string]server.Endpoint, ix *index.Index, dir string) (reward.HybridExecutor, error) {
 	var enc rlsearch.Encoder
 	if ix != nil && ix.Encoder() != nil {
 		enc = ix.Encoder()
@@ -36,7 +36,7 @@ func addHybridEndpoints(m map[string]http.Handler, ix *index.Index, dir string) 
 	if err != nil {
 		return nil, fmt.Errorf("--collections: %w", err)
 	}
-	m["/v1/hybrid/execute"] = hybrid.NewHandler(cols, hybrid.HandlerConfig{})
+	m["/v1/hybrid/execute"] = server.JSON(hybrid.NewService(cols, hybrid.ServiceConfig{}).Serve, server.EndpointOptions{MaxBodyBytes: hybrid.DefaultMaxBodyBytes})
 	if len(cols) == 0 {
 		return nil, nil
 	}

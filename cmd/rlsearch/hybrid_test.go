@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/server"
 )
 
 const hybridSchema = `{"name": "toys", "id": "product_id", "columns": [
@@ -79,7 +81,7 @@ func TestHybridCommand(t *testing.T) {
 	}
 
 	// serve --collections DIR mounts POST /v1/hybrid/execute.
-	m := map[string]http.Handler{}
+	m := map[string]server.Endpoint{}
 	exec, err := addHybridEndpoints(m, nil, filepath.Dir(col))
 	if err != nil || exec == nil {
 		t.Fatalf("addHybridEndpoints: executor %v, error %v", exec, err)
@@ -89,14 +91,14 @@ func TestHybridCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	m["/v1/rewards/proretrieval"].ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/rewards/proretrieval",
+	server.EndpointHandler(m["/v1/rewards/proretrieval"]).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/rewards/proretrieval",
 		strings.NewReader(`{"rollouts": [{"id": "r1", "collection": "toys", "ground_truth": ["p0"],
 		  "response": "<answer>{\"sql\": \"WHERE price < 3\", \"retrieval_list\": []}</answer>"}]}`)))
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"hit@1":1`) {
 		t.Fatalf("proretrieval reward through the collections: %d %s", rec.Code, rec.Body)
 	}
 	rec = httptest.NewRecorder()
-	m["/v1/hybrid/execute"].ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/hybrid/execute",
+	server.EndpointHandler(m["/v1/hybrid/execute"]).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/hybrid/execute",
 		strings.NewReader(`{"collection": "toys", "programs": [{"sql": "WHERE price < 3", "retrieval_list": []}]}`)))
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"ids":["p0","p1","p2"]`) {
 		t.Fatalf("endpoint: %d %s", rec.Code, rec.Body)

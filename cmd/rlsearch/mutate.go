@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/rlsearch/rlsearch/bench/mutateeval"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/internal/progress"
+	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -23,12 +23,12 @@ import (
 // served index, with the default verifier configuration (64 executions,
 // all gold); the rerank ladder is in the mutation space only when serve has
 // a --reranker.
-func addMutateEndpoints(m map[string]http.Handler, rt *sdk.Runtime) error {
+func addMutateEndpoints(m map[string]server.Endpoint, rt *sdk.Runtime) error {
 	v, err := sdk.NewVerifier(rt, sdk.MutateConfig{})
 	if err != nil {
 		return err
 	}
-	m["/v1/programs/mutate"] = v.Handler()
+	m["/v1/programs/mutate"] = server.JSON(v.Serve, server.EndpointOptions{MaxBodyBytes: sdk.DefaultMaxBodyBytes})
 	return nil
 }
 

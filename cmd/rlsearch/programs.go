@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
+	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -18,8 +18,8 @@ import (
 // the served index, with serve's --reranker behind rerank() (without one,
 // rerank() answers "unavailable") and --policy-tokenizer counting
 // observation tokens (sdk.BoundTokens without one).
-func addProgramEndpoints(m map[string]http.Handler, rt *sdk.Runtime) error {
-	m["/v1/programs/execute"] = rt.Handler()
+func addProgramEndpoints(m map[string]server.Endpoint, rt *sdk.Runtime) error {
+	m["/v1/programs/execute"] = server.JSON(rt.Serve, server.EndpointOptions{MaxBodyBytes: rt.MaxBodyBytes()})
 	return nil
 }
 

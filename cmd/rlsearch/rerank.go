@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
+	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/rerank"
 )
 
@@ -72,15 +72,19 @@ func (f *rerankFlags) open(ctx context.Context, ortLib string) (*rerank.Reranker
 
 // mount opens the reranker and adds POST /rerank to extra; the closer
 // releases the reranker. Without --reranker it mounts nothing.
-func (f *rerankFlags) mount(r *rerank.Reranker, extra map[string]http.Handler, logger *slog.Logger) error {
+func (f *rerankFlags) mount(r *rerank.Reranker, extra map[string]server.Endpoint, logger *slog.Logger) error {
 	if r == nil {
 		return nil
 	}
-	h, err := rerank.NewHandler(r, rerank.HandlerConfig{DefaultTopK: f.topK, MaxQueries: f.maxQueries, MaxDocs: f.maxDocs, MaxBodyBytes: f.maxBody})
+	if f.maxBody < 0 {
+		return usageErr("--rerank-max-body %d is negative", f.maxBody)
+	}
+	svc, err := rerank.NewService(r, rerank.ServiceConfig{DefaultTopK: f.topK, MaxQueries: f.maxQueries, MaxDocs: f.maxDocs})
 	if err != nil {
 		return err
 	}
-	extra["/rerank"] = h
+	// Search-R1's clients send extras: unknown keys pass, near-misses do not.
+	extra["/rerank"] = server.JSON(svc.Serve, server.EndpointOptions{MaxBodyBytes: f.maxBody, IgnoreUnknown: true})
 	logger.Info("reranker loaded", "dir", f.dir, "name", r.Name(), "kind", r.Kind(), "max_length", r.MaxLength(), "startup_check", f.check)
 	return nil
 }

@@ -5,12 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/rlsearch/rlsearch/hybrid"
+	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/reward"
 )
 
@@ -123,7 +123,7 @@ func (f *rewardFlags) scorer() (*reward.Scorer, *reward.JudgeCache, error) {
 
 // addRewardEndpoints mounts POST /v1/rewards/{qa,rpl,search-p1,proretrieval},
 // configured from the environment (see rewardFlags).
-func addRewardEndpoints(m map[string]http.Handler, exec reward.HybridExecutor) error {
+func addRewardEndpoints(m map[string]server.Endpoint, exec reward.HybridExecutor) error {
 	f := rewardFlags{executor: exec}
 	fs := flag.NewFlagSet("reward", flag.ContinueOnError)
 	f.bind(fs)
@@ -131,16 +131,18 @@ func addRewardEndpoints(m map[string]http.Handler, exec reward.HybridExecutor) e
 	if err != nil {
 		return err
 	}
-	hc := reward.HandlerConfig{Scorer: s}
+	sc := reward.ServiceConfig{Scorer: s}
 	if cache != nil {
-		hc.AfterBatch = cache.Save
+		sc.AfterBatch = cache.Save
 	}
-	eps, err := reward.Endpoints(hc)
+	svc, err := reward.NewService(sc)
 	if err != nil {
 		return err
 	}
-	for p, h := range eps {
-		m[p] = h
+	for _, k := range reward.Kinds {
+		serve := func(ctx context.Context, req reward.Request) (reward.Response, error) { return svc.Serve(ctx, k, req) }
+		// Unknown top-level keys pass (as before); near-misses do not.
+		m["/v1/rewards/"+string(k)] = server.JSON(serve, server.EndpointOptions{MaxBodyBytes: reward.DefaultMaxBodyBytes, IgnoreUnknown: true})
 	}
 	return nil
 }

@@ -5,11 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/server"
 )
 
 func TestRewardCommand(t *testing.T) {
@@ -91,18 +92,18 @@ func TestRewardCommand(t *testing.T) {
 }
 
 func TestRewardEndpointsFromEnv(t *testing.T) {
-	m := map[string]http.Handler{}
+	m := map[string]server.Endpoint{}
 	if err := addRewardEndpoints(m, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/v1/rewards/qa", "/v1/rewards/rpl", "/v1/rewards/search-p1", "/v1/rewards/proretrieval"} {
-		if m[p] == nil {
+		if _, ok := m[p]; !ok {
 			t.Errorf("%s not mounted", p)
 		}
 	}
 	t.Setenv("RLSEARCH_JUDGE_URL", "http://127.0.0.1:1/v1")
 	t.Setenv("RLSEARCH_JUDGE_MODEL", "")
-	if err := addRewardEndpoints(map[string]http.Handler{}, nil); err == nil || !strings.Contains(err.Error(), "Model") {
+	if err := addRewardEndpoints(map[string]server.Endpoint{}, nil); err == nil || !strings.Contains(err.Error(), "Model") {
 		t.Errorf("judge URL without model: err %v, want one naming Model", err)
 	}
 }

@@ -1,12 +1,73 @@
-// Package server serves the retrieval backend over HTTP with the exact
-// request and response shapes of Search-R1's retrieval server, so that
-// Search-R1's and verl's search clients work unchanged.
+// Package server is the one HTTP layer of the backend: it serves /retrieve
+// with the exact request and response shapes of Search-R1's retrieval
+// server (so that Search-R1's and verl's search clients work unchanged),
+// /healthz, /metrics, and every other JSON endpoint, which the domain
+// packages provide as plain functions (Serve(ctx, Request) (Response,
+// error)) mounted through Config.Extra with JSON. No domain package imports
+// net/http (reward and hybrid hold outbound clients only: the OpenAI judge
+// and verbalizer).
 //
-// Endpoints:
+// Endpoints of `rlsearch serve` (Server.Paths lists what a server answers):
 //
-//	POST /retrieve  {"queries": [str], "topk": int, "return_scores": bool, "retriever": str}
-//	GET  /healthz   {"status": "ok", "retrievers": [...], "default": str, "num_docs": N, ...}
-//	GET  /metrics   Prometheus text exposition of the server's registry
+//	POST /retrieve              {"queries": [str], "topk": int, "return_scores": bool, "retriever": str}
+//	GET  /healthz               {"status": "ok", "retrievers": [...], "default": str, "num_docs": N, ...}
+//	GET  /metrics               Prometheus text exposition of the server's registry
+//	POST /rerank                rerank.Service.Serve (with --reranker; Search-R1's reranker contract)
+//	POST /v1/programs/execute   sdk.Runtime.Serve
+//	POST /v1/programs/mutate    sdk.Verifier.Serve
+//	POST /v1/rewards/{qa,rpl,search-p1,proretrieval}  reward.Service.Serve
+//	POST /v1/hybrid/execute     hybrid.Service.Serve
+//
+// One policy for every POST endpoint:
+//
+//   - Content-Type: missing, application/json, any +json type and
+//     text/plain are accepted; forms (application/x-www-form-urlencoded,
+//     multipart/*), XML and HTML get 415 with field "Content-Type" (what
+//     curl -d sends without -H 'Content-Type: application/json').
+//
+//   - Body limit per endpoint (EndpointOptions.MaxBodyBytes, /retrieve:
+//     Config.MaxBodyBytes): over it, 413 "request body exceeds N bytes".
+//
+//   - Decoding (package jsonbody): UTF-8 only (encoding/json would turn
+//     invalid bytes into U+FFFD), at most jsonbody.MaxDepth (64) nested
+//     arrays and objects, exactly one JSON value and it must be an object:
+//     a valid object followed by "]]]not json" or by a second object is a
+//     400. Errors name the field's JSON path
+//     ("programs[2].budgets.max_steps must be an integer, got string").
+//
+//   - Near-miss field names: a key that equals a known field once
+//     lower-cased and stripped of '_' and '-' ("top_k", "TopK",
+//     "returnScores", "Queries") is a 400 {"error": "unknown field
+//     \"top_k\": did you mean \"topk\"?", "field": "top_k"} rather than a
+//     silent default, on every endpoint and at every depth. Other unknown
+//     keys pass on the Search-R1 contracts (/retrieve, /rerank) and the
+//     reward endpoints, whose clients send extras, and are a 400 on
+//     programs, mutate and hybrid.
+//
+//   - Errors: always the JSON body {"error": "...", "field": "..."} naming
+//     the offending field ("" for the body as a whole), with Content-Type
+//     application/json. The one error → status mapping (classify):
+//
+//     cause                                             status  kind in rlsearch_http_errors_total
+//     bad field (*rlsearch.FieldError), rlsearch.ErrBadInput  400  bad_request (retriever_input: a retriever's, /retrieve)
+//     unknown path                                        404  not_found
+//     wrong method (Allow header)                         405  method
+//     body not received within Config.ReadTimeout         408  read_timeout
+//     body over the limit; rlsearch.ErrTooLarge (items)   413  too_large
+//     non-JSON Content-Type                               415  media_type
+//     client went away (context.Canceled)                 499  canceled
+//     rlsearch.ErrOverloaded                              503  overloaded (Retry-After: 1)
+//     context.DeadlineExceeded                            503  deadline (Retry-After: 1)
+//     anything else, logged: our fault (model, index,     500  internal, panic
+//     NaN score, encoding, recovered panic)
+//
+// verl's search tool retries every 5xx ten times, so bad input is never a
+// 5xx. Every endpoint is counted under its path in
+// rlsearch_http_requests_total{endpoint,code} and
+// rlsearch_http_request_duration_seconds{endpoint}; failures also in
+// rlsearch_http_errors_total{kind}. Responses of Config.Extra endpoints are
+// encoded whole before the status is written (a NaN the encoder refuses is
+// a 500, never an empty 200); /retrieve streams (below).
 //
 // /retrieve answers {"result": [[{"document": {"id", "contents"}, "score"}, ...], ...]}
 // with one inner list per query when return_scores is true, and
@@ -14,18 +75,7 @@
 // "topk" defaults to 3 (Search-R1's retrieval_topk), also when it is 0 (Search-R1:
 // `if not request.topk`), "return_scores" to false,
 // and "retriever" (our extension) to Config.Default. A JSON null counts as an
-// absent field. Unknown fields are ignored, as clients send extras, except
-// near-misses of the four known ones: a key that equals a known field once
-// lower-cased and stripped of '_' and '-' ("top_k", "TopK", "returnScores",
-// "Queries") is a 400 {"error": "unknown field \"top_k\": did you mean
-// \"topk\"?", "field": "top_k"} rather than a silent default.
-//
-// The body must be UTF-8 (a 400 with field "" gives the byte offset of the
-// first invalid byte; encoding/json would turn it into U+FFFD). A missing
-// Content-Type, application/json, any +json type and text/plain are
-// accepted; forms (application/x-www-form-urlencoded, multipart/*), XML
-// and HTML get 415 with field "Content-Type" — what curl -d sends without
-// -H 'Content-Type: application/json'.
+// absent field.
 //
 // Limits per request, each with a Config field: "topk" ≤ 1000
 // (MaxTopK), ≤ 32,768 queries (MaxQueries), a body of ≤ 16 MiB
@@ -49,19 +99,6 @@
 // cancellation ListenAndServe drains in-flight requests for up to 30 s
 // (ShutdownTimeout) and returns an error if any remain.
 //
-// Bad input is always a 4xx with a JSON body {"error": "...", "field": "..."}
-// naming the offending field ("" for the body as a whole), never a 5xx:
-// verl's search tool retries every 5xx ten times. Statuses: 400 for a
-// malformed body or field and for retriever errors wrapping
-// rlsearch.ErrBadInput, 404 for an unknown path, 405 (with Allow) for a
-// wrong method, 408 for a body not received within Config.ReadTimeout,
-// 413 for a body over Config.MaxBodyBytes, more than Config.MaxQueries
-// queries or more than Config.MaxResults hits (field "topk"), 415 for a
-// non-JSON Content-Type, 499 when the client went away, 503 on a context
-// deadline, and 500 only for real faults (a retriever or document
-// store error, a NaN or infinite score — a model fault, named with the
-// query —, a recovered panic), always with the same JSON body.
-//
 // Blank (empty or whitespace-only) queries get an empty list without
 // reaching the retriever, and hits with padding rows (< 0) or repeated rows
 // are dropped, so "topk" beyond the corpus returns each match once.
@@ -80,6 +117,9 @@
 //		Retrievers: map[string]rlsearch.Retriever{"bm25": bm25, "e5": server.NewBatcher(e5, 512, 2*time.Millisecond)},
 //		Default:    "e5",
 //		Docs:       docs,
+//		Extra: map[string]server.Endpoint{
+//			"/v1/programs/execute": server.JSON(rt.Serve, server.EndpointOptions{MaxBodyBytes: rt.MaxBodyBytes()}),
+//		},
 //	})
 //	if err != nil {
 //		return err

@@ -26,6 +26,7 @@ const (
 	kindRetrieverInput = "retriever_input" // retriever returned rlsearch.ErrBadInput (400)
 	kindCanceled       = "canceled"        // client went away (499)
 	kindDeadline       = "deadline"        // context deadline exceeded (503)
+	kindOverloaded     = "overloaded"      // rlsearch.ErrOverloaded (503)
 	kindInternal       = "internal"        // retriever, doc source or encoding failure (500)
 	kindPanic          = "panic"           // recovered panic (500)
 	kindWrite          = "write"           // writing the response failed (client gone)
@@ -63,7 +64,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rlsearch_http_errors_total",
-			Help: "Failed HTTP requests by kind (bad_request, too_large, method, media_type, read_timeout, not_found, retriever_input, canceled, deadline, internal, panic, write).",
+			Help: "Failed HTTP requests by kind (bad_request, too_large, method, media_type, read_timeout, not_found, retriever_input, canceled, deadline, overloaded, internal, panic, write).",
 		}, []string{"kind"}),
 		retrieval: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "rlsearch_retrieval_duration_seconds",

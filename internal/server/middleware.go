@@ -78,8 +78,8 @@ func (s *Server) finish(endpoint string, w *respWriter, r *http.Request, start t
 		status = http.StatusOK // net/http's default when nothing was written
 	}
 	if w.errKind == "" && status >= 400 {
-		// Handlers mounted through Config.Extra answer errors themselves
-		// (WriteError); count them by status so /metrics sees them too.
+		// A status written without fail (promhttp's own errors on
+		// /metrics): count it by status so /metrics sees it too.
 		w.errKind = kindForStatus(status)
 		s.metrics.errors.WithLabelValues(w.errKind).Inc()
 	}
@@ -115,7 +115,7 @@ func (s *Server) finish(endpoint string, w *respWriter, r *http.Request, start t
 func (s *Server) fail(w *respWriter, status int, kind, msg, field string) {
 	w.errKind = kind
 	s.metrics.errors.WithLabelValues(kind).Inc()
-	WriteError(w, status, msg, field)
+	writeError(w, status, msg, field)
 }
 
 // allowMethod answers 405 with an Allow header and a JSON error unless
@@ -132,11 +132,10 @@ func (s *Server) allowMethod(w *respWriter, r *http.Request, methods ...string) 
 	return false
 }
 
-// WriteError answers status with the JSON body {"error": msg, "field":
+// writeError answers status with the JSON body {"error": msg, "field":
 // field} that every endpoint of this server uses; field names the request
-// field at fault ("" for the body as a whole). For handlers mounted through
-// Config.Extra.
-func WriteError(w http.ResponseWriter, status int, msg, field string) {
+// field at fault ("" for the body as a whole).
+func writeError(w http.ResponseWriter, status int, msg, field string) {
 	b := make([]byte, 0, len(msg)+len(field)+32)
 	b = append(b, `{"error":`...)
 	b = appendString(b, msg)

@@ -1,24 +1,20 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/jsonbody"
 )
 
 // retrieveRequest is a validated /retrieve request.
@@ -30,21 +26,8 @@ type retrieveRequest struct {
 	retriever    rlsearch.Retriever
 }
 
-// badRequest is a client error: its status is 4xx and field names the
-// request field at fault ("" for the body as a whole).
-type badRequest struct {
-	status int
-	kind   string
-	msg    string
-	field  string
-}
-
-func bad(field, format string, args ...any) *badRequest {
-	return &badRequest{status: http.StatusBadRequest, kind: kindBadRequest, msg: fmt.Sprintf(format, args...), field: field}
-}
-
 // retrieveFields are the fields of a /retrieve request, by their folded
-// key (see NearMiss).
+// key (see jsonbody.NearMiss).
 var retrieveFields = map[string]string{
 	"queries":      "queries",
 	"topk":         "topk",
@@ -52,143 +35,20 @@ var retrieveFields = map[string]string{
 	"retriever":    "retriever",
 }
 
-// NearMiss finds the first key of a decoded JSON object (in byte order)
-// that is not a known field but folds to one: lower-cased, with '_' and
-// '-' dropped, so that "top_k", "TopK" and "return-scores" meet the field
-// they were meant to be. known maps folded keys to field names. Such a
-// key is a typo that would otherwise be ignored and silently give the
-// default; other unknown keys pass, as clients send extras. ok is false
-// when there is none.
-func NearMiss(fields map[string]json.RawMessage, known map[string]string) (key, want string, ok bool) {
-	var miss []string
-	for k := range fields {
-		if name, hit := known[foldField(k)]; hit && k != name {
-			miss = append(miss, k)
-		}
-	}
-	if len(miss) == 0 {
-		return "", "", false
-	}
-	slices.Sort(miss)
-	return miss[0], known[foldField(miss[0])], true
-}
-
-func foldField(key string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '_' || r == '-' {
-			return -1
-		}
-		return unicode.ToLower(r)
-	}, key)
-}
-
-// nearMiss is NearMiss over the /retrieve fields as a 400.
-func nearMiss(fields map[string]json.RawMessage) *badRequest {
-	key, want, ok := NearMiss(fields, retrieveFields)
-	if !ok {
-		return nil
-	}
-	return bad(key, "unknown field %q: did you mean %q?", key, want)
-}
-
-// checkContentType accepts a missing Content-Type, JSON (application/json
-// and any +json type) and text/plain (what some clients send for a string
-// body), as well as anything not clearly another format; it refuses forms,
-// XML and HTML with 415, which is what a client that forgot to send JSON
-// (curl -d without -H, requests' data= with a dict) sends.
-func checkContentType(r *http.Request) *badRequest {
-	ct := r.Header.Get("Content-Type")
-	mt, _, _ := strings.Cut(ct, ";")
-	mt = strings.ToLower(strings.TrimSpace(mt))
-	switch {
-	case mt == "application/x-www-form-urlencoded",
-		strings.HasPrefix(mt, "multipart/"),
-		mt == "application/xml", mt == "text/xml", strings.HasSuffix(mt, "+xml"),
-		mt == "text/html":
-		return &badRequest{status: http.StatusUnsupportedMediaType, kind: kindMediaType, field: "Content-Type",
-			msg: fmt.Sprintf("Content-Type %q is not JSON; send the body as application/json (curl: -H 'Content-Type: application/json'; requests: json=...)", ct)}
-	}
-	return nil
-}
-
-// readBody reads the whole body, at most max bytes, and checks that it is
-// UTF-8: encoding/json would silently turn invalid bytes inside a string
-// into U+FFFD and answer for a query the client never sent.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, *badRequest) {
-	if r.ContentLength > max {
-		return nil, tooLarge(max)
-	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead) // ReadFrom wants MinRead spare bytes per read
-	}
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max)); err != nil {
-		var (
-			mbe *http.MaxBytesError
-			ne  net.Error
-		)
-		switch {
-		case errors.As(err, &mbe):
-			return nil, tooLarge(max)
-		case errors.As(err, &ne) && ne.Timeout():
-			return nil, &badRequest{status: http.StatusRequestTimeout, kind: kindReadTimeout, field: "",
-				msg: fmt.Sprintf("request body not received within the read timeout of %v (%d bytes arrived)", s.cfg.ReadTimeout, buf.Len())}
-		default:
-			return nil, bad("", "read request body: %v", err)
-		}
-	}
-	b := buf.Bytes()
-	if off := invalidUTF8(b); off >= 0 {
-		return nil, bad("", "request body is not valid UTF-8: byte 0x%02x at byte offset %d (0-based) starts no valid UTF-8 sequence", b[off], off)
-	}
-	return b, nil
-}
-
-// invalidUTF8 returns the offset of the first byte of b that starts no
-// valid UTF-8 sequence, or -1 when b is valid UTF-8.
-func invalidUTF8(b []byte) int {
-	if utf8.Valid(b) {
-		return -1
-	}
-	for i := 0; i < len(b); {
-		if b[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
-		}
-		i += n
-	}
-	return -1 // not reached: utf8.Valid said otherwise
-}
-
 // parseRetrieve reads and validates the body of a /retrieve request. The
 // body is decoded into json.RawMessage values and each field's type is
 // checked here so that the messages can say precisely what is wrong.
-func (s *Server) parseRetrieve(w http.ResponseWriter, r *http.Request) (*retrieveRequest, *badRequest) {
-	if b := checkContentType(r); b != nil {
-		return nil, b
+func (s *Server) parseRetrieve(w http.ResponseWriter, r *http.Request) (*retrieveRequest, error) {
+	body, err := s.readBody(w, r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		return nil, err
 	}
-	max := s.cfg.MaxBodyBytes
-	body, b := s.readBody(w, r, max)
-	if b != nil {
-		return nil, b
+	fields, err := jsonbody.Object(body)
+	if err != nil {
+		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var fields map[string]json.RawMessage
-	if err := dec.Decode(&fields); err != nil {
-		return nil, bodyError(err, max)
-	}
-	if fields == nil {
-		return nil, bad("", "request body must be a JSON object, got null")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, bad("", "invalid JSON: unexpected data after the top-level object")
-	}
-	if b := nearMiss(fields); b != nil {
-		return nil, b
+	if err := jsonbody.NearMissError("", fields, retrieveFields); err != nil {
+		return nil, err
 	}
 
 	req := &retrieveRequest{topK: defaultTopK, name: s.cfg.Default}
@@ -196,145 +56,90 @@ func (s *Server) parseRetrieve(w http.ResponseWriter, r *http.Request) (*retriev
 	// "queries": required list of strings.
 	raw, ok := fields["queries"]
 	if !ok {
-		return nil, bad("queries", `missing required field "queries" (a list of strings)`)
+		return nil, rlsearch.BadField("queries", `missing required field "queries" (a list of strings)`)
 	}
-	if kind := jsonKind(raw); kind != "list" {
-		return nil, bad("queries", "queries must be a list of strings, got %s", kind)
+	if kind := jsonbody.Kind(raw); kind != "list" {
+		return nil, rlsearch.BadField("queries", "queries must be a list of strings, got %s", kind)
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, bad("queries", "queries must be a list of strings: %v", err)
+		return nil, rlsearch.BadField("queries", "queries must be a list of strings: %v", err)
 	}
 	if len(elems) > s.cfg.MaxQueries {
-		return nil, &badRequest{status: http.StatusRequestEntityTooLarge, kind: kindTooLarge,
-			msg: fmt.Sprintf("too many queries: %d > %d per request; split the batch", len(elems), s.cfg.MaxQueries), field: "queries"}
+		return nil, rlsearch.TooLarge("queries", "too many queries: %d > %d per request; split the batch", len(elems), s.cfg.MaxQueries)
 	}
 	req.queries = make([]string, len(elems))
 	for i, e := range elems {
-		if kind := jsonKind(e); kind != "string" {
-			return nil, bad("queries", "queries[%d] must be a string, got %s", i, kind)
+		if kind := jsonbody.Kind(e); kind != "string" {
+			return nil, rlsearch.BadField("queries", "queries[%d] must be a string, got %s", i, kind)
 		}
 		if err := json.Unmarshal(e, &req.queries[i]); err != nil {
-			return nil, bad("queries", "queries[%d]: %v", i, err)
+			return nil, rlsearch.BadField("queries", "queries[%d]: %v", i, err)
 		}
 	}
 
 	// "topk": optional positive integer, at most MaxTopK.
-	if raw, ok := fields["topk"]; ok && jsonKind(raw) != "null" {
-		k, b := parseTopK(raw, s.cfg.MaxTopK)
-		if b != nil {
-			return nil, b
+	if raw, ok := fields["topk"]; ok && jsonbody.Kind(raw) != "null" {
+		k, err := parseTopK(raw, s.cfg.MaxTopK)
+		if err != nil {
+			return nil, err
 		}
 		req.topK = k
 	}
 	// Hits asked for, counted before any work: a 50 KB body of 4096
 	// queries at topk 1000 would otherwise stream gigabytes.
 	if n := len(req.queries) * req.topK; n > s.cfg.MaxResults {
-		return nil, &badRequest{status: http.StatusRequestEntityTooLarge, kind: kindTooLarge, field: "topk",
-			msg: fmt.Sprintf("too many results: %d queries x topk %d = %d, over the limit of %d results per request; lower topk or split the batch",
-				len(req.queries), req.topK, n, s.cfg.MaxResults)}
+		return nil, rlsearch.TooLarge("topk", "too many results: %d queries x topk %d = %d, over the limit of %d results per request; lower topk or split the batch",
+			len(req.queries), req.topK, n, s.cfg.MaxResults)
 	}
 
 	// "return_scores": optional boolean.
 	if raw, ok := fields["return_scores"]; ok {
-		switch kind := jsonKind(raw); kind {
+		switch kind := jsonbody.Kind(raw); kind {
 		case "null":
 		case "bool":
 			req.returnScores = raw[0] == 't'
 		default:
-			return nil, bad("return_scores", "return_scores must be a boolean (true or false), got %s", kind)
+			return nil, rlsearch.BadField("return_scores", "return_scores must be a boolean (true or false), got %s", kind)
 		}
 	}
 
 	// "retriever": optional name, our extension.
-	if raw, ok := fields["retriever"]; ok && jsonKind(raw) != "null" {
-		if kind := jsonKind(raw); kind != "string" {
-			return nil, bad("retriever", "retriever must be a string, one of %s; got %s", strings.Join(s.names, ", "), kind)
+	if raw, ok := fields["retriever"]; ok && jsonbody.Kind(raw) != "null" {
+		if kind := jsonbody.Kind(raw); kind != "string" {
+			return nil, rlsearch.BadField("retriever", "retriever must be a string, one of %s; got %s", strings.Join(s.names, ", "), kind)
 		}
 		var name string
 		if err := json.Unmarshal(raw, &name); err != nil {
-			return nil, bad("retriever", "retriever: %v", err)
+			return nil, rlsearch.BadField("retriever", "retriever: %v", err)
 		}
 		req.name = name
 	}
 	req.retriever = s.cfg.Retrievers[req.name]
 	if req.retriever == nil {
-		return nil, bad("retriever", "unknown retriever %q; available: %s", req.name, strings.Join(s.names, ", "))
+		return nil, rlsearch.BadField("retriever", "unknown retriever %q; available: %s", req.name, strings.Join(s.names, ", "))
 	}
 	return req, nil
-}
-
-func tooLarge(max int64) *badRequest {
-	return &badRequest{status: http.StatusRequestEntityTooLarge, kind: kindTooLarge,
-		msg: fmt.Sprintf("request body exceeds %d bytes", max), field: ""}
-}
-
-// bodyError turns a json.Decoder error on the whole body into a client
-// error.
-func bodyError(err error, max int64) *badRequest {
-	var (
-		mbe *http.MaxBytesError
-		se  *json.SyntaxError
-		ute *json.UnmarshalTypeError
-	)
-	switch {
-	case errors.As(err, &mbe):
-		return tooLarge(max)
-	case errors.Is(err, io.EOF):
-		return bad("", "empty request body; want a JSON object with \"queries\"")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return bad("", "invalid JSON: unexpected end of input")
-	case errors.As(err, &se):
-		return bad("", "invalid JSON at byte %d: %v", se.Offset, se)
-	case errors.As(err, &ute):
-		return bad("", "request body must be a JSON object, got %s", ute.Value)
-	default:
-		return bad("", "read request body: %v", err)
-	}
-}
-
-// jsonKind names the type of a syntactically valid JSON value in the
-// words of the error messages.
-func jsonKind(raw json.RawMessage) string {
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '"':
-			return "string"
-		case '[':
-			return "list"
-		case '{':
-			return "object"
-		case 't', 'f':
-			return "bool"
-		case 'n':
-			return "null"
-		default:
-			return "number"
-		}
-	}
-	return "nothing"
 }
 
 // parseTopK accepts a JSON number with an integral value in [0, max]
 // (1.0 and 1e2 included, as Python clients may compute topk as a float).
 // 0 means defaultTopK, as in Search-R1's retrieval_server.py (`if not
 // request.topk: request.topk = config.retrieval_topk`).
-func parseTopK(raw json.RawMessage, max int) (int, *badRequest) {
-	kind := jsonKind(raw)
+func parseTopK(raw json.RawMessage, max int) (int, error) {
+	kind := jsonbody.Kind(raw)
 	if kind != "number" {
-		return 0, bad("topk", "topk must be an integer, got %s", kind)
+		return 0, rlsearch.BadField("topk", "topk must be an integer, got %s", kind)
 	}
 	text := strings.TrimSpace(string(raw))
 	n, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(text, 64)
 		if ferr != nil && !errors.Is(ferr, strconv.ErrRange) {
-			return 0, bad("topk", "topk must be an integer, got %s", text)
+			return 0, rlsearch.BadField("topk", "topk must be an integer, got %s", text)
 		}
 		if f != math.Trunc(f) {
-			return 0, bad("topk", "topk must be an integer, got %s", text)
+			return 0, rlsearch.BadField("topk", "topk must be an integer, got %s", text)
 		}
 		if f < 0 || f > float64(max) {
 			return 0, topKRange(max, text)
@@ -350,8 +155,8 @@ func parseTopK(raw json.RawMessage, max int) (int, *badRequest) {
 	return int(n), nil
 }
 
-func topKRange(max int, text string) *badRequest {
-	return bad("topk", "topk must be between 1 and %d (0 or absent means %d), got %s", max, defaultTopK, text)
+func topKRange(max int, text string) error {
+	return rlsearch.BadField("topk", "topk must be between 1 and %d (0 or absent means %d), got %s", max, defaultTopK, text)
 }
 
 // handleRetrieve answers POST /retrieve. Every query is searched (in
@@ -362,9 +167,9 @@ func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
 	if !s.allowMethod(w, r, http.MethodPost) {
 		return
 	}
-	req, b := s.parseRetrieve(w, r)
-	if b != nil {
-		s.fail(w, b.status, b.kind, b.msg, b.field)
+	req, err := s.parseRetrieve(w, r)
+	if err != nil {
+		s.failErr(w, r, err)
 		return
 	}
 	w.queries = len(req.queries)
@@ -500,19 +305,20 @@ func quoteShort(s string) string {
 	return strconv.Quote(s[:cut]) + "…"
 }
 
-// retrieveFailed answers a failed retrieval: 400 for rlsearch.ErrBadInput,
-// 499 when the client went away, 503 on a deadline, 500 otherwise.
+// retrieveFailed answers a failed retrieval with the server's one error
+// mapping (classify); a retriever's rlsearch.ErrBadInput is a 400 naming
+// "queries" (kind retriever_input).
 func (s *Server) retrieveFailed(w *respWriter, r *http.Request, name string, err error) {
+	status, _, _ := classify(err, r.Context())
 	switch {
-	case errors.Is(err, rlsearch.ErrBadInput):
-		s.fail(w, http.StatusBadRequest, kindRetrieverInput, "retriever "+name+": "+err.Error(), "queries")
-	case errors.Is(err, context.Canceled) || errors.Is(r.Context().Err(), context.Canceled):
-		s.fail(w, statusClientClosed, kindCanceled, "request canceled: "+err.Error(), "")
-	case errors.Is(err, context.DeadlineExceeded):
-		s.fail(w, http.StatusServiceUnavailable, kindDeadline, "retrieval timed out: "+err.Error(), "")
+	case status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge:
+		s.fail(w, status, kindRetrieverInput, "retriever "+name+": "+err.Error(), "queries")
+	case status == http.StatusServiceUnavailable && errors.Is(err, context.DeadlineExceeded):
+		s.failErr(w, r, fmt.Errorf("retrieval timed out: %w", err))
+	case status == http.StatusInternalServerError:
+		s.failErr(w, r, fmt.Errorf("retrieval failed: %w", err))
 	default:
-		s.log.Error("server: retrieval failed", "retriever", name, "err", err)
-		s.fail(w, http.StatusInternalServerError, kindInternal, "retrieval failed: "+err.Error(), "")
+		s.failErr(w, r, err)
 	}
 }
 

@@ -120,13 +120,12 @@ type Config struct {
 	// ShutdownTimeout bounds the graceful shutdown in ListenAndServe; 0
 	// means DefaultShutdownTimeout (30 s).
 	ShutdownTimeout time.Duration
-	// Extra mounts further endpoints by exact path (for example
-	// "/v1/programs/execute"), each instrumented like the built-in ones
-	// (access log, request counter and latency under its path as the
-	// endpoint label, panic recovery). Handlers answer errors with
-	// WriteError so that every endpoint speaks the same JSON. Paths must
-	// start with "/" and must not be a built-in path.
-	Extra map[string]http.Handler
+	// Extra mounts further JSON endpoints by exact path (for example
+	// "/v1/programs/execute"; see JSON), each decoded, answered and
+	// instrumented like /retrieve (access log, request counter and latency
+	// under its path as the endpoint label, panic recovery, the one error
+	// mapping). Paths must start with "/" and must not be a built-in path.
+	Extra map[string]Endpoint
 }
 
 // Validate reports the first invalid field of c, naming it. It does not
@@ -178,7 +177,7 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("server: Config.Extra path %q must start with /", path)
 		case path == "/" || path == endpointRetrieve || path == endpointHealthz || path == endpointMetrics:
 			return fmt.Errorf("server: Config.Extra path %q is a built-in endpoint", path)
-		case c.Extra[path] == nil:
+		case c.Extra[path].serve == nil:
 			return fmt.Errorf("server: Config.Extra[%q] is nil", path)
 		}
 	}
@@ -197,6 +196,7 @@ type Server struct {
 	reg     *prometheus.Registry
 	metrics *metrics
 	handler http.Handler
+	paths   []string
 }
 
 // New validates cfg, applies its defaults and registers the server's
@@ -276,9 +276,10 @@ func New(cfg Config) (*Server, error) {
 		metricsHandler.ServeHTTP(w, r)
 	}))
 	endpoints := append([]string{endpointRetrieve, endpointHealthz, endpointMetrics}, sortedKeys(cfg.Extra)...)
-	for path, h := range cfg.Extra {
-		mux.Handle(path, s.instrument(path, func(w *respWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	for path, ep := range cfg.Extra {
+		mux.Handle(path, s.instrument(path, s.handleEndpoint(ep)))
 	}
+	s.paths = slices.Sorted(slices.Values(endpoints))
 	mux.Handle("/", s.instrument(endpointOther, func(w *respWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, kindNotFound, "no such endpoint: "+r.URL.Path+" (have "+strings.Join(endpoints, ", ")+")", "")
 	}))
@@ -289,6 +290,11 @@ func New(cfg Config) (*Server, error) {
 // Handler returns the HTTP handler serving every endpoint. It is safe for
 // concurrent use.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// Paths returns every path the server answers, sorted: /retrieve,
+// /healthz, /metrics and the Config.Extra endpoints. The slice is the
+// caller's.
+func (s *Server) Paths() []string { return slices.Clone(s.paths) }
 
 // Registry returns the registry that /metrics serves.
 func (s *Server) Registry() *prometheus.Registry { return s.reg }

@@ -8,16 +8,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/rlsearch/rlsearch"
-	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/internal/jsonbody"
 )
 
-// Defaults of HandlerConfig.
+// Defaults of ServiceConfig (DefaultMaxRerankBody: of the HTTP layer).
 const (
 	// DefaultRerankTopK is the number of documents kept per query when a
 	// request omits rerank_topk or sends null or 0: 3, the rerank_topk
@@ -33,25 +31,24 @@ const (
 	DefaultMaxRerankBody = 32 << 20
 )
 
-// HandlerConfig configures NewHandler. Zero fields take the defaults above.
-type HandlerConfig struct {
-	DefaultTopK  int
-	MaxQueries   int
-	MaxDocs      int
-	MaxBodyBytes int64
+// ServiceConfig configures NewService. Zero fields take the defaults
+// above. The body limit (DefaultMaxRerankBody) is applied by the HTTP
+// layer, internal/server.
+type ServiceConfig struct {
+	DefaultTopK int
+	MaxQueries  int
+	MaxDocs     int
 }
 
 // Validate reports the first invalid field.
-func (c HandlerConfig) Validate() error {
+func (c ServiceConfig) Validate() error {
 	switch {
 	case c.DefaultTopK < 0:
-		return fmt.Errorf("rerank: HandlerConfig.DefaultTopK %d is negative", c.DefaultTopK)
+		return fmt.Errorf("rerank: ServiceConfig.DefaultTopK %d is negative", c.DefaultTopK)
 	case c.MaxQueries < 0:
-		return fmt.Errorf("rerank: HandlerConfig.MaxQueries %d is negative", c.MaxQueries)
+		return fmt.Errorf("rerank: ServiceConfig.MaxQueries %d is negative", c.MaxQueries)
 	case c.MaxDocs < 0:
-		return fmt.Errorf("rerank: HandlerConfig.MaxDocs %d is negative", c.MaxDocs)
-	case c.MaxBodyBytes < 0:
-		return fmt.Errorf("rerank: HandlerConfig.MaxBodyBytes %d is negative", c.MaxBodyBytes)
+		return fmt.Errorf("rerank: ServiceConfig.MaxDocs %d is negative", c.MaxDocs)
 	}
 	return nil
 }
@@ -75,54 +72,18 @@ type ScoredDocument struct {
 	Score    float32           `json:"score"`
 }
 
-// requestError is a 4xx with the offending field; status 0 means 400.
-type requestError struct {
-	msg, field string
-	status     int
-}
-
-func (e *requestError) Error() string { return e.msg }
-
-// rerankFields are the fields of a /rerank request, by their folded key
-// (server.NearMiss); "topk" (the /retrieve name) is a known miss of
-// rerank_topk.
-var rerankFields = map[string]string{
-	"queries":      "queries",
-	"documents":    "documents",
-	"reranktopk":   "rerank_topk",
-	"topk":         "rerank_topk",
-	"returnscores": "return_scores",
-}
-
-// nearMiss rejects a near-miss of a /rerank field (server.NearMiss, the
-// rule of /retrieve).
-func nearMiss(fields map[string]json.RawMessage) *requestError {
-	key, want, ok := server.NearMiss(fields, rerankFields)
-	if !ok {
-		return nil
-	}
-	return &requestError{fmt.Sprintf("unknown field %q: did you mean %q?", key, want), key, 0}
+// FieldAliases makes "topk" (the /retrieve name) a near-miss of
+// rerank_topk (jsonbody.Aliaser).
+func (RerankRequest) FieldAliases() map[string]string {
+	return map[string]string{"topk": "rerank_topk"}
 }
 
 // jsonKind names the JSON type of raw by its first byte.
 func jsonKind(raw []byte) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return "nothing"
+	if k := jsonbody.Kind(raw); k != "list" {
+		return k
 	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
+	return "array"
 }
 
 // candidate decodes one documents[i][j] item; errors read after the
@@ -177,71 +138,60 @@ func candidate(raw json.RawMessage) (rlsearch.Document, error) {
 	return d, nil
 }
 
-// ParseRerankRequest decodes and checks a /rerank body. Errors are
-// *requestError values naming the bad field (4xx); it never panics.
-func ParseRerankRequest(body io.Reader, cfg HandlerConfig) (req RerankRequest, docs [][]rlsearch.Document, err error) {
-	cfg = cfg.withDefaults()
+// ParseRerankRequest decodes and checks a /rerank body with the decoder of
+// every JSON endpoint (internal/jsonbody; unknown keys other than
+// near-misses pass, as Search-R1's clients send extras). Errors are
+// *rlsearch.FieldError values naming the bad field; it never panics.
+func ParseRerankRequest(body io.Reader, cfg ServiceConfig) (req RerankRequest, docs [][]rlsearch.Document, err error) {
 	data, err := io.ReadAll(body)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return req, nil, &requestError{fmt.Sprintf("request body larger than %d bytes", mbe.Limit), "", http.StatusRequestEntityTooLarge}
-		}
-		return req, nil, &requestError{"read request body: " + err.Error(), "", 0}
+		return req, nil, rlsearch.BadField("", "read request body: %v", err)
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(data, &fields) == nil {
-		if re := nearMiss(fields); re != nil {
-			return req, nil, re
-		}
+	if err := jsonbody.Decode(data, &req, jsonbody.Ignore); err != nil {
+		return req, nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&req); err != nil {
-		field := ""
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			field, _, _ = strings.Cut(ute.Field, ".")
-		}
-		return req, nil, &requestError{"invalid JSON body: " + err.Error(), field, 0}
-	}
-	if dec.More() {
-		return req, nil, &requestError{"trailing data after the JSON body", "", 0}
-	}
+	docs, err = req.check(cfg.withDefaults())
+	return req, docs, err
+}
+
+// check validates a decoded request, replaces a zero rerank_topk by the
+// default and parses the candidates.
+func (req *RerankRequest) check(cfg ServiceConfig) ([][]rlsearch.Document, error) {
 	switch {
 	case req.Queries == nil:
-		return req, nil, &requestError{"queries is required (a list of strings)", "queries", 0}
+		return nil, rlsearch.BadField("queries", "queries is required (a list of strings)")
 	case len(req.Queries) > cfg.MaxQueries:
-		return req, nil, &requestError{fmt.Sprintf("%d queries, at most %d per request", len(req.Queries), cfg.MaxQueries), "queries", 0}
+		return nil, rlsearch.TooLarge("queries", "%d queries, at most %d per request", len(req.Queries), cfg.MaxQueries)
 	case req.Documents == nil && len(req.Queries) > 0:
-		return req, nil, &requestError{"documents is required (one list of candidates per query)", "documents", 0}
+		return nil, rlsearch.BadField("documents", "documents is required (one list of candidates per query)")
 	case len(req.Documents) != len(req.Queries):
-		return req, nil, &requestError{fmt.Sprintf("%d document lists for %d queries (want one per query)", len(req.Documents), len(req.Queries)), "documents", 0}
+		return nil, rlsearch.BadField("documents", "%d document lists for %d queries (want one per query)", len(req.Documents), len(req.Queries))
 	case req.RerankTopK < 0:
-		return req, nil, &requestError{fmt.Sprintf("rerank_topk %d: must be >= 1 (0 or absent means %d)", req.RerankTopK, cfg.DefaultTopK), "rerank_topk", 0}
+		return nil, rlsearch.BadField("rerank_topk", "rerank_topk %d: must be >= 1 (0 or absent means %d)", req.RerankTopK, cfg.DefaultTopK)
 	}
 	if req.RerankTopK == 0 {
 		req.RerankTopK = cfg.DefaultTopK
 	}
 	total := 0
-	docs = make([][]rlsearch.Document, len(req.Documents))
+	docs := make([][]rlsearch.Document, len(req.Documents))
 	for i, list := range req.Documents {
 		total += len(list)
 		if total > cfg.MaxDocs {
-			return req, nil, &requestError{fmt.Sprintf("more than %d documents in one request", cfg.MaxDocs), "documents", 0}
+			return nil, rlsearch.TooLarge("documents", "more than %d documents in one request", cfg.MaxDocs)
 		}
 		docs[i] = make([]rlsearch.Document, len(list))
 		for j, raw := range list {
 			d, err := candidate(raw)
 			if err != nil {
-				return req, nil, &requestError{fmt.Sprintf("documents[%d][%d]%v", i, j, err), "documents", 0}
+				return nil, rlsearch.BadField(fmt.Sprintf("documents[%d][%d]", i, j), "documents[%d][%d]%v", i, j, err)
 			}
 			docs[i][j] = d
 		}
 	}
-	return req, docs, nil
+	return docs, nil
 }
 
-func (c HandlerConfig) withDefaults() HandlerConfig {
+func (c ServiceConfig) withDefaults() ServiceConfig {
 	if c.DefaultTopK == 0 {
 		c.DefaultTopK = DefaultRerankTopK
 	}
@@ -250,9 +200,6 @@ func (c HandlerConfig) withDefaults() HandlerConfig {
 	}
 	if c.MaxDocs == 0 {
 		c.MaxDocs = DefaultMaxRerankDocs
-	}
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = DefaultMaxRerankBody
 	}
 	return c
 }
@@ -351,73 +298,53 @@ func RerankLists(ctx context.Context, r rlsearch.Reranker, queries []string, doc
 	return out, nil
 }
 
-// NewHandler serves Search-R1's rerank contract:
+// Service answers Search-R1's rerank contract as a plain call (the HTTP
+// side, POST /rerank, is internal/server's):
 //
-//	POST /rerank {"queries": [str], "documents": [[doc]], "rerank_topk": int >= 0 (0 or absent: HandlerConfig.DefaultTopK, 3), "return_scores": bool}
+//	{"queries": [str], "documents": [[doc]], "rerank_topk": int >= 0 (0 or absent: ServiceConfig.DefaultTopK, 3), "return_scores": bool}
 //	→ {"result": [[{"document": doc, "score": float}, ...] per query]}
 //
-// with bare documents when return_scores is false. Each query is scored
-// against its own documents only; a query without documents gets [];
-// exact duplicate candidates appear once with their own score. Bad input is
-// a 4xx with the house JSON error naming the field, including a key that
-// misspells a known one ("topk", "rerank_top_k" and "TopK" are a 400
-// asking whether rerank_topk was meant; other unknown keys pass).
-// Reranker failures are 500 (503 when the request was cancelled),
-// including a NaN or ±Inf model score: the served model is at fault, not
-// the client, and the JSON error names the query and the document
-// (queries[i], documents[i][j], id) — never a 200, whether return_scores is
-// true or false. The response is encoded whole before the status is
-// written, so an encoding failure is a 500 too, never an empty 200. Safe for
-// concurrent use.
-func NewHandler(r rlsearch.Reranker, cfg HandlerConfig) (http.Handler, error) {
+// with bare documents when return_scores is false. Safe for concurrent use.
+type Service struct {
+	r   rlsearch.Reranker
+	cfg ServiceConfig
+}
+
+// NewService checks cfg and applies its defaults.
+func NewService(r rlsearch.Reranker, cfg ServiceConfig) (*Service, error) {
 	if r == nil {
-		return nil, errors.New("rerank: NewHandler needs a reranker")
+		return nil, errors.New("rerank: NewService needs a reranker")
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			server.WriteError(w, http.StatusMethodNotAllowed, "use POST", "")
-			return
+	return &Service{r: r, cfg: cfg.withDefaults()}, nil
+}
+
+// Serve reranks a decoded request. Each query is scored against its own
+// documents only; a query without documents gets []; exact duplicate
+// candidates appear once with their own score. The answer is the encoded
+// JSON line {"result": ...} (EncodeResult), complete before the caller
+// writes a status. Errors: *rlsearch.FieldError for bad input (field
+// "queries", "documents[i][j]", "rerank_topk"; over MaxQueries or MaxDocs
+// it wraps rlsearch.ErrTooLarge), a reranker's rlsearch.ErrBadInput as a
+// bad "documents" field, ctx's error, and otherwise the reranker's fault —
+// including a NaN or ±Inf model score (*NonFiniteError naming queries[i],
+// documents[i][j] and the id), never a result holding one, whatever
+// return_scores says.
+func (s *Service) Serve(ctx context.Context, req RerankRequest) (json.RawMessage, error) {
+	docs, err := req.check(s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	lists, err := RerankLists(ctx, s.r, req.Queries, docs, req.RerankTopK)
+	if err != nil {
+		if errors.Is(err, rlsearch.ErrBadInput) {
+			return nil, &rlsearch.FieldError{Field: "documents", Err: err}
 		}
-		body, docs, err := ParseRerankRequest(http.MaxBytesReader(w, req.Body, cfg.MaxBodyBytes), cfg)
-		if err != nil {
-			status, field := http.StatusBadRequest, ""
-			var re *requestError
-			if errors.As(err, &re) {
-				field = re.field
-				if re.status != 0 {
-					status = re.status
-				}
-			}
-			server.WriteError(w, status, err.Error(), field)
-			return
-		}
-		lists, err := RerankLists(req.Context(), r, body.Queries, docs, body.RerankTopK)
-		if err != nil {
-			switch {
-			case errors.Is(err, rlsearch.ErrBadInput):
-				server.WriteError(w, http.StatusBadRequest, err.Error(), "documents")
-			case req.Context().Err() != nil:
-				server.WriteError(w, http.StatusServiceUnavailable, "request cancelled", "")
-			default:
-				server.WriteError(w, http.StatusInternalServerError, err.Error(), "")
-			}
-			return
-		}
-		out, err := EncodeResult(lists, body.ReturnScores)
-		if err != nil {
-			server.WriteError(w, http.StatusInternalServerError, err.Error(), "")
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", fmt.Sprint(len(out)))
-		w.WriteHeader(http.StatusOK)
-		w.Write(out)
-	}), nil
+		return nil, err
+	}
+	return EncodeResult(lists, req.ReturnScores)
 }
 
 // EncodeResult encodes {"result": lists} (bare documents when scores is

@@ -6,11 +6,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/server"
 )
 
 func TestHandler(t *testing.T) {
 	c := shipped(t, "amazon_toys")
-	h := NewHandler(map[string]*Collection{"amazon_toys": c}, HandlerConfig{})
+	svc := NewService(map[string]*Collection{"amazon_toys": c}, ServiceConfig{})
+	h := server.EndpointHandler(server.JSON(svc.Serve, server.EndpointOptions{MaxBodyBytes: DefaultMaxBodyBytes}))
 	post := func(body string) (*httptest.ResponseRecorder, map[string]any) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/hybrid/execute", strings.NewReader(body)))
@@ -49,7 +52,10 @@ func TestHandler(t *testing.T) {
 		{`{"collection":"nope","programs":[]}`, "collection"},
 		{`{"collection":"amazon_toys","programs":[]}`, "programs"},
 		{`{"collection":"amazon_toys","programs":[{}],"topk":-1}`, "topk"},
-		{`{"collection":"amazon_toys","programs":[{}],"extra":1}`, ""},
+		{`{"collection":"amazon_toys","programs":[{}],"extra":1}`, "extra"},
+		{`{"collection":"amazon_toys","programs":[{}]}]]]not json`, ""},
+		{`{"collection":"amazon_toys","programs":[{}]}{"collection":"amazon_toys","programs":[{}]}`, ""},
+		{`{"Collection":"amazon_toys","programs":[{}]}`, "Collection"},
 		{`{`, ""},
 	} {
 		rec, out := post(tc.body)

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/server"
 )
 
 func TestMutateHandler(t *testing.T) {
@@ -16,7 +18,7 @@ func TestMutateHandler(t *testing.T) {
 	v := newVerifier(t, rt, MutateConfig{})
 	q := wikiQuestion(t, qWidth5)
 	tr := rollout(t, rt, q, bm25Program(q, 3, 3), "x")
-	h := v.Handler()
+	h := server.EndpointHandler(server.JSON(v.Serve, server.EndpointOptions{MaxBodyBytes: DefaultMaxBodyBytes}))
 	post := func(body string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/programs/mutate", strings.NewReader(body)))
@@ -30,7 +32,7 @@ func TestMutateHandler(t *testing.T) {
 		field      string
 	}{
 		{"malformed", `{"trajectories": [`, 400, ""},
-		{"unknown field", `{"trajectorys": []}`, 400, ""},
+		{"unknown field", `{"trajectorys": []}`, 400, "trajectorys"},
 		{"empty", `{}`, 400, "trajectories"},
 		{"both", `{"trajectories": [` + string(trJSON) + `], "records": [{"trajectory": ` + string(trJSON) + `}]}`, 400, "records"},
 		{"budget over 256", `{"trajectories": [` + string(trJSON) + `], "executions": 257}`, 400, "executions"},

@@ -2,14 +2,12 @@ package sdk
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 
-	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/jsonbody"
 )
 
 // ProposeResult is Propose's answer for one rollout of a batch: the
@@ -100,44 +98,54 @@ type MutateResponse struct {
 	Records   []RecordResult  `json:"records,omitempty"`
 }
 
-// DecodeMutateRequest parses and checks a request body. Errors wrap
-// ErrBadArgument; field names the bad field ("" for the body itself).
+// DecodeMutateRequest parses and checks a request body with the decoder of
+// every JSON endpoint (internal/jsonbody). Errors wrap ErrBadArgument and
+// rlsearch.ErrBadInput; field names the bad field ("" for the body itself).
 func DecodeMutateRequest(r io.Reader) (MutateRequest, string, error) {
 	var req MutateRequest
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return req, "", fmt.Errorf("%w: body is not a valid request: %w", ErrBadArgument, err)
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return req, "", fmt.Errorf("%w: read body: %w", ErrBadArgument, err)
 	}
-	if dec.More() {
-		return req, "", fmt.Errorf("%w: body has data after the JSON object", ErrBadArgument)
+	if err := jsonbody.Decode(body, &req, jsonbody.Reject); err != nil {
+		return req, fieldOf(err), fmt.Errorf("%w: %w", ErrBadArgument, err)
 	}
+	if err := req.Check(); err != nil {
+		return req, fieldOf(err), err
+	}
+	return req, "", nil
+}
+
+// Check validates a decoded request. Errors are *rlsearch.FieldError
+// values wrapping ErrBadArgument and naming the field; more than
+// DefaultMaxBatchPrograms items also wraps rlsearch.ErrTooLarge.
+func (req MutateRequest) Check() error {
 	n := len(req.Trajectories) + len(req.Records)
 	switch {
 	case len(req.Trajectories) > 0 && len(req.Records) > 0:
-		return req, "records", fmt.Errorf("%w: give trajectories or records, not both", ErrBadArgument)
+		return badArg("records", "give trajectories or records, not both")
 	case n == 0:
-		return req, "trajectories", fmt.Errorf("%w: no trajectories and no records", ErrBadArgument)
+		return badArg("trajectories", "no trajectories and no records")
 	case n > DefaultMaxBatchPrograms:
-		return req, "trajectories", fmt.Errorf("%w: %d items, at most %d per request", ErrBadArgument, n, DefaultMaxBatchPrograms)
+		return rlsearch.TooLarge("trajectories", "%d items, at most %d per request", n, DefaultMaxBatchPrograms)
 	case req.Executions < 0 || req.Executions > MaxExecutions:
-		return req, "executions", fmt.Errorf("%w: executions %d, want 0..%d", ErrBadArgument, req.Executions, MaxExecutions)
+		return badArg("executions", "executions %d, want 0..%d", req.Executions, MaxExecutions)
 	case req.MinGold < 0:
-		return req, "min_gold", fmt.Errorf("%w: min_gold %d is negative", ErrBadArgument, req.MinGold)
+		return badArg("min_gold", "min_gold %d is negative", req.MinGold)
 	case req.MaxVerified < 0:
-		return req, "max_verified", fmt.Errorf("%w: max_verified %d is negative", ErrBadArgument, req.MaxVerified)
+		return badArg("max_verified", "max_verified %d is negative", req.MaxVerified)
 	}
 	for i, t := range req.Trajectories {
 		if err := t.Validate(); err != nil {
-			return req, fmt.Sprintf("trajectories[%d].turns", i), err
+			return &rlsearch.FieldError{Field: fmt.Sprintf("trajectories[%d].turns", i), Err: err}
 		}
 	}
 	for i, r := range req.Records {
 		if err := r.Trajectory.Validate(); err != nil {
-			return req, fmt.Sprintf("records[%d].trajectory.turns", i), err
+			return &rlsearch.FieldError{Field: fmt.Sprintf("records[%d].trajectory.turns", i), Err: err}
 		}
 	}
-	return req, "", nil
+	return nil
 }
 
 // With returns a verifier with the request's overrides applied.
@@ -159,8 +167,15 @@ func (v *Verifier) with(req MutateRequest) (*Verifier, error) {
 	return NewVerifier(v.rt, cfg)
 }
 
-// Serve answers a decoded request.
+// Serve answers POST /v1/programs/mutate (the HTTP side is
+// internal/server's): proposals for trajectories, records for records, one
+// per input in order, even when some rollouts are not mutable or have no
+// verified mutation (their Error says why). It returns Check's error for a
+// bad request and ctx's error when ctx ends. Safe for concurrent use.
 func (v *Verifier) Serve(ctx context.Context, req MutateRequest) (MutateResponse, error) {
+	if err := req.Check(); err != nil {
+		return MutateResponse{}, err
+	}
 	vv, err := v.with(req)
 	if err != nil {
 		return MutateResponse{}, err
@@ -183,40 +198,4 @@ func (v *Verifier) Serve(ctx context.Context, req MutateRequest) (MutateResponse
 		resp.Records[i].Record = &rec
 	}
 	return resp, nil
-}
-
-// Handler serves POST /v1/programs/mutate (MutateRequest in,
-// MutateResponse out; 200 even when some rollouts are not mutable or have
-// no verified mutation). A malformed body is a 400 naming the field, a
-// body over DefaultMaxBodyBytes a 413, another method a 405, a client gone
-// 499. Safe for concurrent use.
-func (v *Verifier) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			server.WriteError(w, http.StatusMethodNotAllowed, "use POST", "")
-			return
-		}
-		req, field, err := DecodeMutateRequest(http.MaxBytesReader(w, r.Body, DefaultMaxBodyBytes))
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				server.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", DefaultMaxBodyBytes), "")
-				return
-			}
-			server.WriteError(w, http.StatusBadRequest, err.Error(), field)
-			return
-		}
-		resp, err := v.Serve(r.Context(), req)
-		if err != nil {
-			if r.Context().Err() != nil {
-				server.WriteError(w, 499, "client closed the request", "")
-				return
-			}
-			server.WriteError(w, http.StatusInternalServerError, err.Error(), "")
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(resp)
-	})
 }

@@ -8,14 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench/mutateeval"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
-	"github.com/rlsearch/rlsearch/internal/progress"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -100,71 +97,14 @@ func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer src.Close()
-	type line struct {
-		n   int
-		raw []byte
-	}
-	var lines []line
-	if err := jsonl.NewReader(src, name, sdk.DefaultMaxBodyBytes).Each(func(n int, raw []byte) error {
-		lines = append(lines, line{n, slices.Clone(raw)})
-		return nil
-	}); errors.Is(err, jsonl.ErrLineTooLong) {
-		return fmt.Errorf("%w: %v", rlsearch.ErrBadInput, err)
-	} else if err != nil {
+	start, n := time.Now(), 0
+	if err := jsonl.Output(*out, stdout, func(w io.Writer) (err error) {
+		n, err = v.MutateJSONL(ctx, src, name, w, sdk.MutateFileConfig{Records: *records, Workers: *workers, Progress: progressTo(stderr, !*quiet)})
 		return err
-	}
-	prog := progress.New(progressTo(stderr, !*quiet), "mutate", "lines", len(lines))
-	var results []any
-	start := time.Now()
-	if *records {
-		for _, b := range lines {
-			var req sdk.RecordRequest
-			if err := jsonl.DecodeStrict(b.raw, &req); err != nil {
-				return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, b.n, err)
-			}
-			rec, err := v.BuildRecord(ctx, req, nil)
-			res := sdk.RecordResult{}
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				res.Error = err.Error()
-			} else {
-				res.Record = &rec
-			}
-			results = append(results, res)
-			prog.Add(1)
-		}
-	} else {
-		ts := make([]sdk.Trajectory, len(lines))
-		for i, b := range lines {
-			err := jsonl.DecodeStrict(b.raw, &ts[i])
-			if err == nil {
-				err = ts[i].Validate()
-			}
-			if err != nil {
-				return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, b.n, err)
-			}
-		}
-		for _, p := range v.ProposeBatch(ctx, ts, *workers, func() { prog.Add(1) }) {
-			results = append(results, p)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	prog.Finish()
-	if err := jsonl.WriteFile(*out, stdout, func(w *jsonl.Writer) error {
-		for _, r := range results {
-			if err := w.Write(r); err != nil {
-				return err
-			}
-		}
-		return nil
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "mutate: %d lines in %.2fs\n", len(lines), time.Since(start).Seconds())
+	fmt.Fprintf(stderr, "mutate: %d lines in %.2fs\n", n, time.Since(start).Seconds())
 	return nil
 }
 

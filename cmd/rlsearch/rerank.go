@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -85,11 +83,9 @@ func (f *rerankFlags) mount(r *rerank.Reranker, extra map[string]http.Handler, l
 	return nil
 }
 
-// runRerank scores documents (JSONL from --docs, default stdin:
-// {"id", "contents"} or {"id", "title", "text"}) against one query and prints one JSON line per
-// document, in input order: {"id", "score"}. Nothing is printed unless
-// every score is finite: a NaN or ±Inf score fails the command with an
-// error naming the query and the document (its line and id).
+// runRerank scores documents (JSONL from --docs, default stdin) against
+// one query and prints one JSON line {"id", "score"} per document
+// (rerank.RunFile).
 func runRerank(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("rerank", flag.ContinueOnError)
 	var f rerankFlags
@@ -112,32 +108,11 @@ func runRerank(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer in.Close()
-	docs, lines, err := rerank.ReadDocuments(in, name)
+	err = rerank.RunFile(ctx, rerank.FileConfig{Query: query, Name: name, Open: func(ctx context.Context) (*rerank.Reranker, error) {
+		return f.open(ctx, ortLib)
+	}}, in, stdout)
 	if errors.Is(err, rlsearch.ErrBadInput) {
 		return usageErr("%v", err)
-	} else if err != nil {
-		return err
 	}
-	r, err := f.open(ctx, ortLib)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	scores, err := r.Rerank(ctx, query, docs)
-	var nf *rerank.NonFiniteError
-	if errors.As(err, &nf) && nf.Doc >= 0 && nf.Doc < len(lines) {
-		return fmt.Errorf("%s line %d: %w", docsPath, lines[nf.Doc], err)
-	}
-	if err != nil {
-		return err
-	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	for i, d := range docs {
-		if err := enc.Encode(map[string]any{"id": d.ID, "score": scores[i]}); err != nil {
-			return fmt.Errorf("document %d (id %q, %s line %d): %w", i, d.ID, docsPath, lines[i], err)
-		}
-	}
-	_, err = stdout.Write(out.Bytes())
 	return err
 }

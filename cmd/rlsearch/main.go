@@ -49,12 +49,33 @@ func commands() []command {
 	}
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: rlsearch <command> [flags]\n\ncommands:\n")
-	for _, c := range commands() {
+func usage(w io.Writer) { listCommands(w, "rlsearch", commands()) }
+
+// listCommands prints the usage line and the commands of prog.
+func listCommands(w io.Writer, prog string, cs []command) {
+	fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", prog)
+	for _, c := range cs {
 		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nrun 'rlsearch <command> -h' for the flags of a command\n")
+	fmt.Fprintf(w, "\nrun '%s <command> -h' for the flags of a command\n", prog)
+}
+
+// runSub runs the subcommand of prog named by args[0]; without one, or
+// with -h, it lists them.
+func runSub(ctx context.Context, prog string, subs []command, args []string, stdout, stderr io.Writer) error {
+	for _, c := range subs {
+		if len(args) > 0 && c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	listCommands(stderr, "rlsearch "+prog, subs)
+	switch {
+	case len(args) == 0:
+		return usageErr("missing subcommand")
+	case args[0] == "-h" || args[0] == "--help":
+		return flag.ErrHelp
+	}
+	return usageErr("unknown %s subcommand %q", prog, args[0])
 }
 
 func main() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlsearch/rlsearch/bench"
 	"github.com/rlsearch/rlsearch/client"
+	"github.com/rlsearch/rlsearch/index"
 )
 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -65,13 +66,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for i, q := range qs {
 		texts[i] = q.text
 	}
-	var results [][]client.Result
-	var err error
-	if server != "" {
-		results, err = searchServer(ctx, server, retriever, texts, k)
-	} else {
-		results, err = searchIndex(ctx, &idx, retriever, texts, k)
-	}
+	results, err := search(ctx, &idx, server, retriever, texts, k)
 	if err != nil {
 		return err
 	}
@@ -92,45 +87,24 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-func searchIndex(ctx context.Context, idx *indexFlags, retriever string, texts []string, k int) ([][]client.Result, error) {
+// search asks the server at base (one Search-R1 /retrieve request) or,
+// without one, the index of idx.
+func search(ctx context.Context, idx *indexFlags, base, retriever string, texts []string, k int) ([][]client.Result, error) {
+	if base != "" {
+		res, err := client.Retrieve(ctx, base, retriever, texts, k)
+		if errors.Is(err, client.ErrBadURL) {
+			return nil, usageErr("--server: %v", err)
+		}
+		return res, err
+	}
 	ix, closeIx, err := idx.open(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer closeIx()
-	rs := ix.Retrievers()
-	if retriever == "" {
-		retriever = "bm25"
-		if _, ok := rs["e5"]; ok {
-			retriever = "e5"
-		}
-	}
-	r, ok := rs[retriever]
-	if !ok {
-		return nil, usageErr("retriever %q is not available (have %v; e5 needs --model)", retriever, names(rs))
-	}
-	hits, err := r.Retrieve(ctx, texts, k)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]client.Result, len(hits))
-	for i, hs := range hits {
-		for _, h := range hs {
-			d, err := ix.Doc(h.Row)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = append(out[i], client.Result{Document: d, Score: float64(h.Score)})
-		}
-	}
-	return out, nil
-}
-
-// searchServer sends one Search-R1 /retrieve request.
-func searchServer(ctx context.Context, base, retriever string, texts []string, k int) ([][]client.Result, error) {
-	res, err := client.Retrieve(ctx, base, retriever, texts, k)
-	if errors.Is(err, client.ErrBadURL) {
-		return nil, usageErr("--server: %v", err)
+	res, err := ix.Search(ctx, retriever, texts, k)
+	if errors.Is(err, index.ErrNoRetriever) {
+		return nil, usageErr("%v", err)
 	}
 	return res, err
 }

@@ -1,16 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"sort"
 	"time"
 
-	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/sdk"
@@ -71,16 +70,10 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 		rs["e5"] = b
 		batcher = b.(io.Closer)
 	}
-	def := s.retriever
-	if def == "" {
-		def = "bm25"
-		if _, ok := rs["e5"]; ok {
-			def = "e5"
-		}
-	}
+	def := cmp.Or(s.retriever, ix.DefaultRetriever())
 	if _, ok := rs[def]; !ok {
 		closeIx()
-		return nil, nil, nil, usageErr("--retriever %q is not served by this index (have %v; e5 needs --model)", def, names(rs))
+		return nil, nil, nil, usageErr("--retriever %q is not served by this index (have %v; e5 needs --model)", def, ix.RetrieverNames())
 	}
 	if s.programMemMiB < 0 || s.programMemMiB > 1<<20 {
 		closeIx()
@@ -129,15 +122,6 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 	}, nil
 }
 
-func names(rs map[string]rlsearch.Retriever) []string {
-	var out []string
-	for n := range rs {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var s serveFlags
@@ -151,7 +135,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeAll()
-	logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", names(ix.Retrievers()), "backend", ix.SearchBackend(), "open_seconds", ix.OpenDuration.Seconds())
+	logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", ix.RetrieverNames(), "backend", ix.SearchBackend(), "open_seconds", ix.OpenDuration.Seconds())
 	return srv.ListenAndServe(ctx, s.addr, func(a net.Addr) {
 		fmt.Fprintf(stdout, "listening on http://%s\n", a)
 	})

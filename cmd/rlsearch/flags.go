@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -50,14 +49,12 @@ func (m *modelFlags) open() (*embed.Encoder, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	raw, err := os.ReadFile(filepath.Join(m.dir, embed.ConfigFile))
+	h, err := embed.ConfigHash(m.dir)
 	if err != nil {
 		enc.Close()
 		return nil, 0, err
 	}
-	h := fnv.New64a()
-	h.Write(raw)
-	return enc, h.Sum64(), nil
+	return enc, h, nil
 }
 
 // indexFlags locate an index and the model to serve its dense shard.

@@ -24,32 +24,27 @@ func usageErr(format string, a ...any) error {
 
 // modelFlags are shared by every command that may embed text, so that the
 // CLI, the server and the bench configure the encoder the same way.
-type modelFlags struct {
-	dir       string
-	ortLib    string
-	sessions  int
-	maxLength int
-	batch     int
-}
+type modelFlags struct{ cfg embed.Config }
 
 func (m *modelFlags) bind(fs *flag.FlagSet) {
-	fs.StringVar(&m.dir, "model", os.Getenv("MODEL"), "E5 model directory (model.onnx, tokenizer.json, rlsearch.json); default $MODEL; empty = BM25 only")
-	fs.StringVar(&m.ortLib, "ort-lib", "", "ONNX Runtime shared library (default $ONNXRUNTIME_LIB, else libonnxruntime.so.1 on the loader path)")
-	fs.IntVar(&m.sessions, "sessions", 0, "ONNX Runtime sessions in the encoder pool (0 = GOMAXPROCS/2, 1..4)")
-	fs.IntVar(&m.maxLength, "max-length", 0, "token budget per text incl. prefix and specials (0 = model config, default 256)")
-	fs.IntVar(&m.batch, "encode-batch", 0, "texts per ONNX Runtime run (0 = 32)")
+	fs.StringVar(&m.cfg.Dir, "model", os.Getenv("MODEL"), "E5 model directory (model.onnx, tokenizer.json, rlsearch.json); default $MODEL; empty = BM25 only")
+	fs.StringVar(&m.cfg.ORTLib, "ort-lib", "", "ONNX Runtime shared library (default $ONNXRUNTIME_LIB, else libonnxruntime.so.1 on the loader path)")
+	fs.IntVar(&m.cfg.Sessions, "sessions", 0, "ONNX Runtime sessions in the encoder pool (0 = GOMAXPROCS/2, 1..4)")
+	fs.IntVar(&m.cfg.MaxLength, "max-length", 0, "token budget per text incl. prefix and specials (0 = model config, default 256)")
+	fs.IntVar(&m.cfg.BatchSize, "encode-batch", 0, "texts per ONNX Runtime run (0 = 32)")
 }
 
-// open loads the encoder, or returns nil when no model was given.
+// open loads the encoder and the hash of its configuration, or returns
+// nil when no model was given.
 func (m *modelFlags) open() (*embed.Encoder, uint64, error) {
-	if m.dir == "" {
+	if m.cfg.Dir == "" {
 		return nil, 0, nil
 	}
-	enc, err := embed.Open(embed.Config{Dir: m.dir, ORTLib: m.ortLib, Sessions: m.sessions, MaxLength: m.maxLength, BatchSize: m.batch})
+	enc, err := embed.Open(m.cfg)
 	if err != nil {
 		return nil, 0, err
 	}
-	h, err := embed.ConfigHash(m.dir)
+	h, err := embed.ConfigHash(m.cfg.Dir)
 	if err != nil {
 		enc.Close()
 		return nil, 0, err

@@ -1,16 +1,8 @@
 // Command rlsearch builds and serves retrieval indexes for search-agent RL:
 // BM25 and E5 dense retrieval over a Search-R1 / FlashRAG corpus, behind
-// Search-R1's /retrieve API.
-//
-//	rlsearch index  --corpus corpus.jsonl --out DIR [--model E5DIR]
-//	rlsearch verify PATH    (index, collection, directory of them, or one file)
-//	rlsearch serve  --index DIR [--model E5DIR] [--addr :8000]
-//	rlsearch search --index DIR [--model E5DIR] "question" ...
-//	rlsearch search --server http://127.0.0.1:8000 "question" ...
-//	rlsearch eval   --index DIR --questions questions.jsonl
-//	rlsearch bench  --index DIR [--model E5DIR]
-//	rlsearch gencorpus --n 21015324 --out wiki18.jsonl.zst [--model topical|unigram]
-//	rlsearch corpusstats FILE[@FROM:TO] ...
+// Search-R1's /retrieve API, with retrieval programs, rerankers, rewards
+// and hybrid collections beside it. `rlsearch` alone lists the commands
+// (the table in commands); `rlsearch CMD -h` lists a command's flags.
 //
 // main only turns flags into configurations and calls the packages.
 package main

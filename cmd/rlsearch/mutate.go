@@ -43,12 +43,13 @@ func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	eval := fs.Bool("eval", false, "measure: for every question, a single-query width-3 BM25 program of the question text, searched for a verified mutation")
 	questions := fs.String("questions", defaultQuestions(), "question set for --eval")
 	datasets := fs.String("datasets", "hotpotqa,musique", "datasets of the question set used by --eval (comma-separated; empty = all)")
-	executions := fs.Int("executions", 0, "execution budget per program (0 = 64, at most 256)")
-	minGold := fs.Int("min-gold", 0, "V_ret needs at least this many gold documents printed (0 = all)")
-	maxVerified := fs.Int("max-verified", 0, "verified mutations to find per program (0 = 1)")
-	maxPrint := fs.Int("max-print", 0, "documents a mutation prints: min(kept, this) (0 = 20, the paper's print budget)")
-	poolEarlier := fs.Bool("pool-earlier-turns", false, "add the queries of earlier retrieval turns to the query pool")
-	noCache := fs.Bool("no-cache", false, "no shared primitive cache: every execution retrieves on its own (the oracle)")
+	var cfg sdk.MutateConfig
+	fs.IntVar(&cfg.Executions, "executions", 0, "execution budget per program (0 = 64, at most 256)")
+	fs.IntVar(&cfg.MinGold, "min-gold", 0, "V_ret needs at least this many gold documents printed (0 = all)")
+	fs.IntVar(&cfg.MaxVerified, "max-verified", 0, "verified mutations to find per program (0 = 1)")
+	fs.IntVar(&cfg.Space.MaxPrint, "max-print", 0, "documents a mutation prints: min(kept, this) (0 = 20, the paper's print budget)")
+	fs.BoolVar(&cfg.PoolFromEarlierTurns, "pool-earlier-turns", false, "add the queries of earlier retrieval turns to the query pool")
+	fs.BoolVar(&cfg.NoCache, "no-cache", false, "no shared primitive cache: every execution retrieves on its own (the oracle)")
 	workers := fs.Int("workers", 4, "programs searched at once")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -63,8 +64,6 @@ func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *workers < 1 {
 		return usageErr("--workers %d must be ≥ 1", *workers)
 	}
-	cfg := sdk.MutateConfig{Executions: *executions, MinGold: *minGold, MaxVerified: *maxVerified,
-		PoolFromEarlierTurns: *poolEarlier, NoCache: *noCache, Space: sdk.Space{MaxPrint: *maxPrint}}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}

@@ -40,7 +40,7 @@ func (p *programFlags) runtime(ctx context.Context, tokenizer string, budgets sd
 	if err != nil {
 		return nil, nil, err
 	}
-	deps, _, closeDeps, err := openDeps(ctx, &p.rr, p.idx.model.ortLib, tokenizer)
+	deps, _, closeDeps, err := openDeps(ctx, &p.rr, p.idx.model.cfg.ORTLib, tokenizer)
 	if err != nil {
 		closeIx()
 		return nil, nil, err

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
@@ -17,30 +16,25 @@ import (
 )
 
 // rerankFlags configure the reranker behind POST /rerank (serve) and the
-// rerank command.
+// rerank command: the model (cfg, opened by open) and the endpoint's
+// limits (mount).
 type rerankFlags struct {
-	dir         string
-	sessions    int
-	maxLength   int
-	batch       int
-	batchTokens int
-	wait        time.Duration
-	instruction string
-	check       bool
-	topK        int
-	maxQueries  int
-	maxDocs     int
-	maxBody     int64
+	cfg                       rerank.Config // ORTLib comes from open's caller
+	dir                       string        // --reranker (cfg.Dir)
+	check                     bool
+	topK, maxQueries, maxDocs int
+	maxBody                   int64
 }
 
 func (f *rerankFlags) bind(fs *flag.FlagSet) {
+	c := &f.cfg
 	fs.StringVar(&f.dir, "reranker", os.Getenv("RERANKER"), "reranker model directory (Qwen3-Reranker or cross-encoder ONNX export with rlsearch.json); default $RERANKER; empty = no /rerank")
-	fs.IntVar(&f.sessions, "rerank-sessions", 0, "ONNX Runtime sessions for the reranker (0 = GOMAXPROCS/2, 1..4)")
-	fs.IntVar(&f.batchTokens, "rerank-batch-tokens", 0, "most tokens per reranker run, batch size × longest pair (0 = 8192); a longer pair runs alone")
-	fs.IntVar(&f.maxLength, "rerank-max-length", 0, "token budget per (query, document) pair (0 = model config, else 8192 for Qwen3, 512 for cross-encoders)")
-	fs.IntVar(&f.batch, "rerank-batch", 0, "pairs per reranker run; concurrent requests share batches (0 = 16)")
-	fs.DurationVar(&f.wait, "rerank-wait", 0, "how long a reranker batch waits to fill (0 = 2ms)")
-	fs.StringVar(&f.instruction, "rerank-instruction", "", "Qwen3-Reranker instruction (default: the model card's web search instruction)")
+	fs.IntVar(&c.Sessions, "rerank-sessions", 0, "ONNX Runtime sessions for the reranker (0 = GOMAXPROCS/2, 1..4)")
+	fs.IntVar(&c.MaxBatchTokens, "rerank-batch-tokens", 0, "most tokens per reranker run, batch size × longest pair (0 = 8192); a longer pair runs alone")
+	fs.IntVar(&c.MaxLength, "rerank-max-length", 0, "token budget per (query, document) pair (0 = model config, else 8192 for Qwen3, 512 for cross-encoders)")
+	fs.IntVar(&c.BatchSize, "rerank-batch", 0, "pairs per reranker run; concurrent requests share batches (0 = 16)")
+	fs.DurationVar(&c.BatchWait, "rerank-wait", 0, "how long a reranker batch waits to fill (0 = 2ms)")
+	fs.StringVar(&c.Instruction, "rerank-instruction", "", "Qwen3-Reranker instruction (default: the model card's web search instruction)")
 	fs.BoolVar(&f.check, "rerank-check", true, "at startup require the reranker to score a relevant passage above irrelevant ones (turn off for random-weight test models)")
 	fs.IntVar(&f.maxQueries, "rerank-max-queries", rerank.DefaultMaxRerankQueries, "most queries per /rerank request")
 	fs.IntVar(&f.maxDocs, "rerank-max-docs", rerank.DefaultMaxRerankDocs, "most candidate documents per /rerank request, all queries together (each is one model pass)")
@@ -54,8 +48,9 @@ func (f *rerankFlags) open(ctx context.Context, ortLib string) (*rerank.Reranker
 	if f.dir == "" {
 		return nil, nil
 	}
-	r, err := rerank.Open(rerank.Config{Dir: f.dir, ORTLib: ortLib, Sessions: f.sessions, MaxLength: f.maxLength,
-		BatchSize: f.batch, MaxBatchTokens: f.batchTokens, BatchWait: f.wait, Instruction: f.instruction})
+	cfg := f.cfg
+	cfg.Dir, cfg.ORTLib = f.dir, ortLib
+	r, err := rerank.Open(cfg)
 	if err != nil {
 		return nil, err
 	}

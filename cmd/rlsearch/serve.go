@@ -85,7 +85,7 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (_ *ser
 	if _, ok := cfg.Retrievers[cfg.Default]; !ok {
 		return nil, nil, nil, usageErr("--retriever %q is not served by this index (have %v; e5 needs --model)", cfg.Default, ix.RetrieverNames())
 	}
-	deps, rr, closeDeps, err := openDeps(ctx, &s.rr, s.idx.model.ortLib, s.policyTokenizer) // --reranker: POST /rerank and rerank() in programs
+	deps, rr, closeDeps, err := openDeps(ctx, &s.rr, s.idx.model.cfg.ORTLib, s.policyTokenizer) // --reranker: POST /rerank and rerank() in programs
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/jsonl"
 )
 
 var errUsage = errors.New("usage")
@@ -153,4 +154,16 @@ func intList(s string) ([]int, error) {
 // else the shared/data found above the working directory).
 func defaultQuestions() string {
 	return filepath.Join(corpus.DataDir(), "wiki_multihop", "questions.jsonl")
+}
+
+// withFiles runs fn on the input at in ("" or "-" = stdin; name is its
+// name for errors) and the output at out, written atomically ("" or "-" =
+// stdout, unbuffered: fn buffers).
+func withFiles(in, out string, stdout io.Writer, fn func(r io.Reader, name string, w io.Writer) error) error {
+	r, name, err := jsonl.Open(in)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return jsonl.Output(out, stdout, func(w io.Writer) error { return fn(r, name, w) })
 }

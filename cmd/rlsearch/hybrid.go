@@ -143,12 +143,7 @@ func hybridExec(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer done()
-	r, name, err := jsonl.Open(*in)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return col.ExecJSONL(ctx, r, name, stdout)
+	return withFiles(*in, "", stdout, func(r io.Reader, name string, w io.Writer) error { return col.ExecJSONL(ctx, r, name, w) })
 }
 
 func hybridGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {

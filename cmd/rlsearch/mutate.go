@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch/bench/mutateeval"
-	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -91,14 +90,9 @@ func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
 	}
-	src, name, err := jsonl.Open(*in)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
 	start, n := time.Now(), 0
-	if err := jsonl.Output(*out, stdout, func(w io.Writer) (err error) {
-		n, err = v.MutateJSONL(ctx, src, name, w, sdk.MutateFileConfig{Records: *records, Workers: *workers, Progress: progressTo(stderr, !*quiet)})
+	if err := withFiles(*in, *out, stdout, func(r io.Reader, name string, w io.Writer) (err error) {
+		n, err = v.MutateJSONL(ctx, r, name, w, sdk.MutateFileConfig{Records: *records, Workers: *workers, Progress: progressTo(stderr, !*quiet)})
 		return err
 	}); err != nil {
 		return err

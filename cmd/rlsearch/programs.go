@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -87,14 +86,9 @@ func runPrograms(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer closeRT()
-	src, name, err := jsonl.Open(*in)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
 	var st sdk.FileStats
-	if err := jsonl.Output(*out, stdout, func(w io.Writer) (err error) {
-		st, err = rt.RunJSONL(ctx, src, name, w, cfg)
+	if err := withFiles(*in, *out, stdout, func(r io.Reader, name string, w io.Writer) (err error) {
+		st, err = rt.RunJSONL(ctx, r, name, w, cfg)
 		return err
 	}); err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/rlsearch/rlsearch"
-	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/rerank"
 )
 
@@ -98,14 +97,11 @@ func runRerank(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if query == "" {
 		return usageErr("--query is required")
 	}
-	in, name, err := jsonl.Open(docsPath)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	err = rerank.RunFile(ctx, rerank.FileConfig{Query: query, Name: name, Open: func(ctx context.Context) (*rerank.Reranker, error) {
-		return f.open(ctx, ortLib)
-	}}, in, stdout)
+	err := withFiles(docsPath, "", stdout, func(r io.Reader, name string, w io.Writer) error {
+		return rerank.RunFile(ctx, rerank.FileConfig{Query: query, Name: name, Open: func(ctx context.Context) (*rerank.Reranker, error) {
+			return f.open(ctx, ortLib)
+		}}, r, w)
+	})
 	if errors.Is(err, rlsearch.ErrBadInput) {
 		return usageErr("%v", err)
 	}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 
 	"github.com/rlsearch/rlsearch/hybrid"
-	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/reward"
 )
 
@@ -38,38 +37,28 @@ func (f *rewardFlags) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&f.o.Judge.Timeout, "judge-timeout", 0, "timeout per judge request (0 = 60s)")
 	fs.IntVar(&f.o.Judge.MaxRetries, "judge-retries", 0, "judge retries after a failure (0 = 4, -1 = none)")
 	fs.IntVar(&f.o.Workers, "workers", 0, "rollouts scored at once (0 = 8)")
+	// optFloat binds a float flag whose absence leaves *dst nil (the
+	// package default).
+	optFloat := func(name string, dst **float64, usage string) {
+		fs.Func(name, usage, func(v string) error {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("--%s %q is not a number", name, v)
+			}
+			*dst = &x
+			return nil
+		})
+	}
 	fs.StringVar(&f.collections, "collections", "", "hybrid collections (one directory or a directory of them) that execute ProRetrieval programs not executed beforehand")
-	fs.Var(optFloat{"lambda-format", &p1.LambdaFormat}, "lambda-format", "Search-P1 λ_f (default 0.1)")
-	fs.Var(optFloat{"lambda-path", &p1.LambdaPath}, "lambda-path", "Search-P1 λ_p (default 0.3)")
-	fs.Var(optFloat{"lambda-outcome", &p1.LambdaOutcome}, "lambda-outcome", "Search-P1 λ_a (default 0.6)")
-	fs.Var(optFloat{"alpha", &p1.Alpha}, "alpha", "Search-P1 α between r_acc and r_reason (default 0.5)")
-	fs.Var(optFloat{"decay", &p1.Decay}, "decay", "Search-P1 decay of an incorrect answer's soft outcome (default 0.5; 1 = §3.2.3 alone)")
+	optFloat("lambda-format", &p1.LambdaFormat, "Search-P1 λ_f (default 0.1)")
+	optFloat("lambda-path", &p1.LambdaPath, "Search-P1 λ_p (default 0.3)")
+	optFloat("lambda-outcome", &p1.LambdaOutcome, "Search-P1 λ_a (default 0.6)")
+	optFloat("alpha", &p1.Alpha, "Search-P1 α between r_acc and r_reason (default 0.5)")
+	optFloat("decay", &p1.Decay, "Search-P1 decay of an incorrect answer's soft outcome (default 0.5; 1 = §3.2.3 alone)")
 	fs.StringVar(&p1.PathCombine, "path-combine", "", "Search-P1 dual track: max (default), mean, self, ref")
 	fs.StringVar(&p1.Correct, "correct", "", "Search-P1 correctness: contains (default, the paper's ACC) or em")
 	fs.StringVar(&f.o.ProRetrieval.Metric, "metric", "", "ProRetrieval result metric: mrr (default), hit@1, hit@3, ndcg@3")
 	fs.IntVar(&f.o.ProRetrieval.LengthBudget, "length-budget", 0, "ProRetrieval length budget in tokens (0 = 512)")
-}
-
-// optFloat is a float flag whose absence leaves *p nil (the package default).
-type optFloat struct {
-	name string
-	p    **float64
-}
-
-func (o optFloat) String() string {
-	if o.p == nil || *o.p == nil {
-		return ""
-	}
-	return strconv.FormatFloat(**o.p, 'g', -1, 64)
-}
-
-func (o optFloat) Set(s string) error {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return fmt.Errorf("--%s %q is not a number", o.name, s)
-	}
-	*o.p = &v
-	return nil
 }
 
 // scorer builds the reward Scorer (reward.Open) and the judge cache (nil
@@ -141,14 +130,9 @@ func runReward(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	r, _, err := jsonl.Open(*in)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	var after func() error
 	if cache != nil {
 		after = cache.Save
 	}
-	return s.ScoreJSONL(ctx, k, *batch, r, stdout, after)
+	return withFiles(*in, "", stdout, func(r io.Reader, _ string, w io.Writer) error { return s.ScoreJSONL(ctx, k, *batch, r, w, after) })
 }

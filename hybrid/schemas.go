@@ -3,6 +3,7 @@ package hybrid
 import (
 	"embed"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 )
@@ -30,4 +31,13 @@ func BuiltinSchemas() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ResolveSchema loads the schema file at nameOrPath when it exists, else
+// the built-in schema of that name (BuiltinSchemas).
+func ResolveSchema(nameOrPath string) (*Schema, error) {
+	if _, err := os.Stat(nameOrPath); err == nil {
+		return LoadSchema(nameOrPath)
+	}
+	return BuiltinSchema(nameOrPath)
 }

@@ -5,17 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"regexp"
-	"strconv"
-	"strings"
 
 	"github.com/rlsearch/rlsearch/bench/gencorpus"
+	"github.com/rlsearch/rlsearch/corpus"
 )
-
-// rowsSuffix matches the optional "@FROM:TO" row range of a corpusstats
-// argument (either bound may be empty).
-var rowsSuffix = regexp.MustCompile(`@(\d*):(\d*)$`)
 
 func runCorpusstats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("corpusstats", flag.ContinueOnError)
@@ -35,32 +28,11 @@ func runCorpusstats(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	var all []*gencorpus.CorpusStats
 	for _, arg := range fs.Args() {
-		cfg := gencorpus.StatsConfig{Label: arg, Workers: workers}
-		path := arg
-		if m := rowsSuffix.FindStringSubmatch(arg); m != nil {
-			if _, err := os.Stat(arg); err != nil { // a file literally named x@1:2 wins
-				path = arg[:len(arg)-len(m[0])]
-				var err error
-				if m[1] != "" {
-					if cfg.From, err = strconv.Atoi(m[1]); err != nil {
-						return usageErr("bad row range in %q: %v", arg, err)
-					}
-				}
-				if m[2] != "" {
-					if cfg.To, err = strconv.Atoi(m[2]); err != nil {
-						return usageErr("bad row range in %q: %v", arg, err)
-					}
-					if cfg.To <= cfg.From {
-						return usageErr("bad row range in %q: want FROM < TO", arg)
-					}
-				}
-			}
+		path, from, to, err := corpus.ParseRows(arg)
+		if err != nil {
+			return usageErr("%v", err)
 		}
-		if i := strings.LastIndexByte(path, '@'); i >= 0 && path == arg {
-			if _, err := os.Stat(arg); err != nil {
-				return usageErr("bad row range %q in %q: want @FROM:TO with FROM < TO, both 0-based row numbers (either may be empty)", arg[i:], arg)
-			}
-		}
+		cfg := gencorpus.StatsConfig{Label: arg, Workers: workers, From: from, To: to}
 		st, err := gencorpus.CollectStats(ctx, path, cfg)
 		if err != nil {
 			return err

@@ -40,14 +40,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer closeIx()
-	rs := ix.Retrievers()
-	var use []string
-	if retriever == "all" {
-		use = names(rs)
-	} else if _, ok := rs[retriever]; ok {
+	use := ix.RetrieverNames()
+	if retriever != "all" {
+		if _, err := ix.Retriever(retriever); err != nil {
+			return usageErr("%v", err)
+		}
 		use = []string{retriever}
-	} else {
-		return usageErr("retriever %q is not available (have %v; e5 needs --model)", retriever, names(rs))
 	}
 	if err := checkGold(ix, qs, stderr); err != nil {
 		return err
@@ -58,7 +56,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "recall of gold passages: %s (%d questions), index %s (%d passages)\n", questions, len(qs), ix.Dir, ix.Len())
 	for _, name := range use {
-		reps, err := bench.EvalRecall(ctx, rs[name], id, qs, kl, batch)
+		reps, err := bench.EvalRecall(ctx, ix.Retrievers()[name], id, qs, kl, batch)
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/jsonl"
 )
 
 var errUsage = errors.New("usage")
@@ -25,39 +25,32 @@ func usageErr(format string, a ...any) error {
 
 // modelFlags are shared by every command that may embed text, so that the
 // CLI, the server and the bench configure the encoder the same way.
-type modelFlags struct {
-	dir       string
-	ortLib    string
-	sessions  int
-	maxLength int
-	batch     int
-}
+type modelFlags struct{ cfg embed.Config }
 
 func (m *modelFlags) bind(fs *flag.FlagSet) {
-	fs.StringVar(&m.dir, "model", os.Getenv("MODEL"), "E5 model directory (model.onnx, tokenizer.json, rlsearch.json); default $MODEL; empty = BM25 only")
-	fs.StringVar(&m.ortLib, "ort-lib", "", "ONNX Runtime shared library (default $ONNXRUNTIME_LIB, else libonnxruntime.so.1 on the loader path)")
-	fs.IntVar(&m.sessions, "sessions", 0, "ONNX Runtime sessions in the encoder pool (0 = GOMAXPROCS/2, 1..4)")
-	fs.IntVar(&m.maxLength, "max-length", 0, "token budget per text incl. prefix and specials (0 = model config, default 256)")
-	fs.IntVar(&m.batch, "encode-batch", 0, "texts per ONNX Runtime run (0 = 32)")
+	fs.StringVar(&m.cfg.Dir, "model", os.Getenv("MODEL"), "E5 model directory (model.onnx, tokenizer.json, rlsearch.json); default $MODEL; empty = BM25 only")
+	fs.StringVar(&m.cfg.ORTLib, "ort-lib", "", "ONNX Runtime shared library (default $ONNXRUNTIME_LIB, else libonnxruntime.so.1 on the loader path)")
+	fs.IntVar(&m.cfg.Sessions, "sessions", 0, "ONNX Runtime sessions in the encoder pool (0 = GOMAXPROCS/2, 1..4)")
+	fs.IntVar(&m.cfg.MaxLength, "max-length", 0, "token budget per text incl. prefix and specials (0 = model config, default 256)")
+	fs.IntVar(&m.cfg.BatchSize, "encode-batch", 0, "texts per ONNX Runtime run (0 = 32)")
 }
 
-// open loads the encoder, or returns nil when no model was given.
+// open loads the encoder and the hash of its configuration, or returns
+// nil when no model was given.
 func (m *modelFlags) open() (*embed.Encoder, uint64, error) {
-	if m.dir == "" {
+	if m.cfg.Dir == "" {
 		return nil, 0, nil
 	}
-	enc, err := embed.Open(embed.Config{Dir: m.dir, ORTLib: m.ortLib, Sessions: m.sessions, MaxLength: m.maxLength, BatchSize: m.batch})
+	enc, err := embed.Open(m.cfg)
 	if err != nil {
 		return nil, 0, err
 	}
-	raw, err := os.ReadFile(filepath.Join(m.dir, embed.ConfigFile))
+	h, err := embed.ConfigHash(m.cfg.Dir)
 	if err != nil {
 		enc.Close()
 		return nil, 0, err
 	}
-	h := fnv.New64a()
-	h.Write(raw)
-	return enc, h.Sum64(), nil
+	return enc, h, nil
 }
 
 // indexFlags locate an index and the model to serve its dense shard.
@@ -161,4 +154,16 @@ func intList(s string) ([]int, error) {
 // else the shared/data found above the working directory).
 func defaultQuestions() string {
 	return filepath.Join(corpus.DataDir(), "wiki_multihop", "questions.jsonl")
+}
+
+// withFiles runs fn on the input at in ("" or "-" = stdin; name is its
+// name for errors) and the output at out, written atomically ("" or "-" =
+// stdout, unbuffered: fn buffers).
+func withFiles(in, out string, stdout io.Writer, fn func(r io.Reader, name string, w io.Writer) error) error {
+	r, name, err := jsonl.Open(in)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return jsonl.Output(out, stdout, func(w io.Writer) error { return fn(r, name, w) })
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/rlsearch/rlsearch"
@@ -43,41 +42,16 @@ func addHybridEndpoints(m map[string]server.Endpoint, ix *index.Index, dir strin
 	return hybrid.NewExecutor(cols), nil
 }
 
-const hybridUsage = `usage: rlsearch hybrid <subcommand> [flags]
-
-subcommands:
-  build  --schema S --data rows.jsonl --out DIR [--image FIELD=vectors.jsonl] [--limit N] [--model E5DIR]
-         S is a schema file or a shipped name (amazon_toys, enron_emails)
-  exec   --collection DIR [--in programs.jsonl] [--k 20]     programs JSONL -> results JSONL
-  gen    --collection DIR --n 100 [--seed 1] [--level L1|L2|L3] [--max-truth 20] [--out inst.jsonl]
-         [--verbalize none|template|openai --llm-url URL --llm-model M --llm-key-env VAR]
-  eval   --collection DIR --instances inst.jsonl [--predictions pred.jsonl]
-         metrics (Hit@1, Hit@3, MRR, NDCG@3, execution success) overall, per level and per modality;
-         without --predictions the gold programs are scored
-`
-
 func runHybrid(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, hybridUsage)
-		if len(args) == 0 {
-			return usageErr("missing subcommand")
-		}
-		return flag.ErrHelp
-	}
-	switch args[0] {
-	case "build":
-		return hybridBuild(ctx, args[1:], stdout, stderr)
-	case "exec":
-		return hybridExec(ctx, args[1:], stdout, stderr)
-	case "gen":
-		return hybridGen(ctx, args[1:], stdout, stderr)
-	case "eval":
-		return hybridEval(ctx, args[1:], stdout, stderr)
-	}
-	fmt.Fprint(stderr, hybridUsage)
-	return usageErr("unknown hybrid subcommand %q", args[0])
+	return runSub(ctx, "hybrid", []command{
+		{"build", "build a collection from rows JSONL and a schema (a file or a shipped name)", hybridBuild},
+		{"exec", "run programs JSONL ({sql, retrieval_list} or {id, program}) on a collection: results JSONL", hybridExec},
+		{"gen", "generate benchmark instances JSONL (L1/L2/L3), optionally verbalized by a template or an LLM", hybridGen},
+		{"eval", "Hit@1, Hit@3, MRR, NDCG@3 and execution success of predicted (default: gold) programs, per level and modality", hybridEval},
+	}, args, stdout, stderr)
 }
 
+// imageFlags collect --image FIELD=vectors.jsonl.
 type imageFlags map[string]string
 
 func (f imageFlags) String() string { return fmt.Sprint(map[string]string(f)) }
@@ -90,38 +64,30 @@ func (f imageFlags) Set(v string) error {
 	return nil
 }
 
-func loadSchemaArg(s string) (*hybrid.Schema, error) {
-	if _, err := os.Stat(s); err == nil {
-		return hybrid.LoadSchema(s)
-	}
-	return hybrid.BuiltinSchema(s)
-}
-
 func hybridBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("hybrid build", flag.ContinueOnError)
 	var (
-		schema, data, out string
-		limit             int
-		model             modelFlags
+		cfg    = hybrid.BuildConfig{ImageVectors: imageFlags{}}
+		schema string
+		model  modelFlags
 	)
-	images := imageFlags{}
 	fs.StringVar(&schema, "schema", "", "schema file, or a shipped schema name: "+strings.Join(hybrid.BuiltinSchemas(), ", ")+" (required)")
-	fs.StringVar(&data, "data", "", "rows JSONL (required)")
-	fs.StringVar(&out, "out", "", "collection directory to write (required; an existing collection there is replaced)")
-	fs.IntVar(&limit, "limit", 0, "keep only the first N rows (0 = all)")
-	fs.Var(images, "image", "FIELD=vectors.jsonl: user-supplied vectors {id, vector} of an image field (repeatable)")
+	fs.StringVar(&cfg.Data, "data", "", "rows JSONL (required)")
+	fs.StringVar(&cfg.Dir, "out", "", "collection directory to write (required; an existing collection there is replaced)")
+	fs.IntVar(&cfg.Limit, "limit", 0, "keep only the first N rows (0 = all)")
+	fs.Var(imageFlags(cfg.ImageVectors), "image", "FIELD=vectors.jsonl: user-supplied vectors {id, vector} of an image field (repeatable)")
 	model.bind(fs)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if schema == "" || data == "" || out == "" {
+	if schema == "" || cfg.Data == "" || cfg.Dir == "" {
 		return usageErr("--schema, --data and --out are required")
 	}
-	s, err := loadSchemaArg(schema)
+	s, err := hybrid.ResolveSchema(schema)
 	if err != nil {
 		return err
 	}
-	cfg := hybrid.BuildConfig{Schema: s, Data: data, Dir: out, Limit: limit, ImageVectors: images}
+	cfg.Schema = s
 	enc, _, err := model.open()
 	if err != nil {
 		return err
@@ -134,12 +100,7 @@ func hybridBuild(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	var idx []string
-	for name, im := range meta.Indexes {
-		idx = append(idx, fmt.Sprintf("%s:%s(%d)", name, im.Kind, im.Count))
-	}
-	sort.Strings(idx)
-	fmt.Fprintf(stdout, "built collection %s: %d rows into %s; indexes %s\n", s.Name, meta.Rows, out, strings.Join(idx, " "))
+	fmt.Fprintf(stdout, "built collection %s: %d rows into %s; indexes %s\n", cfg.Schema.Name, meta.Rows, cfg.Dir, meta.IndexSummary())
 	return nil
 }
 
@@ -172,9 +133,8 @@ func (c *collectionFlags) open(ctx context.Context) (*hybrid.Collection, func(),
 func hybridExec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("hybrid exec", flag.ContinueOnError)
 	var cf collectionFlags
-	var in string
 	cf.bind(fs)
-	fs.StringVar(&in, "in", "-", "programs JSONL: each line a program {sql, retrieval_list} or {id, program} (default stdin)")
+	in := fs.String("in", "-", "programs JSONL: each line a program {sql, retrieval_list} or {id, program} (default stdin)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -183,20 +143,16 @@ func hybridExec(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer done()
-	r, name, err := jsonl.Open(in)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return col.ExecJSONL(ctx, r, name, stdout)
+	return withFiles(*in, "", stdout, func(r io.Reader, name string, w io.Writer) error { return col.ExecJSONL(ctx, r, name, w) })
 }
 
 func hybridGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("hybrid gen", flag.ContinueOnError)
 	var (
-		cf                       collectionFlags
-		cfg                      hybrid.GenConfig
-		out, verb, url, mdl, key string
+		cf             collectionFlags
+		cfg            hybrid.GenConfig
+		ov             hybrid.OpenAIVerbalizer
+		out, verb, key string
 	)
 	cf.bind(fs)
 	fs.IntVar(&cfg.N, "n", 100, "instances to generate")
@@ -205,13 +161,12 @@ func hybridGen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&cfg.MaxTruth, "max-truth", 0, "drop instances whose ground-truth set is larger (0 = 20)")
 	fs.StringVar(&out, "out", "-", "instances JSONL (default stdout)")
 	fs.StringVar(&verb, "verbalize", "none", "natural-language query (step iv): none, template or openai")
-	fs.StringVar(&url, "llm-url", "", "OpenAI-compatible base URL for --verbalize openai, such as http://127.0.0.1:8001/v1")
-	fs.StringVar(&mdl, "llm-model", "", "model name for --verbalize openai")
+	fs.StringVar(&ov.BaseURL, "llm-url", "", "OpenAI-compatible base URL for --verbalize openai, such as http://127.0.0.1:8001/v1")
+	fs.StringVar(&ov.Model, "llm-model", "", "model name for --verbalize openai")
 	fs.StringVar(&key, "llm-key-env", "", "environment variable holding the API key (optional)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	ov := hybrid.OpenAIVerbalizer{BaseURL: url, Model: mdl}
 	if key != "" {
 		ov.APIKey = os.Getenv(key)
 	}
@@ -227,42 +182,29 @@ func hybridGen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer done()
-	insts, st, err := hybrid.Generate(ctx, col, cfg)
-	if err != nil {
+	var st hybrid.GenStats
+	if err := jsonl.Output(out, stdout, func(w io.Writer) (err error) {
+		st, err = hybrid.GenerateJSONL(ctx, col, cfg, v, w)
+		return err
+	}); err != nil {
 		return err
 	}
-	for i := range insts {
-		if v != nil {
-			q, err := v.Verbalize(ctx, col.Schema(), &insts[i])
-			if err != nil {
-				return fmt.Errorf("verbalize %s: %w", insts[i].ID, err)
-			}
-			insts[i].Query = q
-		}
-	}
-	return jsonl.WriteFile(out, stdout, func(w *jsonl.Writer) error {
-		for _, in := range insts {
-			if err := w.Write(in); err != nil {
-				return err
-			}
-		}
-		sj, _ := json.Marshal(st)
-		fmt.Fprintf(stderr, "generated %d instances: %s\n", len(insts), sj)
-		return nil
-	})
+	sj, _ := json.Marshal(st)
+	fmt.Fprintf(stderr, "generated %d instances: %s\n", st.Kept, sj)
+	return nil
 }
 
 func hybridEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("hybrid eval", flag.ContinueOnError)
 	var (
-		cf         collectionFlags
-		cfg        hybrideval.Config
-		perInstOut string
+		cf     collectionFlags
+		cfg    hybrideval.Config
+		scores string
 	)
 	cf.bind(fs)
 	fs.StringVar(&cfg.Instances, "instances", "", "instances JSONL from 'rlsearch hybrid gen' (required)")
 	fs.StringVar(&cfg.Predictions, "predictions", "", `predicted programs JSONL {"id", "program"} (default: score the gold programs)`)
-	fs.StringVar(&perInstOut, "scores", "", "also write per-instance scores JSONL here")
+	fs.StringVar(&scores, "scores", "", "also write per-instance scores JSONL here")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -278,8 +220,8 @@ func hybridEval(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	if perInstOut != "" {
-		if err := jsonl.WriteFile(perInstOut, stdout, func(w *jsonl.Writer) error {
+	if scores != "" {
+		if err := jsonl.WriteFile(scores, stdout, func(w *jsonl.Writer) error {
 			for _, s := range res.PerInstance() {
 				if err := w.Write(s); err != nil {
 					return err

@@ -1,16 +1,8 @@
 // Command rlsearch builds and serves retrieval indexes for search-agent RL:
 // BM25 and E5 dense retrieval over a Search-R1 / FlashRAG corpus, behind
-// Search-R1's /retrieve API.
-//
-//	rlsearch index  --corpus corpus.jsonl --out DIR [--model E5DIR]
-//	rlsearch verify PATH    (index, collection, directory of them, or one file)
-//	rlsearch serve  --index DIR [--model E5DIR] [--addr :8000]
-//	rlsearch search --index DIR [--model E5DIR] "question" ...
-//	rlsearch search --server http://127.0.0.1:8000 "question" ...
-//	rlsearch eval   --index DIR --questions questions.jsonl
-//	rlsearch bench  --index DIR [--model E5DIR]
-//	rlsearch gencorpus --n 21015324 --out wiki18.jsonl.zst [--model topical|unigram]
-//	rlsearch corpusstats FILE[@FROM:TO] ...
+// Search-R1's /retrieve API, with retrieval programs, rerankers, rewards
+// and hybrid collections beside it. `rlsearch` alone lists the commands
+// (the table in commands); `rlsearch CMD -h` lists a command's flags.
 //
 // main only turns flags into configurations and calls the packages.
 package main
@@ -49,12 +41,33 @@ func commands() []command {
 	}
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: rlsearch <command> [flags]\n\ncommands:\n")
-	for _, c := range commands() {
+func usage(w io.Writer) { listCommands(w, "rlsearch", commands()) }
+
+// listCommands prints the usage line and the commands of prog.
+func listCommands(w io.Writer, prog string, cs []command) {
+	fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", prog)
+	for _, c := range cs {
 		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nrun 'rlsearch <command> -h' for the flags of a command\n")
+	fmt.Fprintf(w, "\nrun '%s <command> -h' for the flags of a command\n", prog)
+}
+
+// runSub runs the subcommand of prog named by args[0]; without one, or
+// with -h, it lists them.
+func runSub(ctx context.Context, prog string, subs []command, args []string, stdout, stderr io.Writer) error {
+	for _, c := range subs {
+		if len(args) > 0 && c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	listCommands(stderr, "rlsearch "+prog, subs)
+	switch {
+	case len(args) == 0:
+		return usageErr("missing subcommand")
+	case args[0] == "-h" || args[0] == "--help":
+		return flag.ErrHelp
+	}
+	return usageErr("unknown %s subcommand %q", prog, args[0])
 }
 
 func main() {

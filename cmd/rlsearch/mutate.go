@@ -7,14 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench/mutateeval"
-	"github.com/rlsearch/rlsearch/internal/jsonl"
-	"github.com/rlsearch/rlsearch/internal/progress"
 	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/sdk"
 )
@@ -46,12 +42,13 @@ func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	eval := fs.Bool("eval", false, "measure: for every question, a single-query width-3 BM25 program of the question text, searched for a verified mutation")
 	questions := fs.String("questions", defaultQuestions(), "question set for --eval")
 	datasets := fs.String("datasets", "hotpotqa,musique", "datasets of the question set used by --eval (comma-separated; empty = all)")
-	executions := fs.Int("executions", 0, "execution budget per program (0 = 64, at most 256)")
-	minGold := fs.Int("min-gold", 0, "V_ret needs at least this many gold documents printed (0 = all)")
-	maxVerified := fs.Int("max-verified", 0, "verified mutations to find per program (0 = 1)")
-	maxPrint := fs.Int("max-print", 0, "documents a mutation prints: min(kept, this) (0 = 20, the paper's print budget)")
-	poolEarlier := fs.Bool("pool-earlier-turns", false, "add the queries of earlier retrieval turns to the query pool")
-	noCache := fs.Bool("no-cache", false, "no shared primitive cache: every execution retrieves on its own (the oracle)")
+	var cfg sdk.MutateConfig
+	fs.IntVar(&cfg.Executions, "executions", 0, "execution budget per program (0 = 64, at most 256)")
+	fs.IntVar(&cfg.MinGold, "min-gold", 0, "V_ret needs at least this many gold documents printed (0 = all)")
+	fs.IntVar(&cfg.MaxVerified, "max-verified", 0, "verified mutations to find per program (0 = 1)")
+	fs.IntVar(&cfg.Space.MaxPrint, "max-print", 0, "documents a mutation prints: min(kept, this) (0 = 20, the paper's print budget)")
+	fs.BoolVar(&cfg.PoolFromEarlierTurns, "pool-earlier-turns", false, "add the queries of earlier retrieval turns to the query pool")
+	fs.BoolVar(&cfg.NoCache, "no-cache", false, "no shared primitive cache: every execution retrieves on its own (the oracle)")
 	workers := fs.Int("workers", 4, "programs searched at once")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -66,8 +63,6 @@ func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *workers < 1 {
 		return usageErr("--workers %d must be ≥ 1", *workers)
 	}
-	cfg := sdk.MutateConfig{Executions: *executions, MinGold: *minGold, MaxVerified: *maxVerified,
-		PoolFromEarlierTurns: *poolEarlier, NoCache: *noCache, Space: sdk.Space{MaxPrint: *maxPrint}}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
@@ -95,76 +90,14 @@ func runMutate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
 	}
-	src, name, err := jsonl.Open(*in)
-	if err != nil {
+	start, n := time.Now(), 0
+	if err := withFiles(*in, *out, stdout, func(r io.Reader, name string, w io.Writer) (err error) {
+		n, err = v.MutateJSONL(ctx, r, name, w, sdk.MutateFileConfig{Records: *records, Workers: *workers, Progress: progressTo(stderr, !*quiet)})
 		return err
-	}
-	defer src.Close()
-	type line struct {
-		n   int
-		raw []byte
-	}
-	var lines []line
-	if err := jsonl.NewReader(src, name, sdk.DefaultMaxBodyBytes).Each(func(n int, raw []byte) error {
-		lines = append(lines, line{n, slices.Clone(raw)})
-		return nil
-	}); errors.Is(err, jsonl.ErrLineTooLong) {
-		return fmt.Errorf("%w: %v", rlsearch.ErrBadInput, err)
-	} else if err != nil {
-		return err
-	}
-	prog := progress.New(progressTo(stderr, !*quiet), "mutate", "lines", len(lines))
-	var results []any
-	start := time.Now()
-	if *records {
-		for _, b := range lines {
-			var req sdk.RecordRequest
-			if err := jsonl.DecodeStrict(b.raw, &req); err != nil {
-				return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, b.n, err)
-			}
-			rec, err := v.BuildRecord(ctx, req, nil)
-			res := sdk.RecordResult{}
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				res.Error = err.Error()
-			} else {
-				res.Record = &rec
-			}
-			results = append(results, res)
-			prog.Add(1)
-		}
-	} else {
-		ts := make([]sdk.Trajectory, len(lines))
-		for i, b := range lines {
-			err := jsonl.DecodeStrict(b.raw, &ts[i])
-			if err == nil {
-				err = ts[i].Validate()
-			}
-			if err != nil {
-				return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, b.n, err)
-			}
-		}
-		for _, p := range v.ProposeBatch(ctx, ts, *workers, func() { prog.Add(1) }) {
-			results = append(results, p)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	prog.Finish()
-	if err := jsonl.WriteFile(*out, stdout, func(w *jsonl.Writer) error {
-		for _, r := range results {
-			if err := w.Write(r); err != nil {
-				return err
-			}
-		}
-		return nil
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "mutate: %d lines in %.2fs\n", len(lines), time.Since(start).Seconds())
+	fmt.Fprintf(stderr, "mutate: %d lines in %.2fs\n", n, time.Since(start).Seconds())
 	return nil
 }
 

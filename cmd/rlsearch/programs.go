@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"time"
 
-	"github.com/rlsearch/rlsearch"
-	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/internal/server"
+
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -43,7 +40,7 @@ func (p *programFlags) runtime(ctx context.Context, tokenizer string, budgets sd
 	if err != nil {
 		return nil, nil, err
 	}
-	deps, _, closeDeps, err := openDeps(ctx, &p.rr, p.idx.model.ortLib, tokenizer)
+	deps, _, closeDeps, err := openDeps(ctx, &p.rr, p.idx.model.cfg.ORTLib, tokenizer)
 	if err != nil {
 		closeIx()
 		return nil, nil, err
@@ -60,91 +57,43 @@ func (p *programFlags) runtime(ctx context.Context, tokenizer string, budgets sd
 }
 
 // runPrograms executes retrieval programs from JSONL (one sdk.Request per
-// line: {"id", "code" | "response", "question", "budgets"}) and writes one
-// sdk.Result per line, in input order.
+// line) and writes one sdk.Result per line, in input order
+// (sdk.Runtime.RunJSONL).
 func runPrograms(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("programs", flag.ContinueOnError)
 	var pf programFlags
+	var cfg sdk.FileConfig
+	var b sdk.Budgets
 	pf.bind(fs)
 	in := fs.String("in", "", "programs JSONL (default stdin)")
 	out := fs.String("out", "", "results JSONL, written atomically (default stdout)")
-	batch := fs.Int("batch", 512, "programs run concurrently as one batch (their retrieval calls coalesced and memoised)")
-	noCoalesce := fs.Bool("no-coalesce", false, "answer every retrieval call on its own")
-	noMemo := fs.Bool("no-memo", false, "do not memoise (route, query, width) within a batch")
+	fs.IntVar(&cfg.Batch, "batch", sdk.DefaultFileBatch, "programs run concurrently as one batch (their retrieval calls coalesced and memoised)")
+	fs.BoolVar(&cfg.Options.NoCoalesce, "no-coalesce", false, "answer every retrieval call on its own")
+	fs.BoolVar(&cfg.Options.NoMemo, "no-memo", false, "do not memoise (route, query, width) within a batch")
 	tokenizer := fs.String("policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the observation token cap; empty = sdk.BoundTokens (byte classes, never below 1/4 of Qwen3)")
-	timeout := fs.Duration("timeout", 0, "wall-clock budget per program (0 = 10s)")
-	maxSteps := fs.Uint64("max-steps", 0, "Starlark step budget per program (0 = 1,000,000)")
+	fs.DurationVar(&b.Timeout, "timeout", 0, "wall-clock budget per program (0 = 10s)")
+	fs.Uint64Var(&b.MaxSteps, "max-steps", 0, "Starlark step budget per program (0 = 1,000,000)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if *batch < 1 {
-		return usageErr("--batch %d must be ≥ 1", *batch)
+	if cfg.Batch < 1 {
+		return usageErr("--batch %d must be ≥ 1", cfg.Batch)
 	}
 	if len(fs.Args()) > 0 {
 		return usageErr("unexpected arguments %q (programs come from --in or stdin)", fs.Args())
 	}
-	rt, closeRT, err := pf.runtime(ctx, *tokenizer, sdk.Budgets{Timeout: *timeout, MaxSteps: *maxSteps})
+	rt, closeRT, err := pf.runtime(ctx, *tokenizer, b)
 	if err != nil {
 		return err
 	}
 	defer closeRT()
-
-	src, name, err := jsonl.Open(*in)
-	if err != nil {
+	var st sdk.FileStats
+	if err := withFiles(*in, *out, stdout, func(r io.Reader, name string, w io.Writer) (err error) {
+		st, err = rt.RunJSONL(ctx, r, name, w, cfg)
 		return err
-	}
-	defer src.Close()
-	reqs, err := readRequests(jsonl.NewReader(src, name, sdk.DefaultMaxBodyBytes))
-	if err != nil {
-		return err
-	}
-	opt := sdk.BatchOptions{NoCoalesce: *noCoalesce, NoMemo: *noMemo}
-	start := time.Now()
-	failed := 0
-	if err := jsonl.WriteFile(*out, stdout, func(w *jsonl.Writer) error {
-		for lo := 0; lo < len(reqs); lo += *batch {
-			for _, res := range rt.RunBatch(ctx, reqs[lo:min(lo+*batch, len(reqs))], opt) {
-				if res.Code != sdk.CodeOK {
-					failed++
-				}
-				if err := w.Write(res); err != nil {
-					return err
-				}
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		return nil
 	}); err != nil {
 		return err
 	}
-	el := time.Since(start)
-	fmt.Fprintf(stderr, "ran %d programs in %.2fs (%.0f programs/s), %d ended with an error code\n", len(reqs), el.Seconds(), float64(len(reqs))/max(el.Seconds(), 1e-9), failed)
+	fmt.Fprintf(stderr, "ran %d programs in %.2fs (%.0f programs/s), %d ended with an error code\n", st.Programs, st.Elapsed.Seconds(), float64(st.Programs)/max(st.Elapsed.Seconds(), 1e-9), st.Failed)
 	return nil
-}
-
-// readRequests parses JSONL requests; a bad line is an error naming it.
-func readRequests(r *jsonl.Reader) ([]sdk.Request, error) {
-	var reqs []sdk.Request
-	err := r.Each(func(line int, b []byte) error {
-		var req sdk.Request
-		if err := jsonl.DecodeStrict(b, &req); err != nil {
-			return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, line, err)
-		}
-		if req.Code == "" && req.Response == "" {
-			return fmt.Errorf("%w: line %d: neither code nor response", rlsearch.ErrBadInput, line)
-		}
-		if req.Budgets != nil {
-			if err := req.Budgets.Validate(); err != nil {
-				return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, line, err)
-			}
-		}
-		reqs = append(reqs, req)
-		return nil
-	})
-	if errors.Is(err, jsonl.ErrLineTooLong) {
-		return nil, fmt.Errorf("%w: %v", rlsearch.ErrBadInput, err)
-	}
-	return reqs, err
 }

@@ -1,48 +1,39 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/rlsearch/rlsearch"
-	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/rerank"
 )
 
 // rerankFlags configure the reranker behind POST /rerank (serve) and the
-// rerank command.
+// rerank command: the model (cfg, opened by open) and the endpoint's
+// limits (mount).
 type rerankFlags struct {
-	dir         string
-	sessions    int
-	maxLength   int
-	batch       int
-	batchTokens int
-	wait        time.Duration
-	instruction string
-	check       bool
-	topK        int
-	maxQueries  int
-	maxDocs     int
-	maxBody     int64
+	cfg                       rerank.Config // ORTLib comes from open's caller
+	dir                       string        // --reranker (cfg.Dir)
+	check                     bool
+	topK, maxQueries, maxDocs int
+	maxBody                   int64
 }
 
 func (f *rerankFlags) bind(fs *flag.FlagSet) {
+	c := &f.cfg
 	fs.StringVar(&f.dir, "reranker", os.Getenv("RERANKER"), "reranker model directory (Qwen3-Reranker or cross-encoder ONNX export with rlsearch.json); default $RERANKER; empty = no /rerank")
-	fs.IntVar(&f.sessions, "rerank-sessions", 0, "ONNX Runtime sessions for the reranker (0 = GOMAXPROCS/2, 1..4)")
-	fs.IntVar(&f.batchTokens, "rerank-batch-tokens", 0, "most tokens per reranker run, batch size × longest pair (0 = 8192); a longer pair runs alone")
-	fs.IntVar(&f.maxLength, "rerank-max-length", 0, "token budget per (query, document) pair (0 = model config, else 8192 for Qwen3, 512 for cross-encoders)")
-	fs.IntVar(&f.batch, "rerank-batch", 0, "pairs per reranker run; concurrent requests share batches (0 = 16)")
-	fs.DurationVar(&f.wait, "rerank-wait", 0, "how long a reranker batch waits to fill (0 = 2ms)")
-	fs.StringVar(&f.instruction, "rerank-instruction", "", "Qwen3-Reranker instruction (default: the model card's web search instruction)")
+	fs.IntVar(&c.Sessions, "rerank-sessions", 0, "ONNX Runtime sessions for the reranker (0 = GOMAXPROCS/2, 1..4)")
+	fs.IntVar(&c.MaxBatchTokens, "rerank-batch-tokens", 0, "most tokens per reranker run, batch size × longest pair (0 = 8192); a longer pair runs alone")
+	fs.IntVar(&c.MaxLength, "rerank-max-length", 0, "token budget per (query, document) pair (0 = model config, else 8192 for Qwen3, 512 for cross-encoders)")
+	fs.IntVar(&c.BatchSize, "rerank-batch", 0, "pairs per reranker run; concurrent requests share batches (0 = 16)")
+	fs.DurationVar(&c.BatchWait, "rerank-wait", 0, "how long a reranker batch waits to fill (0 = 2ms)")
+	fs.StringVar(&c.Instruction, "rerank-instruction", "", "Qwen3-Reranker instruction (default: the model card's web search instruction)")
 	fs.BoolVar(&f.check, "rerank-check", true, "at startup require the reranker to score a relevant passage above irrelevant ones (turn off for random-weight test models)")
 	fs.IntVar(&f.maxQueries, "rerank-max-queries", rerank.DefaultMaxRerankQueries, "most queries per /rerank request")
 	fs.IntVar(&f.maxDocs, "rerank-max-docs", rerank.DefaultMaxRerankDocs, "most candidate documents per /rerank request, all queries together (each is one model pass)")
@@ -56,8 +47,9 @@ func (f *rerankFlags) open(ctx context.Context, ortLib string) (*rerank.Reranker
 	if f.dir == "" {
 		return nil, nil
 	}
-	r, err := rerank.Open(rerank.Config{Dir: f.dir, ORTLib: ortLib, Sessions: f.sessions, MaxLength: f.maxLength,
-		BatchSize: f.batch, MaxBatchTokens: f.batchTokens, BatchWait: f.wait, Instruction: f.instruction})
+	cfg := f.cfg
+	cfg.Dir, cfg.ORTLib = f.dir, ortLib
+	r, err := rerank.Open(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -89,11 +81,9 @@ func (f *rerankFlags) mount(r *rerank.Reranker, extra map[string]server.Endpoint
 	return nil
 }
 
-// runRerank scores documents (JSONL from --docs, default stdin:
-// {"id", "contents"} or {"id", "title", "text"}) against one query and prints one JSON line per
-// document, in input order: {"id", "score"}. Nothing is printed unless
-// every score is finite: a NaN or ±Inf score fails the command with an
-// error naming the query and the document (its line and id).
+// runRerank scores documents (JSONL from --docs, default stdin) against
+// one query and prints one JSON line {"id", "score"} per document
+// (rerank.RunFile).
 func runRerank(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("rerank", flag.ContinueOnError)
 	var f rerankFlags
@@ -111,37 +101,13 @@ func runRerank(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if query == "" {
 		return usageErr("--query is required")
 	}
-	in, name, err := jsonl.Open(docsPath)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	docs, lines, err := rerank.ReadDocuments(in, name)
+	err := withFiles(docsPath, "", stdout, func(r io.Reader, name string, w io.Writer) error {
+		return rerank.RunFile(ctx, rerank.FileConfig{Query: query, Name: name, Open: func(ctx context.Context) (*rerank.Reranker, error) {
+			return f.open(ctx, ortLib)
+		}}, r, w)
+	})
 	if errors.Is(err, rlsearch.ErrBadInput) {
 		return usageErr("%v", err)
-	} else if err != nil {
-		return err
 	}
-	r, err := f.open(ctx, ortLib)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	scores, err := r.Rerank(ctx, query, docs)
-	var nf *rerank.NonFiniteError
-	if errors.As(err, &nf) && nf.Doc >= 0 && nf.Doc < len(lines) {
-		return fmt.Errorf("%s line %d: %w", docsPath, lines[nf.Doc], err)
-	}
-	if err != nil {
-		return err
-	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	for i, d := range docs {
-		if err := enc.Encode(map[string]any{"id": d.ID, "score": scores[i]}); err != nil {
-			return fmt.Errorf("document %d (id %q, %s line %d): %w", i, d.ID, docsPath, lines[i], err)
-		}
-	}
-	_, err = stdout.Write(out.Bytes())
 	return err
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/internal/server"
@@ -19,70 +19,51 @@ import (
 // environment variable so that serve, which takes no reward flags, is
 // configured the same way.
 type rewardFlags struct {
-	refs, judgeURL, judgeModel, judgeKeyEnv, judgeCache string
-	judgeTimeout                                        time.Duration
-	judgeRetries, workers                               int
-	lambdaFormat, lambdaPath, lambdaOutcome             string
-	alpha, decay                                        string
-	pathCombine, correct, metric                        string
-	lengthBudget                                        int
-	collections                                         string
+	o           reward.Options
+	judgeKeyEnv string
+	collections string
 	// executor runs ProRetrieval programs (serve passes the collections it
 	// loaded for /v1/hybrid/execute); nil scores pre-executed rollouts only.
 	executor reward.HybridExecutor
 }
 
 func (f *rewardFlags) bind(fs *flag.FlagSet) {
-	env := os.Getenv
-	fs.StringVar(&f.refs, "refs", env("RLSEARCH_REWARD_REFS"), "Search-P1 reference-plan cache, JSONL {\"qid\", \"plan\": [str]} (default $RLSEARCH_REWARD_REFS)")
-	fs.StringVar(&f.judgeURL, "judge-url", env("RLSEARCH_JUDGE_URL"), "OpenAI-compatible API root for the Search-P1 judge, e.g. http://127.0.0.1:8000/v1 (default $RLSEARCH_JUDGE_URL; empty = lexical judge)")
-	fs.StringVar(&f.judgeModel, "judge-model", env("RLSEARCH_JUDGE_MODEL"), "judge model name (default $RLSEARCH_JUDGE_MODEL)")
+	env, p1 := os.Getenv, &f.o.SearchP1
+	fs.StringVar(&f.o.References, "refs", env("RLSEARCH_REWARD_REFS"), "Search-P1 reference-plan cache, JSONL {\"qid\", \"plan\": [str]} (default $RLSEARCH_REWARD_REFS)")
+	fs.StringVar(&f.o.Judge.BaseURL, "judge-url", env("RLSEARCH_JUDGE_URL"), "OpenAI-compatible API root for the Search-P1 judge, e.g. http://127.0.0.1:8000/v1 (default $RLSEARCH_JUDGE_URL; empty = lexical judge)")
+	fs.StringVar(&f.o.Judge.Model, "judge-model", env("RLSEARCH_JUDGE_MODEL"), "judge model name (default $RLSEARCH_JUDGE_MODEL)")
 	fs.StringVar(&f.judgeKeyEnv, "judge-key-env", "RLSEARCH_JUDGE_API_KEY", "environment variable holding the judge API key (empty value = none)")
-	fs.StringVar(&f.judgeCache, "judge-cache", env("RLSEARCH_JUDGE_CACHE"), "judgement cache file, saved atomically after every batch (default $RLSEARCH_JUDGE_CACHE; empty = memory only)")
-	fs.DurationVar(&f.judgeTimeout, "judge-timeout", 0, "timeout per judge request (0 = 60s)")
-	fs.IntVar(&f.judgeRetries, "judge-retries", 0, "judge retries after a failure (0 = 4, -1 = none)")
-	fs.IntVar(&f.workers, "workers", 0, "rollouts scored at once (0 = 8)")
+	fs.StringVar(&f.o.JudgeCache, "judge-cache", env("RLSEARCH_JUDGE_CACHE"), "judgement cache file, saved atomically after every batch (default $RLSEARCH_JUDGE_CACHE; empty = memory only)")
+	fs.DurationVar(&f.o.Judge.Timeout, "judge-timeout", 0, "timeout per judge request (0 = 60s)")
+	fs.IntVar(&f.o.Judge.MaxRetries, "judge-retries", 0, "judge retries after a failure (0 = 4, -1 = none)")
+	fs.IntVar(&f.o.Workers, "workers", 0, "rollouts scored at once (0 = 8)")
+	// optFloat binds a float flag whose absence leaves *dst nil (the
+	// package default).
+	optFloat := func(name string, dst **float64, usage string) {
+		fs.Func(name, usage, func(v string) error {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("--%s %q is not a number", name, v)
+			}
+			*dst = &x
+			return nil
+		})
+	}
 	fs.StringVar(&f.collections, "collections", "", "hybrid collections (one directory or a directory of them) that execute ProRetrieval programs not executed beforehand")
-	fs.StringVar(&f.lambdaFormat, "lambda-format", "", "Search-P1 λ_f (default 0.1)")
-	fs.StringVar(&f.lambdaPath, "lambda-path", "", "Search-P1 λ_p (default 0.3)")
-	fs.StringVar(&f.lambdaOutcome, "lambda-outcome", "", "Search-P1 λ_a (default 0.6)")
-	fs.StringVar(&f.alpha, "alpha", "", "Search-P1 α between r_acc and r_reason (default 0.5)")
-	fs.StringVar(&f.decay, "decay", "", "Search-P1 decay of an incorrect answer's soft outcome (default 0.5; 1 = §3.2.3 alone)")
-	fs.StringVar(&f.pathCombine, "path-combine", "", "Search-P1 dual track: max (default), mean, self, ref")
-	fs.StringVar(&f.correct, "correct", "", "Search-P1 correctness: contains (default, the paper's ACC) or em")
-	fs.StringVar(&f.metric, "metric", "", "ProRetrieval result metric: mrr (default), hit@1, hit@3, ndcg@3")
-	fs.IntVar(&f.lengthBudget, "length-budget", 0, "ProRetrieval length budget in tokens (0 = 512)")
+	optFloat("lambda-format", &p1.LambdaFormat, "Search-P1 λ_f (default 0.1)")
+	optFloat("lambda-path", &p1.LambdaPath, "Search-P1 λ_p (default 0.3)")
+	optFloat("lambda-outcome", &p1.LambdaOutcome, "Search-P1 λ_a (default 0.6)")
+	optFloat("alpha", &p1.Alpha, "Search-P1 α between r_acc and r_reason (default 0.5)")
+	optFloat("decay", &p1.Decay, "Search-P1 decay of an incorrect answer's soft outcome (default 0.5; 1 = §3.2.3 alone)")
+	fs.StringVar(&p1.PathCombine, "path-combine", "", "Search-P1 dual track: max (default), mean, self, ref")
+	fs.StringVar(&p1.Correct, "correct", "", "Search-P1 correctness: contains (default, the paper's ACC) or em")
+	fs.StringVar(&f.o.ProRetrieval.Metric, "metric", "", "ProRetrieval result metric: mrr (default), hit@1, hit@3, ndcg@3")
+	fs.IntVar(&f.o.ProRetrieval.LengthBudget, "length-budget", 0, "ProRetrieval length budget in tokens (0 = 512)")
 }
 
-func optFloat(name, s string) (*float64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return nil, usageErr("--%s %q is not a number", name, s)
-	}
-	return &v, nil
-}
-
-// scorer builds the reward Scorer and the judge cache (nil without an LLM
-// judge).
+// scorer builds the reward Scorer (reward.Open) and the judge cache (nil
+// without an LLM judge).
 func (f *rewardFlags) scorer() (*reward.Scorer, *reward.JudgeCache, error) {
-	cfg := reward.Config{Workers: f.workers}
-	p1 := &cfg.SearchP1
-	for _, o := range []struct {
-		name, s string
-		dst     **float64
-	}{{"lambda-format", f.lambdaFormat, &p1.LambdaFormat}, {"lambda-path", f.lambdaPath, &p1.LambdaPath},
-		{"lambda-outcome", f.lambdaOutcome, &p1.LambdaOutcome}, {"alpha", f.alpha, &p1.Alpha}, {"decay", f.decay, &p1.Decay}} {
-		v, err := optFloat(o.name, o.s)
-		if err != nil {
-			return nil, nil, err
-		}
-		*o.dst = v
-	}
-	p1.PathCombine, p1.Correct = f.pathCombine, f.correct
-	cfg.ProRetrieval.Metric, cfg.ProRetrieval.LengthBudget = f.metric, f.lengthBudget
 	if f.collections != "" && f.executor == nil {
 		cols, err := hybrid.OpenCollections(context.Background(), f.collections, hybrid.OpenConfig{})
 		if err != nil {
@@ -92,33 +73,13 @@ func (f *rewardFlags) scorer() (*reward.Scorer, *reward.JudgeCache, error) {
 			f.executor = hybrid.NewExecutor(cols)
 		}
 	}
-	if f.executor != nil {
-		cfg.ProRetrieval.Executor = f.executor
-	}
-	if f.refs != "" {
-		refs, err := reward.LoadReferences(f.refs)
-		if err != nil {
-			return nil, nil, err
-		}
-		p1.References = refs
-	}
-	var cache *reward.JudgeCache
-	if f.judgeURL != "" {
-		j, err := reward.NewOpenAIJudge(reward.OpenAIConfig{BaseURL: f.judgeURL, Model: f.judgeModel, APIKey: os.Getenv(f.judgeKeyEnv),
-			Timeout: f.judgeTimeout, MaxRetries: f.judgeRetries})
-		if err != nil {
-			return nil, nil, err
-		}
-		if cache, err = reward.OpenJudgeCache(f.judgeCache); err != nil {
-			return nil, nil, err
-		}
-		p1.Judge = reward.CachedJudge{Inner: j, Cache: cache}
-	}
-	s, err := reward.New(cfg)
-	if err != nil {
+	f.o.ProRetrieval.Executor = f.executor
+	f.o.Judge.APIKey = os.Getenv(f.judgeKeyEnv)
+	s, cache, err := reward.Open(f.o)
+	if errors.Is(err, reward.ErrConfig) {
 		return nil, nil, usageErr("%v", err)
 	}
-	return s, cache, nil
+	return s, cache, err
 }
 
 // addRewardEndpoints mounts POST /v1/rewards/{qa,rpl,search-p1,proretrieval},
@@ -149,45 +110,31 @@ func addRewardEndpoints(m map[string]server.Endpoint, exec reward.HybridExecutor
 
 func runReward(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("reward", flag.ContinueOnError)
-	var (
-		f     rewardFlags
-		kind  string
-		in    string
-		batch int
-	)
+	var f rewardFlags
 	f.bind(fs)
-	fs.StringVar(&kind, "kind", "", "reward: qa, rpl, search-p1 or proretrieval (required)")
-	fs.IntVar(&batch, "batch", 256, "rollouts per scoring batch")
-	fs.StringVar(&in, "in", "-", "rollouts JSONL file (- = stdin)")
+	kind := fs.String("kind", "", "reward: qa, rpl, search-p1 or proretrieval (required)")
+	batch := fs.Int("batch", 256, "rollouts per scoring batch")
+	in := fs.String("in", "-", "rollouts JSONL file (- = stdin)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErr("unexpected arguments %q (rollouts are read from stdin)", fs.Args())
 	}
-	k, err := reward.ParseKind(kind)
+	k, err := reward.ParseKind(*kind)
 	if err != nil {
 		return usageErr("--kind: %v", err)
 	}
-	if batch < 1 {
-		return usageErr("--batch %d must be at least 1", batch)
+	if *batch < 1 {
+		return usageErr("--batch %d must be at least 1", *batch)
 	}
 	s, cache, err := f.scorer()
 	if err != nil {
 		return err
 	}
-	var r io.Reader = os.Stdin
-	if in != "-" {
-		fh, err := os.Open(in)
-		if err != nil {
-			return err
-		}
-		defer fh.Close()
-		r = fh
-	}
 	var after func() error
 	if cache != nil {
 		after = cache.Save
 	}
-	return s.ScoreJSONL(ctx, k, batch, r, stdout, after)
+	return withFiles(*in, "", stdout, func(r io.Reader, _ string, w io.Writer) error { return s.ScoreJSONL(ctx, k, *batch, r, w, after) })
 }

@@ -10,24 +10,18 @@ import (
 
 	"github.com/rlsearch/rlsearch/bench"
 	"github.com/rlsearch/rlsearch/client"
+	"github.com/rlsearch/rlsearch/index"
 )
 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("search", flag.ContinueOnError)
-	var (
-		idx       indexFlags
-		server    string
-		retriever string
-		k         int
-		questions string
-		limit     int
-	)
+	var idx indexFlags
 	idx.bind(fs)
-	fs.StringVar(&server, "server", "", "ask a running server (e.g. http://127.0.0.1:8000) instead of opening --index")
-	fs.StringVar(&retriever, "retriever", "", `"bm25" or "e5" (default: e5 when --model is set, else bm25; with --server the server's default)`)
-	fs.IntVar(&k, "k", 10, "results per question")
-	fs.StringVar(&questions, "questions", "", "also take questions from this JSONL question set (gold passages are marked *)")
-	fs.IntVar(&limit, "limit", 5, "how many questions to take from --questions")
+	server := fs.String("server", "", "ask a running server (e.g. http://127.0.0.1:8000) instead of opening --index")
+	retriever := fs.String("retriever", "", `"bm25" or "e5" (default: e5 when --model is set, else bm25; with --server the server's default)`)
+	k := fs.Int("k", 10, "results per question")
+	questions := fs.String("questions", "", "also take questions from this JSONL question set (gold passages are marked *)")
+	limit := fs.Int("limit", 5, "how many questions to take from --questions")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: rlsearch search (--index DIR | --server URL) [flags] \"question\" ...\n")
 		fs.PrintDefaults()
@@ -35,54 +29,42 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if k <= 0 {
-		return usageErr("-k must be positive, got %d", k)
+	if *k <= 0 {
+		return usageErr("-k must be positive, got %d", *k)
 	}
-	if server != "" && idx.dir != "" {
+	if *server != "" && idx.dir != "" {
 		return usageErr("give either --index (search locally) or --server (ask a running server), not both")
 	}
-	type question struct {
-		text string
-		gold []string
-	}
-	var qs []question
+	var qs []bench.Question
 	for _, a := range fs.Args() {
-		qs = append(qs, question{text: a})
+		qs = append(qs, bench.Question{Question: a})
 	}
-	if questions != "" {
-		set, err := bench.LoadQuestions(questions)
+	if *questions != "" {
+		set, err := bench.LoadQuestions(*questions)
 		if err != nil {
 			return err
 		}
-		for _, q := range set[:min(limit, len(set))] {
-			qs = append(qs, question{text: q.Question, gold: q.GoldIDs})
-		}
+		qs = append(qs, set[:min(*limit, len(set))]...)
 	}
 	if len(qs) == 0 {
 		return usageErr("no question given (pass questions as arguments or --questions FILE)")
 	}
 	texts := make([]string, len(qs))
 	for i, q := range qs {
-		texts[i] = q.text
+		texts[i] = q.Question
 	}
-	var results [][]client.Result
-	var err error
-	if server != "" {
-		results, err = searchServer(ctx, server, retriever, texts, k)
-	} else {
-		results, err = searchIndex(ctx, &idx, retriever, texts, k)
-	}
+	results, err := search(ctx, &idx, *server, *retriever, texts, *k)
 	if err != nil {
 		return err
 	}
 	for i, q := range qs {
-		fmt.Fprintf(stdout, "Q: %s\n", q.text)
+		fmt.Fprintf(stdout, "Q: %s\n", q.Question)
 		if len(results[i]) == 0 {
 			fmt.Fprintf(stdout, "   (no results)\n")
 		}
 		for j, r := range results[i] {
 			mark := " "
-			if slices.Contains(q.gold, r.Document.ID) {
+			if slices.Contains(q.GoldIDs, r.Document.ID) {
 				mark = "*"
 			}
 			fmt.Fprintf(stdout, " %s%2d. %8.4f  %s  [%s]\n", mark, j+1, r.Score, r.Document.Title(), r.Document.ID)
@@ -92,45 +74,24 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-func searchIndex(ctx context.Context, idx *indexFlags, retriever string, texts []string, k int) ([][]client.Result, error) {
+// search asks the server at base (one Search-R1 /retrieve request) or,
+// without one, the index of idx.
+func search(ctx context.Context, idx *indexFlags, base, retriever string, texts []string, k int) ([][]client.Result, error) {
+	if base != "" {
+		res, err := client.Retrieve(ctx, base, retriever, texts, k)
+		if errors.Is(err, client.ErrBadURL) {
+			return nil, usageErr("--server: %v", err)
+		}
+		return res, err
+	}
 	ix, closeIx, err := idx.open(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer closeIx()
-	rs := ix.Retrievers()
-	if retriever == "" {
-		retriever = "bm25"
-		if _, ok := rs["e5"]; ok {
-			retriever = "e5"
-		}
-	}
-	r, ok := rs[retriever]
-	if !ok {
-		return nil, usageErr("retriever %q is not available (have %v; e5 needs --model)", retriever, names(rs))
-	}
-	hits, err := r.Retrieve(ctx, texts, k)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]client.Result, len(hits))
-	for i, hs := range hits {
-		for _, h := range hs {
-			d, err := ix.Doc(h.Row)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = append(out[i], client.Result{Document: d, Score: float64(h.Score)})
-		}
-	}
-	return out, nil
-}
-
-// searchServer sends one Search-R1 /retrieve request.
-func searchServer(ctx context.Context, base, retriever string, texts []string, k int) ([][]client.Result, error) {
-	res, err := client.Retrieve(ctx, base, retriever, texts, k)
-	if errors.Is(err, client.ErrBadURL) {
-		return nil, usageErr("--server: %v", err)
+	res, err := ix.Search(ctx, retriever, texts, k)
+	if errors.Is(err, index.ErrNoRetriever) {
+		return nil, usageErr("%v", err)
 	}
 	return res, err
 }

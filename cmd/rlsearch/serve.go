@@ -1,16 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"sort"
 	"time"
 
-	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/sdk"
@@ -18,24 +17,19 @@ import (
 
 // serveFlags configure the HTTP server; bench uses the same ones.
 type serveFlags struct {
-	idx         indexFlags
-	addr        string
-	retriever   string
-	maxTopK     int
-	maxQueries  int
-	maxResults  int
-	chunk       int
-	maxBody     int64
-	batchMax    int
-	batchWait   time.Duration
-	rr          rerankFlags
-	collections string // hybrid collections for /v1/hybrid/execute
-	// policyTokenizer counts observation tokens of programs (Qwen3 BPE).
-	policyTokenizer string
-	// programSteps and programMemMiB set the programs' step and memory
-	// budgets (0: the sdk defaults).
-	programSteps  uint64
-	programMemMiB int64
+	idx       indexFlags
+	rr        rerankFlags
+	cfg       server.Config // the limits; newServer sets the rest
+	addr      string
+	retriever string
+	batchMax  int
+	batchWait time.Duration
+	// collections are the hybrid collections of /v1/hybrid/execute;
+	// policyTokenizer counts the observation tokens of programs (Qwen3
+	// BPE); budgets and programMemMiB bound programs (0: sdk defaults).
+	collections, policyTokenizer string
+	budgets                      sdk.Budgets
+	programMemMiB                int64
 }
 
 func (s *serveFlags) bind(fs *flag.FlagSet) {
@@ -43,99 +37,74 @@ func (s *serveFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&s.collections, "collections", "", "hybrid collections for POST /v1/hybrid/execute: one collection directory or a directory of them (see 'rlsearch hybrid build')")
 	fs.BoolVar(&s.idx.verifyDocs, "verify-docs", false, "check every docstore block's CRC at startup (one read of docs.zst: 9 s for 21M passages); without it each block's CRC is checked when the block is first read, and `rlsearch verify` checks every file")
 	fs.StringVar(&s.policyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the programs' 2,048-token observation cap; empty = sdk.BoundTokens (byte classes, never below 1/4 of Qwen3)")
-	fs.Uint64Var(&s.programSteps, "program-max-steps", 0, "Starlark step budget of each program, builtin work included (0 = 1,000,000)")
+	fs.Uint64Var(&s.budgets.MaxSteps, "program-max-steps", 0, "Starlark step budget of each program, builtin work included (0 = 1,000,000)")
 	fs.Int64Var(&s.programMemMiB, "program-max-memory", 0, "memory budget of each program in MiB: bytes its operations are charged before they run (0 = 64)")
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8000", "listen address (Search-R1's retrieval server uses port 8000)")
 	fs.StringVar(&s.retriever, "retriever", "", `default retriever when a request names none: "bm25" or "e5" (default e5 when --model is set, else bm25)`)
-	fs.IntVar(&s.maxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")
-	fs.IntVar(&s.maxResults, "max-results", server.DefaultMaxResults, "most hits per request, queries x topk (413 above it)")
-	fs.IntVar(&s.maxQueries, "max-queries", server.DefaultMaxQueries, "most queries per request (Search-R1 sends every active rollout's query in one request)")
-	fs.IntVar(&s.chunk, "chunk-queries", server.DefaultChunkQueries, "most queries of one /retrieve request searched per retriever call; larger requests are searched chunk after chunk before the response streams")
-	fs.Int64Var(&s.maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
+	fs.IntVar(&s.cfg.MaxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")
+	fs.IntVar(&s.cfg.MaxResults, "max-results", server.DefaultMaxResults, "most hits per request, queries x topk (413 above it)")
+	fs.IntVar(&s.cfg.MaxQueries, "max-queries", server.DefaultMaxQueries, "most queries per request (Search-R1 sends every active rollout's query in one request)")
+	fs.IntVar(&s.cfg.ChunkQueries, "chunk-queries", server.DefaultChunkQueries, "most queries of one /retrieve request searched per retriever call; larger requests are searched chunk after chunk before the response streams")
+	fs.Int64Var(&s.cfg.MaxBodyBytes, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
 	fs.IntVar(&s.batchMax, "batch-max", 64, "most queries the e5 batching queue merges into one encoder call")
 	fs.DurationVar(&s.batchWait, "batch-wait", 2*time.Millisecond, "how long the e5 batching queue waits to fill a batch")
 	s.rr.bind(fs)
 }
 
-// newServer opens the index and builds the server. The closer stops the
-// batcher and releases the index and encoder.
-func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*server.Server, *index.Index, func(), error) {
+// newServer opens the index, its e5 batching queue, the reranker and the
+// endpoints' dependencies, and builds the server. closeAll releases them
+// all; on error nothing stays open.
+func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (_ *server.Server, _ *index.Index, _ func(), err error) {
+	if s.programMemMiB < 0 || s.programMemMiB > 1<<20 {
+		return nil, nil, nil, usageErr("--program-max-memory %d MiB is out of range (0 to 1048576)", s.programMemMiB)
+	}
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
 	ix, closeIx, err := s.idx.open(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rs := ix.Retrievers()
-	var batcher io.Closer
-	if e5, ok := rs["e5"]; ok {
+	closers = append(closers, closeIx)
+	cfg := s.cfg
+	cfg.Retrievers, cfg.Docs, cfg.Health, cfg.Logger = ix.Retrievers(), ix, ix.Health, logger
+	if e5, ok := cfg.Retrievers["e5"]; ok {
 		b := server.NewBatcher(e5, s.batchMax, s.batchWait)
-		rs["e5"] = b
-		batcher = b.(io.Closer)
+		cfg.Retrievers["e5"] = b
+		closers = append(closers, func() { b.(io.Closer).Close() })
 	}
-	def := s.retriever
-	if def == "" {
-		def = "bm25"
-		if _, ok := rs["e5"]; ok {
-			def = "e5"
-		}
+	cfg.Default = cmp.Or(s.retriever, ix.DefaultRetriever())
+	if _, ok := cfg.Retrievers[cfg.Default]; !ok {
+		return nil, nil, nil, usageErr("--retriever %q is not served by this index (have %v; e5 needs --model)", cfg.Default, ix.RetrieverNames())
 	}
-	if _, ok := rs[def]; !ok {
-		closeIx()
-		return nil, nil, nil, usageErr("--retriever %q is not served by this index (have %v; e5 needs --model)", def, names(rs))
-	}
-	if s.programMemMiB < 0 || s.programMemMiB > 1<<20 {
-		closeIx()
-		return nil, nil, nil, usageErr("--program-max-memory %d MiB is out of range (0 to 1048576)", s.programMemMiB)
-	}
-	deps, rr, closeDeps, err := openDeps(ctx, &s.rr, s.idx.model.ortLib, s.policyTokenizer) // --reranker: POST /rerank and rerank() in programs
+	deps, rr, closeDeps, err := openDeps(ctx, &s.rr, s.idx.model.cfg.ORTLib, s.policyTokenizer) // --reranker: POST /rerank and rerank() in programs
 	if err != nil {
-		closeIx()
 		return nil, nil, nil, err
 	}
-	deps.budgets = sdk.Budgets{MaxSteps: s.programSteps, MaxMemoryBytes: s.programMemMiB << 20}
+	closers = append(closers, closeDeps)
+	deps.budgets = sdk.Budgets{MaxSteps: s.budgets.MaxSteps, MaxMemoryBytes: s.programMemMiB << 20}
 	deps.collections = s.collections
-	prevClose := closeIx
-	closeIx = func() { closeDeps(); prevClose() }
 	extra, err := extraEndpoints(ix, deps)
 	if err != nil {
-		closeIx()
 		return nil, nil, nil, err
 	}
 	if err := s.rr.mount(rr, extra, logger); err != nil {
-		closeIx()
 		return nil, nil, nil, err
 	}
-	srv, err := server.New(server.Config{
-		Extra:        extra,
-		Retrievers:   rs,
-		Default:      def,
-		Docs:         ix,
-		MaxTopK:      s.maxTopK,
-		MaxQueries:   s.maxQueries,
-		MaxBodyBytes: s.maxBody,
-		MaxResults:   s.maxResults,
-		ChunkQueries: s.chunk,
-		Health:       ix.Health,
-		Logger:       logger,
-	})
+	cfg.Extra = extra
+	srv, err := server.New(cfg)
 	if err != nil {
-		closeIx()
 		return nil, nil, nil, err
 	}
-	return srv, ix, func() {
-		if batcher != nil {
-			batcher.Close()
-		}
-		closeIx()
-	}, nil
-}
-
-func names(rs map[string]rlsearch.Retriever) []string {
-	var out []string
-	for n := range rs {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return srv, ix, closeAll, nil
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -151,7 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeAll()
-	logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", names(ix.Retrievers()), "backend", ix.SearchBackend(), "open_seconds", ix.OpenDuration.Seconds())
+	logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", ix.RetrieverNames(), "backend", ix.SearchBackend(), "open_seconds", ix.OpenDuration.Seconds())
 	return srv.ListenAndServe(ctx, s.addr, func(a net.Addr) {
 		fmt.Fprintf(stdout, "listening on http://%s\n", a)
 	})

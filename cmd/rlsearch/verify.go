@@ -17,16 +17,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `usage: rlsearch verify [--quiet] PATH
-
-Reads every file under PATH once and checks checksums, decoding and counts. PATH is
-  an index directory (meta.json), a hybrid collection (collection.json), a directory
-  holding collections or indexes (each is verified), or a single file: a dense shard,
-  an HNSW graph, a BM25 index, a docstore or a collection's rows.db (SQLite
-  integrity_check, plus the collection manifest's size and CRC-32C when its
-  directory holds one).
-
-`)
+		fmt.Fprintf(fs.Output(), "usage: rlsearch verify [--quiet] PATH\n\nReads every file of PATH once, checking checksums, decoding and counts. PATH is an index,\na hybrid collection, a directory of them, or one stored file (see package verify).\n\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, stderr); err != nil {

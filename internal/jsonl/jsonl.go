@@ -146,18 +146,22 @@ func (w *Writer) Flush() error { return w.bw.Flush() }
 // package atomicfile), or onto stdout when path is "" or "-". An error of
 // fn leaves path untouched.
 func WriteFile(path string, stdout io.Writer, fn func(*Writer) error) error {
-	if path == "" || path == "-" {
-		w := NewWriter(stdout)
-		if err := fn(w); err != nil {
-			return err
-		}
-		return w.Flush()
-	}
-	return atomicfile.WriteFile(path, 0o644, func(f io.Writer) error {
+	return Output(path, stdout, func(f io.Writer) error {
 		w := NewWriter(f)
 		if err := fn(w); err != nil {
 			return err
 		}
 		return w.Flush()
 	})
+}
+
+// Output runs fn onto path, written atomically (see package atomicfile),
+// or onto stdout when path is "" or "-". An error of fn leaves path
+// untouched (on stdout, what fn wrote before the error stays written).
+// fn should buffer its writes.
+func Output(path string, stdout io.Writer, fn func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		return fn(stdout)
+	}
+	return atomicfile.WriteFile(path, 0o644, fn)
 }

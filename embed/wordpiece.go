@@ -98,56 +98,6 @@ type wpState struct {
 	collect *[]rune // tests only: receives normalized characters instead of pretok
 }
 
-// LoadWordPiece reads. Padding and truncation are deliberately ignored.
-type tokenizerJSON struct {
-	AddedTokens []struct {
-		ID         int32  `json:"id"`
-		Content    string `json:"content"`
-		SingleWord bool   `json:"single_word"`
-		LStrip     bool   `json:"lstrip"`
-		RStrip     bool   `json:"rstrip"`
-		Normalized bool   `json:"normalized"`
-		Special    bool   `json:"special"`
-	} `json:"added_tokens"`
-	Normalizer *struct {
-		Type               string `json:"type"`
-		CleanText          *bool  `json:"clean_text"`
-		HandleChineseChars *bool  `json:"handle_chinese_chars"`
-		StripAccents       *bool  `json:"strip_accents"`
-		Lowercase          *bool  `json:"lowercase"`
-	} `json:"normalizer"`
-	PreTokenizer *struct {
-		Type string `json:"type"`
-	} `json:"pre_tokenizer"`
-	PostProcessor *struct {
-		Type   string `json:"type"`
-		Single []struct {
-			SpecialToken *struct {
-				ID string `json:"id"`
-			} `json:"SpecialToken"`
-			Sequence *struct {
-				ID string `json:"id"`
-			} `json:"Sequence"`
-		} `json:"single"`
-		SpecialTokens map[string]struct {
-			IDs []int32 `json:"ids"`
-		} `json:"special_tokens"`
-		// BertProcessing
-		Sep []json.RawMessage `json:"sep"`
-		Cls []json.RawMessage `json:"cls"`
-	} `json:"post_processor"`
-	Padding *struct {
-		PadToken string `json:"pad_token"`
-	} `json:"padding"`
-	Model *struct {
-		Type                    string           `json:"type"`
-		UnkToken                string           `json:"unk_token"`
-		ContinuingSubwordPrefix *string          `json:"continuing_subword_prefix"`
-		MaxInputCharsPerWord    *int             `json:"max_input_chars_per_word"`
-		Vocab                   map[string]int32 `json:"vocab"`
-	} `json:"model"`
-}
-
 // LoadWordPiece reads a Hugging Face tokenizer.json with a BertNormalizer,
 // BertPreTokenizer, WordPiece model and a [CLS] $A [SEP] post-processor
 // (TemplateProcessing or BertProcessing).

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
+	"golang.org/x/sync/errgroup"
 )
 
 // Model directory layout (E5 style), read by Open:
@@ -521,54 +522,30 @@ func (e *Encoder) embed(ctx context.Context, ids [][]int32) ([]float32, error) {
 		return out, nil
 	}
 
-	workers := min(e.cfg.Sessions, len(chunks))
-	jobs := make(chan []int)
-	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-	)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err })
-		cancel()
-	}
-	for range workers {
-		wg.Go(func() {
-			for chunk := range jobs {
-				if ctx.Err() != nil {
-					continue // drain
-				}
-				var s *ort.DynamicAdvancedSession
-				select {
-				case s = <-e.pool:
-				case <-ctx.Done():
-					continue
-				}
-				err := e.runChunk(s, ids, chunk, out)
-				e.pool <- s
-				if err != nil {
-					fail(err)
-				}
+	// One chunk per pooled session at a time; the first error cancels the rest.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(min(e.cfg.Sessions, len(chunks)))
+	for _, chunk := range chunks {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			var s *ort.DynamicAdvancedSession
+			select {
+			case s = <-e.pool:
+			case <-gctx.Done():
+				return nil
 			}
+			err := e.runChunk(s, ids, chunk, out)
+			e.pool <- s
+			return err
 		})
 	}
-feed:
-	for _, c := range chunks {
-		select {
-		case jobs <- c:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		// The parent context ended (our own cancel only follows an error).
+		// The parent context ended (ours is only cancelled by an error).
 		return nil, err
 	}
 	return out, nil

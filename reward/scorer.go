@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/rlsearch/rlsearch"
+	"golang.org/x/sync/errgroup"
 )
 
 // Kind names a reward.
@@ -236,38 +236,21 @@ func (s *Scorer) ScoreBatch(ctx context.Context, kind Kind, rollouts []json.RawM
 		fns[i] = fn
 	}
 	out := make([]any, len(rollouts))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var firstErr error
-	for w := 0; w < min(s.cfg.Workers, len(fns)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				r, err := fns[i](ctx)
-				if err != nil {
-					once.Do(func() { firstErr = err; cancel() })
-					continue
-				}
-				out[i] = r
-			}
-		}()
-	}
-feed:
-	for i := range fns {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+	// Workers rollouts at a time; the first error cancels the rest.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, s.cfg.Workers))
+	for i, fn := range fns {
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			r, err := fn(gctx)
+			out[i] = r
+			return err
+		})
 	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -48,6 +48,13 @@ type Suite struct {
 	// the cases and a cleanup (may be nil). An error wrapping ErrSkip skips
 	// the suite with its message.
 	Setup func(ctx context.Context, env *Env) ([]Case, func(), error)
+	// Rows, when set instead of Setup, measures the whole suite itself and
+	// returns its rows, ours and its peers' (System tells them apart): for
+	// suites whose systems must run side by side under one harness, such as
+	// serve (servers under one load generator). It honours env.Peers and
+	// env.Reps; an error wrapping ErrSkip skips the suite, other errors are
+	// recorded with the rows returned so far.
+	Rows func(ctx context.Context, env *Env) ([]Row, error)
 }
 
 // Options configure Run.
@@ -255,6 +262,19 @@ func Run(ctx context.Context, opts Options, all []Suite) (*Report, error) {
 		prog.suite(si, name)
 		env := &Env{Options: opts, Log: prefixWriter(logw, name+": ")}
 		t0 := time.Now()
+		if s.Rows != nil {
+			rows, err := s.Rows(ctx, env)
+			if err != nil && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			rep.Rows = append(rep.Rows, rows...)
+			if err != nil {
+				rep.skip(name, "", err)
+				fmt.Fprintf(logw, "bench: %s: %v\n", name, err)
+			}
+			rep.SuiteSeconds = append(rep.SuiteSeconds, SuiteTime{name, time.Since(t0).Seconds()})
+			continue
+		}
 		cases, cleanup, err := s.Setup(ctx, env)
 		if err != nil {
 			if ctx.Err() != nil {

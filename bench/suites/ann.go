@@ -9,6 +9,7 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/ann"
 	"github.com/rlsearch/rlsearch/bench"
+	"github.com/rlsearch/rlsearch/bench/peers"
 )
 
 // Flat measures exact flat inner-product search (ann.Flat, fp32, k = 10) on
@@ -49,7 +50,7 @@ func queryCycle(vs *VectorSet, b int) []float32 {
 }
 
 // searchCase is one (index, batch, threads) measurement with its recall.
-func searchCase(env *bench.Env, s searcher, vs *VectorSet, params map[string]any, b, threads int, note string, before func()) (bench.Case, error) {
+func searchCase(env *bench.Env, s searcher, vs *VectorSet, config string, params map[string]any, b, threads int, note string, before func()) (bench.Case, error) {
 	if before != nil {
 		before()
 	}
@@ -71,7 +72,7 @@ func searchCase(env *bench.Env, s searcher, vs *VectorSet, params map[string]any
 	}
 	recall := recallAt(rows, vs.Truth, 10)
 	qc := queryCycle(vs, b)
-	return bench.Case{Config: bench.Key(params), Params: params, Unit: "queries/s", Note: note, Threads: threads,
+	return bench.Case{Config: config, Params: params, Unit: "queries/s", Note: note, Threads: threads,
 		Run: func(ctx context.Context) (bench.Rep, error) {
 			if before != nil {
 				before()
@@ -145,7 +146,13 @@ func setupFlat(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 		for _, t := range env.Threads {
 			for _, b := range batches {
 				p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "dtype": dtName, "k": 10, "threads": t, "batch": b}
-				c, err := searchCase(env, f, vs, p, b, t, note, nil)
+				// The faiss peer's key (bench/peers), so that ratios form; other
+				// storage types keep it apart (faiss measures fp32).
+				config := peers.FlatConfig(vs.Name, vs.N, vs.Dim, 10, b, t)
+				if dtName != "fp32" {
+					config += " dtype=" + dtName
+				}
+				c, err := searchCase(env, f, vs, config, p, b, t, note, nil)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -193,7 +200,8 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 					b = 1
 				}
 				p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "M": mv[0], "efc": efc[0], "ef": ef, "k": 10, "threads": t, "batch": b}
-				c, err := searchCase(env, h, vs, p, b, t, note, func() { h.SetEfSearch(ef) })
+				config := peers.HNSWConfig(vs.Name, vs.N, vs.Dim, mv[0], efc[0], ef, 10, b, t)
+				c, err := searchCase(env, h, vs, config, p, b, t, note, func() { h.SetEfSearch(ef) })
 				if err != nil {
 					return nil, nil, err
 				}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -403,11 +404,27 @@ func (p *progress) start(suite string, rep, reps int, config string) {
 
 func (p *progress) done() { p.doneN++ }
 
-// prefixWriter prefixes every write with prefix (one Write per line is
-// assumed, as fmt.Fprintf does).
+// prefixWriter prefixes every line written with "bench: "+prefix; lines may
+// arrive in pieces (a child process's output). Safe for concurrent use.
 func prefixWriter(w io.Writer, prefix string) io.Writer {
+	var mu sync.Mutex
+	atStart := true
 	return writerFunc(func(b []byte) (int, error) {
-		if _, err := io.WriteString(w, "bench: "+prefix+string(b)); err != nil {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []byte
+		for rest := b; len(rest) > 0; {
+			if atStart {
+				out = append(out, "bench: "+prefix...)
+			}
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				out, atStart = append(out, rest...), false
+				break
+			}
+			out, atStart, rest = append(out, rest[:i+1]...), true, rest[i+1:]
+		}
+		if _, err := w.Write(out); err != nil {
 			return 0, err
 		}
 		return len(b), nil

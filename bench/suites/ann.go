@@ -16,7 +16,7 @@ import (
 // the real vector sets ("flat.data", default bge-base,sift10k,fmnist; quick
 // bge-base; a generated set by name, uniform-NxD or clustered-NxD, see
 // GenVectorSet, written to Work/vectors/<name>-seed<S>/ for peers) for every thread count and batch size ("flat.batch", default
-// 1,16,64,256; quick 1,64); "flat.n" and "flat.queries" keep only the
+// 1,64,256; quick 1,64); "flat.n" and "flat.queries" keep only the
 // first base rows and queries (the truth is then recomputed). recall@10 against the truth is in Extra (1.0
 // for fp32: the check that the fast path is exact); "flat.dtype" (fp32,
 // fp16, int8) changes the storage.
@@ -26,7 +26,7 @@ func Flat() bench.Suite {
 
 // HNSW measures ann.HNSW (M = 16, efConstruction = 100, seed 1; "hnsw.M",
 // "hnsw.efc") on the real vector sets ("hnsw.data", default all three;
-// quick bge-base) at efSearch "hnsw.ef" (default 16,32,64,128; quick
+// quick bge-base) at efSearch "hnsw.ef" (default 16,64,128; quick
 // 32,128): one query per call on 1 thread (per-query latency) and batches
 // of 64 on every other thread count; recall@10 in Extra. "hnsw.n" and
 // "hnsw.queries" cap the rows as for flat.
@@ -127,7 +127,7 @@ func setupFlat(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	batches, err := ints("flat.batch", env.Get("flat", "batch", pick(env, "1,64", "1,16,64,256")))
+	batches, err := ints("flat.batch", env.Get("flat", "batch", pick(env, "1,64", "1,64,256")))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -171,7 +171,7 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	efs, err := ints("hnsw.ef", env.Get("hnsw", "ef", pick(env, "32,128", "16,32,64,128")))
+	efs, err := ints("hnsw.ef", env.Get("hnsw", "ef", pick(env, "32,128", "16,64,128")))
 	if err != nil {
 		return nil, nil, err
 	}

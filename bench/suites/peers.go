@@ -26,7 +26,8 @@ func init() {
 
 // peerOptions is the peers.Options of a run: its threads, repetitions and
 // directories; one repetition lasts the run's MinTime (at least 200 ms, so
-// that a --min-time 1ms test still measures something).
+// that a --min-time 1ms test still measures something), one serve step too
+// (at least 1 s).
 func peerOptions(o bench.Options) (peers.Options, error) {
 	work, err := filepath.Abs(filepath.Join(o.Work, "peers"))
 	if err != nil {
@@ -34,6 +35,9 @@ func peerOptions(o bench.Options) (peers.Options, error) {
 	}
 	po := peers.Options{Threads: slices.Clone(o.Threads), Reps: o.Reps, Quick: o.Quick, Duration: max(o.MinTime, 200*time.Millisecond),
 		Root: o.Root, Data: o.Data, WorkDir: work}
+	// A serve rate-search step lasts one repetition's time too (≥ 1 s; the
+	// load generator stretches low rates to 200 arrivals for the p99).
+	po.Serve.Step = max(o.MinTime, time.Second)
 	if po.Root != "" {
 		if po.Root, err = filepath.Abs(po.Root); err != nil {
 			return peers.Options{}, err

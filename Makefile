@@ -69,7 +69,8 @@ clean:
 BENCH_APT := python3-faiss python3-numpy libopenblas0-openmp python3-fastapi python3-uvicorn python3-xapian \
 	liblucene8-java libjackson2-core-java default-jdk-headless
 bench-setup:
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(BENCH_APT)
+	@dpkg -s $(BENCH_APT) >/dev/null 2>&1 || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(BENCH_APT); }
 	bash bench/peers/setup-faiss-avx2.sh
 
 # Every peer suite on its own (what `rlsearch bench` runs next to ours): rows in out/peers.json.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +49,13 @@ type Suite struct {
 	// the cases and a cleanup (may be nil). An error wrapping ErrSkip skips
 	// the suite with its message.
 	Setup func(ctx context.Context, env *Env) ([]Case, func(), error)
+	// Rows, when set instead of Setup, measures the whole suite itself and
+	// returns its rows, ours and its peers' (System tells them apart): for
+	// suites whose systems must run side by side under one harness, such as
+	// serve (servers under one load generator). It honours env.Peers and
+	// env.Reps; an error wrapping ErrSkip skips the suite, other errors are
+	// recorded with the rows returned so far.
+	Rows func(ctx context.Context, env *Env) ([]Row, error)
 }
 
 // Options configure Run.
@@ -255,6 +263,19 @@ func Run(ctx context.Context, opts Options, all []Suite) (*Report, error) {
 		prog.suite(si, name)
 		env := &Env{Options: opts, Log: prefixWriter(logw, name+": ")}
 		t0 := time.Now()
+		if s.Rows != nil {
+			rows, err := s.Rows(ctx, env)
+			if err != nil && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			rep.Rows = append(rep.Rows, rows...)
+			if err != nil {
+				rep.skip(name, "", err)
+				fmt.Fprintf(logw, "bench: %s: %v\n", name, err)
+			}
+			rep.SuiteSeconds = append(rep.SuiteSeconds, SuiteTime{name, time.Since(t0).Seconds()})
+			continue
+		}
 		cases, cleanup, err := s.Setup(ctx, env)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -383,11 +404,27 @@ func (p *progress) start(suite string, rep, reps int, config string) {
 
 func (p *progress) done() { p.doneN++ }
 
-// prefixWriter prefixes every write with prefix (one Write per line is
-// assumed, as fmt.Fprintf does).
+// prefixWriter prefixes every line written with "bench: "+prefix; lines may
+// arrive in pieces (a child process's output). Safe for concurrent use.
 func prefixWriter(w io.Writer, prefix string) io.Writer {
+	var mu sync.Mutex
+	atStart := true
 	return writerFunc(func(b []byte) (int, error) {
-		if _, err := io.WriteString(w, "bench: "+prefix+string(b)); err != nil {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []byte
+		for rest := b; len(rest) > 0; {
+			if atStart {
+				out = append(out, "bench: "+prefix...)
+			}
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				out, atStart = append(out, rest...), false
+				break
+			}
+			out, atStart, rest = append(out, rest[:i+1]...), true, rest[i+1:]
+		}
+		if _, err := w.Write(out); err != nil {
 			return 0, err
 		}
 		return len(b), nil

@@ -56,6 +56,33 @@ def truth(xb, xq, k):
     return np.argsort(-s, axis=1, kind="stable")[:, :k]
 
 
+def cached_truth(st, xb, xq, k):
+    """truth(), cached next to the job's output by the vector files' paths, sizes and times (the float64
+    product is seconds per set on one core, and every build and thread count would redo it)."""
+    key = [st["name"], bool(st.get("normalize")), k]
+    for f in (st["base"], st["queries"]):
+        s = os.stat(f)
+        key += [os.path.abspath(f), s.st_size, s.st_mtime_ns]
+    path = os.path.join(os.path.dirname(os.path.abspath(job["out"])), "truth-%016x.npy" % (hash_key(json.dumps(key))))
+    try:
+        gt = np.load(path)
+        if gt.shape == (len(xq), k):
+            return gt
+    except (OSError, ValueError):
+        pass
+    gt = truth(xb, xq, k)
+    np.save(path + ".tmp.npy", gt)
+    os.replace(path + ".tmp.npy", path)
+    return gt
+
+
+def hash_key(s):
+    h = 0xcbf29ce484222325  # FNV-1a 64
+    for c in s.encode():
+        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
 def recall(I, gt, k):
     return float(np.mean([len(set(I[i, :k]) & set(gt[i, :k])) / k for i in range(len(gt))]))
 
@@ -118,7 +145,7 @@ def main():
                 print(f"faiss_peer: flat {st['name']} batch={b} threads={T}: {reps_out[0]['throughput']:,.0f} q/s",
                       file=sys.stderr, flush=True)
         else:
-            gt = truth(xb, xq, k)
+            gt = cached_truth(st, xb, xq, k)
             index = faiss.IndexHNSWFlat(d, int(job["M"]), faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = int(job["efc"])
             t0 = time.perf_counter()

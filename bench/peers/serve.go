@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -497,7 +498,7 @@ func runServe(ctx context.Context, o Options, progress io.Writer) (rows []bench.
 			return rows, err
 		}
 		row := bench.Row{Suite: "serve", System: t.sys, Config: ServeConfig("bm25", so.TopK, so.QueriesPerRequest, so.Concurrency, so.Arrivals, so.P99, 0),
-			Params: params, Unit: "requests/s", Note: note}
+			Params: withRate(params, "max"), Unit: "requests/s", Note: note}
 		for r := 0; r < o.Reps; r++ {
 			fmt.Fprintf(progress, "peers: serve %s: rate search (p99 ≤ %v, steps of %v), rep %d/%d\n", t.sys, so.P99, so.Step, r+1, o.Reps)
 			sr, err := loadgen.Search(ctx, loadgen.SearchConfig{
@@ -531,7 +532,7 @@ func runServe(ctx context.Context, o Options, progress io.Writer) (rows []bench.
 	if common = math.Floor(common / 2); common >= 1 && !math.IsInf(common, 1) {
 		for _, t := range targets {
 			row := bench.Row{Suite: "serve", System: t.sys, Config: ServeConfig("bm25", so.TopK, so.QueriesPerRequest, so.Concurrency, so.Arrivals, so.P99, common),
-				Params: params, Unit: "requests/s", Note: note}
+				Params: withRate(params, common), Unit: "requests/s", Note: note}
 			for r := 0; r < o.Reps; r++ {
 				c := retrieveLoad(t.srv.url, qs, so, uint64(100+r))
 				c.Rate = common
@@ -548,6 +549,14 @@ func runServe(ctx context.Context, o Options, progress io.Writer) (rows []bench.
 		}
 	}
 	return rows, nil
+}
+
+// withRate is params with "rate": "max" for the rate search's row, the
+// offered requests/s for a fixed-rate row (plots tell the rows apart by it).
+func withRate(params map[string]any, rate any) map[string]any {
+	p := maps.Clone(params)
+	p["rate"] = rate
+	return p
 }
 
 // alive reports an error when the server process has exited.

@@ -46,34 +46,77 @@ func Plots(rep *bench.Report) ([]Plot, error) {
 				rows = append(rows, r)
 			}
 		}
-		for _, mk := range []func(string, []bench.Row) (*plot.Plot, string, error){throughputPlot, cdfPlot, recallPlot} {
-			p, name, err := mk(s, rows)
-			if err != nil {
-				return nil, fmt.Errorf("plot %s: %w", s, err)
-			}
-			if p == nil {
-				continue
-			}
-			pl := Plot{Suite: s, Name: name}
-			for _, f := range []string{"png", "svg"} {
-				wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, f)
+		for _, g := range byData(rows) {
+			for _, mk := range []func(string, []bench.Row) (*plot.Plot, string, error){throughputPlot, cdfPlot, recallPlot} {
+				p, name, err := mk(s, g.rows)
 				if err != nil {
-					return nil, fmt.Errorf("plot %s %s: %w", name, f, err)
+					return nil, fmt.Errorf("plot %s: %w", s, err)
 				}
-				var buf bytes.Buffer
-				if _, err := wt.WriteTo(&buf); err != nil {
-					return nil, fmt.Errorf("plot %s %s: %w", name, f, err)
+				if p == nil {
+					continue
 				}
-				if f == "png" {
-					pl.PNG = buf.Bytes()
-				} else {
-					pl.SVG = buf.Bytes()
+				if g.data != "" {
+					name += "-" + g.data
+					p.Title.Text += " (" + g.data + ")"
 				}
+				pl := Plot{Suite: s, Name: name}
+				for _, f := range []string{"png", "svg"} {
+					wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, f)
+					if err != nil {
+						return nil, fmt.Errorf("plot %s %s: %w", name, f, err)
+					}
+					var buf bytes.Buffer
+					if _, err := wt.WriteTo(&buf); err != nil {
+						return nil, fmt.Errorf("plot %s %s: %w", name, f, err)
+					}
+					if f == "png" {
+						pl.PNG = buf.Bytes()
+					} else {
+						pl.SVG = buf.Bytes()
+					}
+				}
+				out = append(out, pl)
 			}
-			out = append(out, pl)
 		}
 	}
 	return out, nil
+}
+
+// dataGroup is the rows of one data set of a suite ("" = all rows).
+type dataGroup struct {
+	data string
+	rows []bench.Row
+}
+
+// byData splits a suite's rows by Params["data"] when they hold more than
+// one data set (flat and hnsw on three vector sets with two faiss builds
+// are too many lines for one legible plot), in first-seen order; file-name
+// unsafe characters of the data name become '_'.
+func byData(rows []bench.Row) []dataGroup {
+	var out []dataGroup
+	idx := map[string]int{}
+	for _, r := range rows {
+		d, _ := r.Params["data"].(string)
+		i, ok := idx[d]
+		if !ok {
+			i = len(out)
+			idx[d] = i
+			out = append(out, dataGroup{data: d})
+		}
+		out[i].rows = append(out[i].rows, r)
+	}
+	if len(out) <= 1 {
+		return []dataGroup{{rows: rows}}
+	}
+	for i := range out {
+		out[i].data = strings.Map(func(c rune) rune {
+			if c == '-' || c == '.' || c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') {
+				return c
+			}
+			return '_'
+		}, out[i].data)
+	}
+	return out
 }
 
 // WritePlots writes every plot as dir/<name>.png and .svg (atomically) and
@@ -124,12 +167,34 @@ func newPlot(title, x, y string) *plot.Plot {
 
 type series struct {
 	name     string
+	config   string // the row's Config, to tell apart rows of equal labels
 	xys      plotter.XYs
 	noPoints bool // a line only (CDFs have many points)
 }
 
 func addSeries(p *plot.Plot, ss []series) error {
-	slices.SortStableFunc(ss, func(a, b series) int { return strings.Compare(a.name, b.name) })
+	// Ours first, so that a plot cut at maxLines never loses our lines;
+	// series whose labels coincide (rows that differ in Config only) get
+	// their Config appended.
+	slices.SortStableFunc(ss, func(a, b series) int {
+		ao, bo := strings.HasPrefix(a.name, bench.Ours+" ") || a.name == bench.Ours, strings.HasPrefix(b.name, bench.Ours+" ") || b.name == bench.Ours
+		if ao != bo {
+			if ao {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	seen := map[string]int{}
+	for _, s := range ss {
+		seen[s.name]++
+	}
+	for i := range ss {
+		if seen[ss[i].name] > 1 && ss[i].config != "" {
+			ss[i].name += " (" + ss[i].config + ")"
+		}
+	}
 	if len(ss) > maxLines {
 		ss = ss[:maxLines]
 	}
@@ -264,7 +329,7 @@ func cdfPlot(suite string, rows []bench.Row) (*plot.Plot, string, error) {
 		for i, v := range lat {
 			xys[i] = plotter.XY{X: v, Y: float64(i+1) / float64(len(lat))}
 		}
-		ss = append(ss, series{name: label(r, keep), xys: xys, noPoints: true})
+		ss = append(ss, series{name: label(r, keep), config: r.Config, xys: xys, noPoints: true})
 	}
 	if len(ss) == 0 {
 		return nil, "", nil

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,6 +178,37 @@ func TestPlotsDecode(t *testing.T) {
 	}
 	for _, want := range []string{"flat-throughput-batch", "flat-latency-cdf", "flat-recall-qps", "rewards-latency-cdf"} {
 		if !names[want] {
+			t.Errorf("no plot %s (have %v)", want, names)
+		}
+	}
+}
+
+// TestPlotsByData checks that a suite on two data sets gets one plot per
+// set, each with our line kept ahead of the peers' when lines are cut.
+func TestPlotsByData(t *testing.T) {
+	rep := &bench.Report{Options: bench.Options{Suites: []string{"flat"}}}
+	for _, data := range []string{"bge-base", "sift 10k"} {
+		for _, sys := range []string{bench.Ours, "faiss-a", "faiss-b", "faiss-c", "faiss-d", "faiss-e", "faiss-f", "faiss-g", "faiss-h", "faiss-i", "faiss-j", "faiss-k", "faiss-l"} {
+			for _, b := range []int{1, 64} {
+				p := map[string]any{"data": data, "batch": b}
+				rep.Rows = append(rep.Rows, bench.Row{Suite: "flat", System: sys, Config: bench.Key(p), Params: p, Unit: "queries/s",
+					Reps: []bench.Rep{{Throughput: float64(100 * b), Ops: 1, Elapsed: time.Second}}})
+			}
+		}
+	}
+	plots, err := Plots(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range plots {
+		names = append(names, p.Name)
+		if !bytes.Contains(p.SVG, []byte(">"+bench.Ours)) {
+			t.Errorf("%s: no line of ours in the legend (13 systems, 12 lines)", p.Name)
+		}
+	}
+	for _, want := range []string{"flat-throughput-batch-bge-base", "flat-throughput-batch-sift_10k"} {
+		if !slices.Contains(names, want) {
 			t.Errorf("no plot %s (have %v)", want, names)
 		}
 	}

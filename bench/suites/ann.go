@@ -9,13 +9,14 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/ann"
 	"github.com/rlsearch/rlsearch/bench"
+	"github.com/rlsearch/rlsearch/bench/peers"
 )
 
 // Flat measures exact flat inner-product search (ann.Flat, fp32, k = 10) on
 // the real vector sets ("flat.data", default bge-base,sift10k,fmnist; quick
 // bge-base; a generated set by name, uniform-NxD or clustered-NxD, see
 // GenVectorSet, written to Work/vectors/<name>-seed<S>/ for peers) for every thread count and batch size ("flat.batch", default
-// 1,16,64,256; quick 1,64); "flat.n" and "flat.queries" keep only the
+// 1,64,256; quick 1,64); "flat.n" and "flat.queries" keep only the
 // first base rows and queries (the truth is then recomputed). recall@10 against the truth is in Extra (1.0
 // for fp32: the check that the fast path is exact); "flat.dtype" (fp32,
 // fp16, int8) changes the storage.
@@ -25,7 +26,7 @@ func Flat() bench.Suite {
 
 // HNSW measures ann.HNSW (M = 16, efConstruction = 100, seed 1; "hnsw.M",
 // "hnsw.efc") on the real vector sets ("hnsw.data", default all three;
-// quick bge-base) at efSearch "hnsw.ef" (default 16,32,64,128; quick
+// quick bge-base) at efSearch "hnsw.ef" (default 16,64,128; quick
 // 32,128): one query per call on 1 thread (per-query latency) and batches
 // of 64 on every other thread count; recall@10 in Extra. "hnsw.n" and
 // "hnsw.queries" cap the rows as for flat.
@@ -49,7 +50,7 @@ func queryCycle(vs *VectorSet, b int) []float32 {
 }
 
 // searchCase is one (index, batch, threads) measurement with its recall.
-func searchCase(env *bench.Env, s searcher, vs *VectorSet, params map[string]any, b, threads int, note string, before func()) (bench.Case, error) {
+func searchCase(env *bench.Env, s searcher, vs *VectorSet, config string, params map[string]any, b, threads int, note string, before func()) (bench.Case, error) {
 	if before != nil {
 		before()
 	}
@@ -71,7 +72,7 @@ func searchCase(env *bench.Env, s searcher, vs *VectorSet, params map[string]any
 	}
 	recall := recallAt(rows, vs.Truth, 10)
 	qc := queryCycle(vs, b)
-	return bench.Case{Config: bench.Key(params), Params: params, Unit: "queries/s", Note: note, Threads: threads,
+	return bench.Case{Config: config, Params: params, Unit: "queries/s", Note: note, Threads: threads,
 		Run: func(ctx context.Context) (bench.Rep, error) {
 			if before != nil {
 				before()
@@ -126,7 +127,7 @@ func setupFlat(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	batches, err := ints("flat.batch", env.Get("flat", "batch", pick(env, "1,64", "1,16,64,256")))
+	batches, err := ints("flat.batch", env.Get("flat", "batch", pick(env, "1,64", "1,64,256")))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,7 +146,13 @@ func setupFlat(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 		for _, t := range env.Threads {
 			for _, b := range batches {
 				p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "dtype": dtName, "k": 10, "threads": t, "batch": b}
-				c, err := searchCase(env, f, vs, p, b, t, note, nil)
+				// The faiss peer's key (bench/peers), so that ratios form; other
+				// storage types keep it apart (faiss measures fp32).
+				config := peers.FlatConfig(vs.Name, vs.N, vs.Dim, 10, b, t)
+				if dtName != "fp32" {
+					config += " dtype=" + dtName
+				}
+				c, err := searchCase(env, f, vs, config, p, b, t, note, nil)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -164,7 +171,7 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	efs, err := ints("hnsw.ef", env.Get("hnsw", "ef", pick(env, "32,128", "16,32,64,128")))
+	efs, err := ints("hnsw.ef", env.Get("hnsw", "ef", pick(env, "32,128", "16,64,128")))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +200,8 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 					b = 1
 				}
 				p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "M": mv[0], "efc": efc[0], "ef": ef, "k": 10, "threads": t, "batch": b}
-				c, err := searchCase(env, h, vs, p, b, t, note, func() { h.SetEfSearch(ef) })
+				config := peers.HNSWConfig(vs.Name, vs.N, vs.Dim, mv[0], efc[0], ef, 10, b, t)
+				c, err := searchCase(env, h, vs, config, p, b, t, note, func() { h.SetEfSearch(ef) })
 				if err != nil {
 					return nil, nil, err
 				}

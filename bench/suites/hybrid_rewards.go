@@ -226,7 +226,7 @@ func setupGPU(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error)
 	var cases []bench.Case
 	for _, b := range []int{1, 64, 512} {
 		p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "dtype": "fp16", "k": 10, "batch": b}
-		c, err := searchCase(env, g, vs, p, b, 0, "bge-base on the GPU (fp16 resident shard)", nil)
+		c, err := searchCase(env, g, vs, bench.Key(p), p, b, 0, "bge-base on the GPU (fp16 resident shard)", nil)
 		if err != nil {
 			g.Close()
 			return nil, nil, err

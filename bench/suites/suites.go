@@ -20,10 +20,9 @@ import (
 
 var errConfig = bench.ErrConfig
 
-// All returns every suite in the default order. "serve" is not here: it
-// needs the peers package's load generator (bench/peers).
+// All returns every suite in the default order.
 func All() []bench.Suite {
-	return []bench.Suite{BM25(), Flat(), HNSW(), Encode(), Rerank(), Programs(), Mutate(), Hybrid(), Rewards(), GPU()}
+	return []bench.Suite{BM25(), Flat(), HNSW(), Encode(), Rerank(), Programs(), Mutate(), Hybrid(), Rewards(), GPU(), Serve()}
 }
 
 // Default is the suite list of a plain `rlsearch bench`.

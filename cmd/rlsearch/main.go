@@ -4,7 +4,8 @@
 // and hybrid collections beside it. `rlsearch` alone lists the commands
 // (the table in commands); `rlsearch CMD -h` lists a command's flags.
 //
-// main only turns flags into configurations and calls the packages.
+// main only turns flags into configurations and calls the packages; the
+// server is assembled by internal/app.
 package main
 
 import (
@@ -15,33 +16,82 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/rlsearch/rlsearch/bench/gencorpus"
+	"github.com/rlsearch/rlsearch/bench/mutateeval"
+	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/app"
+	"github.com/rlsearch/rlsearch/reward"
 )
 
+// runFunc runs a command on its positional arguments.
+type runFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
+// command is one (sub)command: either run parses its own arguments, or
+// flags binds the command's flags and returns its body, which exec runs
+// after parsing (with the positional arguments). The usage text comes from
+// these fields and the flag definitions.
 type command struct {
 	name, summary string
-	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	run           runFunc
+	flags         func(fs *flag.FlagSet) runFunc
+	args          string   // positional arguments in the usage line; "" = none accepted
+	req           []string // flags that must be set (non-zero)
+	about         string   // text printed between the usage line and the flags
 }
 
 func commands() []command {
 	return []command{
-		{"index", "build an index directory from a corpus JSONL", runIndex},
-		{"verify", "check every checksum, block and count of an index, collection, shard or other stored file", runVerify},
-		{"serve", "serve Search-R1's POST /retrieve, GET /healthz, GET /metrics", runServe},
-		{"search", "print ranked titles and scores for questions", runSearch},
-		{"eval", "print recall@k of gold passages for a question set", runEval},
-		{"bench", "measure query throughput, HTTP requests/s and peak memory", runBench},
-		{"hybrid", "build hybrid SQL+vector collections, execute ProRetrieval programs, generate and evaluate benchmarks", runHybrid},
-		{"reward", "score rollouts (JSONL on stdin) with QA, RPL, Search-P1 or ProRetrieval rewards", runReward},
-		{"rerank", "score documents (JSONL) against a query with a Qwen3-Reranker or cross-encoder", runRerank},
-		{"programs", "run RPL retrieval programs (JSONL in, JSONL results out) against an index", runPrograms},
-		{"gencorpus", "generate a wiki-shaped corpus of any size from a real seed corpus (topical or unigram model)", runGencorpus},
-		{"corpusstats", "print term statistics of corpora side by side (lengths, tf>1, df, co-occurrence)", runCorpusstats},
-		{"mutate", "propose verified RPL mutations of rollouts' last programs, build D_mut records, or --eval on a question set", runMutate},
+		{name: "index", summary: "build an index directory from a corpus JSONL", flags: indexCmd, req: []string{"corpus", "out"}},
+		{name: "verify", summary: "check every checksum, block and count of an index, collection, shard or other stored file", flags: verifyCmd, args: "PATH",
+			about: "Reads every file of PATH once, checking checksums, decoding and counts. PATH is an index,\na hybrid collection, a directory of them, or one stored file (see package verify)."},
+		{name: "serve", summary: "serve Search-R1's POST /retrieve, GET /healthz, GET /metrics", flags: serveCmd},
+		{name: "search", summary: "print ranked titles and scores for questions", flags: searchCmd, args: `"question" ...`},
+		{name: "eval", summary: "print recall@k of gold passages for a question set", flags: evalCmd},
+		{name: "bench", summary: "measure query throughput, HTTP requests/s and peak memory", run: runBench},
+		{name: "hybrid", summary: "build hybrid SQL+vector collections, execute ProRetrieval programs, generate and evaluate benchmarks", run: runHybrid},
+		{name: "reward", summary: "score rollouts (JSONL on stdin) with QA, RPL, Search-P1 or ProRetrieval rewards", flags: rewardCmd},
+		{name: "rerank", summary: "score documents (JSONL) against a query with a Qwen3-Reranker or cross-encoder", flags: rerankCmd, req: []string{"reranker"}},
+		{name: "programs", summary: "run RPL retrieval programs (JSONL in, JSONL results out) against an index", flags: programsCmd},
+		{name: "gencorpus", summary: "generate a wiki-shaped corpus of any size from a real seed corpus (topical or unigram model)", flags: gencorpusCmd, req: []string{"n", "out"}},
+		{name: "corpusstats", summary: "print term statistics of corpora side by side (lengths, tf>1, df, co-occurrence)", flags: corpusstatsCmd, args: "FILE[@FROM:TO] ...",
+			about: "Term statistics of corpora (BM25's analyzed terms) side by side; FILE@FROM:TO measures rows [FROM, TO)\n(0-based; either bound may be empty), e.g. gen.jsonl.zst@:18175 gen.jsonl.zst@18175:36350."},
+		{name: "mutate", summary: "propose verified RPL mutations of rollouts' last programs, build D_mut records, or --eval on a question set", flags: mutateCmd},
 	}
 }
 
-func usage(w io.Writer) { listCommands(w, "rlsearch", commands()) }
+// exec runs c as `prog c.name args...`.
+func (c command) exec(ctx context.Context, prog string, args []string, stdout, stderr io.Writer) error {
+	if c.run != nil {
+		return c.run(ctx, args, stdout, stderr)
+	}
+	name := prog + " " + c.name
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	body := c.flags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s", name)
+		for _, r := range c.req {
+			fmt.Fprintf(fs.Output(), " --%s %s", r, strings.ToUpper(r))
+		}
+		fmt.Fprintf(fs.Output(), " [flags] %s\n\n", c.args)
+		if c.about != "" {
+			fmt.Fprintf(fs.Output(), "%s\n\n", c.about)
+		}
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if c.args == "" && fs.NArg() > 0 {
+		return usageErr("unexpected arguments %q", fs.Args())
+	}
+	if err := required(fs, c.req...); err != nil {
+		return err
+	}
+	return body(ctx, fs.Args(), stdout, stderr)
+}
 
 // listCommands prints the usage line and the commands of prog.
 func listCommands(w io.Writer, prog string, cs []command) {
@@ -57,7 +107,7 @@ func listCommands(w io.Writer, prog string, cs []command) {
 func runSub(ctx context.Context, prog string, subs []command, args []string, stdout, stderr io.Writer) error {
 	for _, c := range subs {
 		if len(args) > 0 && c.name == args[0] {
-			return c.run(ctx, args[1:], stdout, stderr)
+			return c.exec(ctx, "rlsearch "+prog, args[1:], stdout, stderr)
 		}
 	}
 	listCommands(stderr, "rlsearch "+prog, subs)
@@ -77,11 +127,15 @@ func main() {
 	os.Exit(code)
 }
 
+// usageErrs are the errors of the packages that mean bad flags or
+// arguments: exit status 2, as a usage error of cmd.
+var usageErrs = []error{errUsage, app.ErrConfig, index.ErrNoRetriever, gencorpus.ErrBadConfig, mutateeval.ErrNoQuestions, reward.ErrConfig}
+
 // run executes one command and returns the process exit code: 0 success,
 // 1 failure, 2 bad usage.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
+		listCommands(stderr, "rlsearch", commands())
 		if len(args) == 0 {
 			return 2
 		}
@@ -91,21 +145,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(ctx, args[1:], stdout, stderr)
-		switch {
-		case err == nil:
+		err := c.exec(ctx, "rlsearch", args[1:], stdout, stderr)
+		if err == nil || errors.Is(err, flag.ErrHelp) {
 			return 0
-		case errors.Is(err, flag.ErrHelp):
-			return 0
-		case errors.Is(err, errUsage):
-			fmt.Fprintf(stderr, "rlsearch %s: %v\n", c.name, err)
-			return 2
-		default:
-			fmt.Fprintf(stderr, "rlsearch %s: %v\n", c.name, err)
-			return 1
 		}
+		fmt.Fprintf(stderr, "rlsearch %s: %v\n", c.name, err)
+		for _, u := range usageErrs {
+			if errors.Is(err, u) {
+				return 2
+			}
+		}
+		return 1
 	}
 	fmt.Fprintf(stderr, "rlsearch: unknown command %q\n\n", args[0])
-	usage(stderr)
+	listCommands(stderr, "rlsearch", commands())
 	return 2
 }

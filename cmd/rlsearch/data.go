@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rlsearch/rlsearch/ann"
+	"github.com/rlsearch/rlsearch/bench/gencorpus"
+	"github.com/rlsearch/rlsearch/bm25"
+	"github.com/rlsearch/rlsearch/corpus"
+	"github.com/rlsearch/rlsearch/embed"
+	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/app"
+	"github.com/rlsearch/rlsearch/verify"
+)
+
+// indexCmd builds an index directory (index.Build).
+func indexCmd(fs *flag.FlagSet) runFunc {
+	var (
+		cfg   index.BuildConfig
+		model embed.Config
+	)
+	fs.StringVar(&cfg.Corpus, "corpus", "", "corpus JSONL: {id, contents} or {id, title, text}; plain, .gz or .zst (required)")
+	fs.StringVar(&cfg.Dir, "out", "", "index directory to create (required)")
+	fs.BoolVar(&cfg.Force, "force", false, "replace an existing index directory")
+	k1 := fs.Float64("k1", bm25.DefaultK1, "BM25 k1, term-frequency saturation (Pyserini's default)")
+	b := fs.Float64("b", bm25.DefaultB, "BM25 b, length normalisation (Pyserini's default)")
+	dtype := fs.String("dtype", "fp16", "dense shard storage: fp16 or fp32 (also int8 with --vectors)")
+	fs.StringVar(&cfg.Vectors, "vectors", "", "import the dense shard from this vector file instead of encoding: faiss IndexFlatIP/IndexFlatL2 (e.g. Search-R1's e5_Flat.index), .npy (float32/float16) or .fvecs, one row per passage in corpus order")
+	fs.StringVar(&cfg.VectorsEncoder, "vectors-encoder", "", "name of the model that made --vectors (e.g. intfloat/e5-base-v2), recorded in the shard; required without --model")
+	fs.BoolVar(&cfg.VectorsUnnormalized, "vectors-unnormalized", false, "accept --vectors rows whose L2 norm is not 1 and serve inner product on them as they are (inner-product files only)")
+	budgetMiB := fs.Int64("bm25-budget", bm25.DefaultMemoryBudget>>20, "MiB of BM25 postings held in memory before a sorted run is spilled to disk (the Go heap can reach about twice this; runs go inside the temporary index directory)")
+	fs.IntVar(&cfg.EncodeBatch, "batch", index.DefaultEncodeBatch, "passages per encoder call")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	bindModel(fs, &model)
+	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) (err error) {
+		if cfg.DType, err = ann.ParseDType(*dtype); err != nil {
+			return usageErr("%v", err)
+		}
+		if *budgetMiB <= 0 || *budgetMiB > 1<<40 {
+			return usageErr("--bm25-budget %d: want a number of MiB in [1, 2^40]", *budgetMiB)
+		}
+		cfg.BM25 = bm25.Config{K1: k1, B: b, MemoryBudget: *budgetMiB << 20}
+		cfg.Progress, cfg.Log = progressTo(stderr, !*quiet), stderr // Log: removals of leftovers of interrupted builds
+		enc, hash, err := app.OpenEncoder(model)
+		if err != nil {
+			return err
+		}
+		if enc != nil {
+			defer enc.Close()
+			cfg.Encoder, cfg.ConfigHash = enc, hash
+		}
+		meta, err := index.Build(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "indexed %d passages (%d empty skipped) into %s in %.1fs (%.0f passages/s); BM25 %d terms",
+			meta.NumDocs, meta.Skipped, cfg.Dir, meta.BuildSeconds, float64(meta.NumDocs)/meta.BuildSeconds, meta.BM25.NumTerms)
+		if meta.Dense != nil {
+			fmt.Fprintf(stdout, "; dense %s %d-d %s", meta.Dense.Model, meta.Dense.Dim, meta.Dense.DType)
+		}
+		fmt.Fprintln(stdout)
+		return nil
+	}
+}
+
+// verifyCmd checks PATH in full, whatever it is (package verify). Exit
+// status 0 when intact, 1 with a message naming the file (and, for block
+// formats, the block and offset) of the first corruption.
+func verifyCmd(fs *flag.FlagSet) runFunc {
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if len(args) != 1 {
+			return usageErr("want one index, collection or file path, got %d arguments", len(args))
+		}
+		start := time.Now()
+		kind, err := verify.Path(ctx, args[0], progressTo(stderr, !*quiet))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: ok, %s (verified in %.1fs)\n", args[0], kind, time.Since(start).Seconds())
+		return nil
+	}
+}
+
+// gencorpusCmd writes a generated corpus (gencorpus.WriteFile).
+func gencorpusCmd(fs *flag.FlagSet) runFunc {
+	var cfg gencorpus.Config
+	fs.StringVar(&cfg.Seed, "seed-corpus", dataFile("corpus.jsonl"), "real seed corpus JSONL (plain, .gz or .zst); its passages come first, unchanged")
+	fs.IntVar(&cfg.N, "n", 0, "total passages to write, seed passages included (required; wiki-18 is 21015324)")
+	fs.Int64Var(&cfg.RandSeed, "seed", 1, "random seed: the same seed, corpus and flags give the same bytes")
+	fs.StringVar(&cfg.Model, "model", gencorpus.ModelTopical, "generative model: topical (words from a seed passage's topic mixed with the global unigram) or unigram (independent words)")
+	fs.Float64Var(&cfg.TopicProb, "topic-prob", gencorpus.DefaultTopicProb, "topical model: probability that a word comes from the topic passage, in (0, 1]")
+	rare := fs.Bool("rare-variants", true, "topical model: write words that occur once in the seed as suffixed variants whose number grows with the square root of the corpus size (Heaps' law); false keeps the seed vocabulary")
+	fs.IntVar(&cfg.Workers, "workers", 0, "generating goroutines (0 = GOMAXPROCS); the output does not depend on it")
+	out := fs.String("out", "", "output JSONL file, written atomically; .zst or .gz compresses (required)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+		cfg.NoRareVariants = !*rare
+		if !(cfg.TopicProb > 0 && cfg.TopicProb <= 1) { // Config reads 0 as the default: check the flag
+			return usageErr("--topic-prob %v: want a probability in (0, 1]", cfg.TopicProb)
+		}
+		st, err := gencorpus.WriteFile(ctx, cfg, *out, progressTo(stderr, !*quiet))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s: %d passages (%d real, %d generated), %.1f MB uncompressed, %.1fs, %.0f passages/s\n",
+			*out, st.Passages, st.Real, st.Generated, float64(st.Bytes)/1e6, st.Elapsed.Seconds(), float64(st.Passages)/max(st.Elapsed.Seconds(), 1e-9))
+		return nil
+	}
+}
+
+// corpusstatsCmd prints gencorpus.CollectStats of each FILE[@FROM:TO].
+func corpusstatsCmd(fs *flag.FlagSet) runFunc {
+	workers := fs.Int("workers", 0, "goroutines analyzing passages (0 = GOMAXPROCS)")
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if len(args) == 0 {
+			return usageErr("no corpus file given")
+		}
+		var all []*gencorpus.CorpusStats
+		for _, arg := range args {
+			path, from, to, err := corpus.ParseRows(arg)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			st, err := gencorpus.CollectStats(ctx, path, gencorpus.StatsConfig{Label: arg, Workers: *workers, From: from, To: to})
+			if err != nil {
+				return err
+			}
+			all = append(all, st)
+		}
+		return gencorpus.WriteStatsTable(stdout, all)
+	}
+}

@@ -57,12 +57,7 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "indexed %d passages (%d empty skipped) into %s in %.1fs (%.0f passages/s); BM25 %d terms",
-			meta.NumDocs, meta.Skipped, cfg.Dir, meta.BuildSeconds, float64(meta.NumDocs)/meta.BuildSeconds, meta.BM25.NumTerms)
-		if meta.Dense != nil {
-			fmt.Fprintf(stdout, "; dense %s %d-d %s", meta.Dense.Model, meta.Dense.Dim, meta.Dense.DType)
-		}
-		fmt.Fprintln(stdout)
+		fmt.Fprintln(stdout, meta.Summary(cfg.Dir))
 		return nil
 	}
 }

@@ -19,7 +19,7 @@ import (
 )
 
 func runHybrid(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runSub(ctx, "hybrid", []command{
+	return runSub(ctx, "rlsearch hybrid", []command{
 		{name: "build", summary: "build a collection from rows JSONL and a schema (a file or a shipped name)", flags: hybridBuild, req: []string{"schema", "data", "out"}},
 		{name: "exec", summary: "run programs JSONL ({sql, retrieval_list} or {id, program}) on a collection: results JSONL", flags: hybridExec, req: []string{"collection"}},
 		{name: "gen", summary: "generate benchmark instances JSONL (L1/L2/L3), optionally verbalized by a template or an LLM", flags: hybridGen, req: []string{"collection"}},
@@ -27,29 +27,23 @@ func runHybrid(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}, args, stdout, stderr)
 }
 
-// imageFlags collect --image FIELD=vectors.jsonl.
-type imageFlags map[string]string
-
-func (f imageFlags) String() string { return fmt.Sprint(map[string]string(f)) }
-func (f imageFlags) Set(v string) error {
-	k, p, ok := strings.Cut(v, "=")
-	if !ok || k == "" || p == "" {
-		return errors.New("want FIELD=vectors.jsonl")
-	}
-	f[k] = p
-	return nil
-}
-
 func hybridBuild(fs *flag.FlagSet) runFunc {
 	var (
-		cfg   = hybrid.BuildConfig{ImageVectors: imageFlags{}}
+		cfg   = hybrid.BuildConfig{ImageVectors: map[string]string{}}
 		model embed.Config
 	)
 	schema := fs.String("schema", "", "schema file, or a shipped schema name: "+strings.Join(hybrid.BuiltinSchemas(), ", ")+" (required)")
 	fs.StringVar(&cfg.Data, "data", "", "rows JSONL (required)")
 	fs.StringVar(&cfg.Dir, "out", "", "collection directory to write (required; an existing collection there is replaced)")
 	fs.IntVar(&cfg.Limit, "limit", 0, "keep only the first N rows (0 = all)")
-	fs.Var(imageFlags(cfg.ImageVectors), "image", "FIELD=vectors.jsonl: user-supplied vectors {id, vector} of an image field (repeatable)")
+	fs.Func("image", "FIELD=vectors.jsonl: user-supplied vectors {id, vector} of an image field (repeatable)", func(v string) error {
+		k, p, ok := strings.Cut(v, "=")
+		if !ok || k == "" || p == "" {
+			return errors.New("want FIELD=vectors.jsonl")
+		}
+		cfg.ImageVectors[k] = p
+		return nil
+	})
 	bindModel(fs, &model)
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) (err error) {
 		if cfg.Schema, err = hybrid.ResolveSchema(*schema); err != nil {

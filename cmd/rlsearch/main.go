@@ -107,17 +107,17 @@ func listCommands(w io.Writer, prog string, cs []command) {
 func runSub(ctx context.Context, prog string, subs []command, args []string, stdout, stderr io.Writer) error {
 	for _, c := range subs {
 		if len(args) > 0 && c.name == args[0] {
-			return c.exec(ctx, "rlsearch "+prog, args[1:], stdout, stderr)
+			return c.exec(ctx, prog, args[1:], stdout, stderr)
 		}
 	}
-	listCommands(stderr, "rlsearch "+prog, subs)
+	listCommands(stderr, prog, subs)
 	switch {
 	case len(args) == 0:
-		return usageErr("missing subcommand")
-	case args[0] == "-h" || args[0] == "--help":
+		return usageErr("missing command")
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
 		return flag.ErrHelp
 	}
-	return usageErr("unknown %s subcommand %q", prog, args[0])
+	return usageErr("unknown command %q", args[0])
 }
 
 func main() {
@@ -131,33 +131,18 @@ func main() {
 // arguments: exit status 2, as a usage error of cmd.
 var usageErrs = []error{errUsage, app.ErrConfig, index.ErrNoRetriever, gencorpus.ErrBadConfig, mutateeval.ErrNoQuestions, reward.ErrConfig}
 
-// run executes one command and returns the process exit code: 0 success,
-// 1 failure, 2 bad usage.
+// run executes one command and returns the process exit code: 0 success
+// (or help), 1 failure, 2 bad usage.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		listCommands(stderr, "rlsearch", commands())
-		if len(args) == 0 {
-			return 2
-		}
+	err := runSub(ctx, "rlsearch", commands(), args, stdout, stderr)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
+	fmt.Fprintf(stderr, "%s: %v\n", strings.Join(append([]string{"rlsearch"}, args[:min(len(args), 1)]...), " "), err)
+	for _, u := range usageErrs {
+		if errors.Is(err, u) {
+			return 2
 		}
-		err := c.exec(ctx, "rlsearch", args[1:], stdout, stderr)
-		if err == nil || errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "rlsearch %s: %v\n", c.name, err)
-		for _, u := range usageErrs {
-			if errors.Is(err, u) {
-				return 2
-			}
-		}
-		return 1
 	}
-	fmt.Fprintf(stderr, "rlsearch: unknown command %q\n\n", args[0])
-	listCommands(stderr, "rlsearch", commands())
-	return 2
+	return 1
 }

@@ -31,7 +31,6 @@ func (p *programFlags) bind(fs *flag.FlagSet) {
 func (p *programFlags) open(ctx context.Context) (*sdk.Runtime, func(), error) {
 	cfg := p.rt
 	cfg.Index = p.idx.config()
-	cfg.Reranker.Model.ORTLib = cfg.Index.Model.ORTLib
 	return app.OpenRuntime(ctx, cfg)
 }
 

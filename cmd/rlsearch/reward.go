@@ -32,26 +32,21 @@ func (f *rewardFlags) bind(fs *flag.FlagSet) {
 	fs.IntVar(&f.o.Judge.MaxRetries, "judge-retries", 0, "judge retries after a failure (0 = 4, -1 = none)")
 	fs.IntVar(&f.o.Workers, "workers", 0, "rollouts scored at once (0 = 8)")
 	fs.StringVar(&f.collections, "collections", "", "hybrid collections (one directory or a directory of them) that execute ProRetrieval programs not executed beforehand")
-	for _, o := range []struct {
-		name  string
-		dst   **float64
-		usage string
-	}{
-		{"lambda-format", &p1.LambdaFormat, "Search-P1 λ_f (default 0.1)"},
-		{"lambda-path", &p1.LambdaPath, "Search-P1 λ_p (default 0.3)"},
-		{"lambda-outcome", &p1.LambdaOutcome, "Search-P1 λ_a (default 0.6)"},
-		{"alpha", &p1.Alpha, "Search-P1 α between r_acc and r_reason (default 0.5)"},
-		{"decay", &p1.Decay, "Search-P1 decay of an incorrect answer's soft outcome (default 0.5; 1 = §3.2.3 alone)"},
-	} { // optional floats: absent leaves *dst nil (the package default)
-		fs.Func(o.name, o.usage, func(v string) error {
+	optFloat := func(name string, dst **float64, usage string) { // absent: *dst stays nil, the package default
+		fs.Func(name, usage, func(v string) error {
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return fmt.Errorf("--%s %q is not a number", o.name, v)
+				return fmt.Errorf("--%s %q is not a number", name, v)
 			}
-			*o.dst = &x
+			*dst = &x
 			return nil
 		})
 	}
+	optFloat("lambda-format", &p1.LambdaFormat, "Search-P1 λ_f (default 0.1)")
+	optFloat("lambda-path", &p1.LambdaPath, "Search-P1 λ_p (default 0.3)")
+	optFloat("lambda-outcome", &p1.LambdaOutcome, "Search-P1 λ_a (default 0.6)")
+	optFloat("alpha", &p1.Alpha, "Search-P1 α between r_acc and r_reason (default 0.5)")
+	optFloat("decay", &p1.Decay, "Search-P1 decay of an incorrect answer's soft outcome (default 0.5; 1 = §3.2.3 alone)")
 	fs.StringVar(&p1.PathCombine, "path-combine", "", "Search-P1 dual track: max (default), mean, self, ref")
 	fs.StringVar(&p1.Correct, "correct", "", "Search-P1 correctness: contains (default, the paper's ACC) or em")
 	fs.StringVar(&f.o.ProRetrieval.Metric, "metric", "", "ProRetrieval result metric: mrr (default), hit@1, hit@3, ndcg@3")

@@ -56,7 +56,6 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 	cfg := s.cfg
 	cfg.Index, cfg.Logger, cfg.Reward = s.idx.config(), logger, rewardEnv()
 	cfg.Budgets.MaxMemoryBytes = s.programMemMiB << 20
-	cfg.Reranker.Model.ORTLib = cfg.Index.Model.ORTLib
 	svc, err := app.New(ctx, cfg)
 	if err != nil {
 		return nil, nil, nil, err

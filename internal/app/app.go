@@ -46,7 +46,8 @@ type IndexConfig struct {
 
 // RerankConfig is the reranker behind POST /rerank and rerank() in
 // programs. Model.Dir "" means none: /rerank is not mounted and rerank()
-// answers "unavailable".
+// answers "unavailable". Model.ORTLib "" means the encoder's (New,
+// OpenRuntime): one ONNX Runtime per process.
 type RerankConfig struct {
 	Model rerank.Config
 	// Check runs rerank.Check at open: a relevant passage must score above
@@ -147,6 +148,7 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 	if err := AddRewards(m, ro); err != nil {
 		return nil, err
 	}
+	cfg.Reranker.Model.ORTLib = cmp.Or(cfg.Reranker.Model.ORTLib, cfg.Index.Model.ORTLib)
 	rt, rr, closeRT, err := runtimeOver(ctx, ix, cfg.Reranker, cfg.PolicyTokenizer, cfg.Budgets)
 	if err != nil {
 		return nil, err
@@ -262,6 +264,7 @@ func OpenRuntime(ctx context.Context, cfg RuntimeConfig) (*sdk.Runtime, func(), 
 	if err != nil {
 		return nil, nil, err
 	}
+	cfg.Reranker.Model.ORTLib = cmp.Or(cfg.Reranker.Model.ORTLib, cfg.Index.Model.ORTLib)
 	rt, _, closeRT, err := runtimeOver(ctx, ix, cfg.Reranker, cfg.PolicyTokenizer, cfg.Budgets)
 	if err != nil {
 		closeIx()

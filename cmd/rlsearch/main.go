@@ -75,7 +75,7 @@ func (c command) exec(ctx context.Context, prog string, args []string, stdout, s
 		for _, r := range c.req {
 			fmt.Fprintf(fs.Output(), " --%s %s", r, strings.ToUpper(r))
 		}
-		fmt.Fprintf(fs.Output(), " [flags] %s\n\n", c.args)
+		fmt.Fprintf(fs.Output(), " [flags]%s\n\n", strings.TrimRight(" "+c.args, " "))
 		if c.about != "" {
 			fmt.Fprintf(fs.Output(), "%s\n\n", c.about)
 		}

@@ -45,14 +45,12 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 		}
 		cfg.BM25 = bm25.Config{K1: k1, B: b, MemoryBudget: *budgetMiB << 20}
 		cfg.Progress, cfg.Log = progressTo(stderr, !*quiet), stderr // Log: removals of leftovers of interrupted builds
-		enc, hash, err := app.OpenEncoder(model)
+		enc, hash, done, err := app.OpenEncoder(model)
 		if err != nil {
 			return err
 		}
-		if enc != nil {
-			defer enc.Close()
-			cfg.Encoder, cfg.ConfigHash = enc, hash
-		}
+		defer done()
+		cfg.Encoder, cfg.ConfigHash = enc, hash
 		meta, err := index.Build(ctx, cfg)
 		if err != nil {
 			return err

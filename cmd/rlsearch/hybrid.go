@@ -49,14 +49,12 @@ func hybridBuild(fs *flag.FlagSet) runFunc {
 		if cfg.Schema, err = hybrid.ResolveSchema(*schema); err != nil {
 			return err
 		}
-		enc, _, err := app.OpenEncoder(model)
+		enc, _, done, err := app.OpenEncoder(model)
 		if err != nil {
 			return err
 		}
-		if enc != nil {
-			defer enc.Close()
-			cfg.Encoder = enc
-		}
+		defer done()
+		cfg.Encoder = enc
 		meta, err := hybrid.Build(ctx, cfg)
 		if err != nil {
 			return err

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/rlsearch/rlsearch/hybrid"
+	"github.com/rlsearch/rlsearch/internal/app"
 	"github.com/rlsearch/rlsearch/reward"
 )
 
@@ -84,15 +84,12 @@ func rewardCmd(fs *flag.FlagSet) runFunc {
 			return usageErr("--batch %d must be at least 1", *batch)
 		}
 		o := f.options()
-		if f.collections != "" {
-			cols, err := hybrid.OpenCollections(ctx, f.collections, hybrid.OpenConfig{})
-			if err != nil {
-				return fmt.Errorf("--collections: %w", err)
-			}
-			if len(cols) > 0 {
-				o.ProRetrieval.Executor = hybrid.NewExecutor(cols)
-			}
+		_, exec, done, err := app.OpenCollections(ctx, f.collections, nil) // none without --collections
+		if err != nil {
+			return err
 		}
+		defer done()
+		o.ProRetrieval.Executor = exec
 		s, cache, err := reward.Open(o)
 		if err != nil {
 			return err

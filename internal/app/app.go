@@ -142,7 +142,7 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 	}
 	s.closers = append(s.closers, closeCols)
 	ro := cfg.Reward
-	if exec != nil {
+	if exec != nil { // else keep the caller's
 		ro.ProRetrieval.Executor = exec
 	}
 	if err := AddRewards(m, ro); err != nil {
@@ -174,36 +174,33 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 }
 
 // OpenEncoder loads the encoder of cfg and the hash of its configuration
-// (embed.ConfigHash), or returns nil when cfg.Dir is "".
-func OpenEncoder(cfg embed.Config) (*embed.Encoder, uint64, error) {
+// (embed.ConfigHash). Without a model (cfg.Dir "") it returns a nil
+// interface, never a nil *embed.Encoder, so that it can be stored in a
+// Config's Encoder field as it is. The closer releases the encoder (a
+// no-op without one).
+func OpenEncoder(cfg embed.Config) (rlsearch.Encoder, uint64, func(), error) {
 	if cfg.Dir == "" {
-		return nil, 0, nil
+		return nil, 0, func() {}, nil
 	}
 	enc, err := embed.Open(cfg)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	h, err := embed.ConfigHash(cfg.Dir)
 	if err != nil {
 		enc.Close()
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
-	return enc, h, nil
+	return enc, h, func() { enc.Close() }, nil
 }
 
-// OpenWith opens model's encoder (none when model.Dir is "": open then
-// gets a nil interface, never a nil *embed.Encoder) and what open opens
-// with it. The closer releases both; on error nothing stays open.
+// OpenWith opens model's encoder (OpenEncoder) and what open opens with
+// it. The closer releases both; on error nothing stays open.
 func OpenWith[T interface{ Close() error }](model embed.Config, open func(enc rlsearch.Encoder) (T, error)) (T, func(), error) {
 	var zero T
-	e, _, err := OpenEncoder(model)
+	enc, _, closeEnc, err := OpenEncoder(model)
 	if err != nil {
 		return zero, nil, err
-	}
-	var enc rlsearch.Encoder
-	closeEnc := func() {}
-	if e != nil {
-		enc, closeEnc = e, func() { e.Close() }
 	}
 	v, err := open(enc)
 	if err != nil {

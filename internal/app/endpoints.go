@@ -17,30 +17,41 @@ import (
 // server.Config.Extra), each a domain package's Serve wrapped by
 // server.JSON with that package's body limit.
 
-// AddHybrid mounts POST /v1/hybrid/execute over the collections under dir
-// ("" = none; hybrid.OpenCollections). Collections whose text fields use
-// e5 embed queries with ix's encoder (ix may be nil: no encoder). It
-// returns an executor over the collections for the ProRetrieval reward
-// (nil when none were loaded) and the closer of the collections.
-func AddHybrid(m map[string]server.Endpoint, ix *index.Index, dir string) (reward.HybridExecutor, func(), error) {
-	var enc rlsearch.Encoder
-	if ix != nil && ix.Encoder() != nil {
-		enc = ix.Encoder()
-	}
-	cols, err := hybrid.OpenCollections(context.Background(), dir, hybrid.OpenConfig{Encoder: enc})
+// OpenCollections opens the hybrid collections under dir ("" = none;
+// hybrid.OpenCollections), with enc (may be nil) embedding the queries of
+// e5 text fields. It returns them, an executor over them for the
+// ProRetrieval reward (a nil interface when there are none) and their
+// closer.
+func OpenCollections(ctx context.Context, dir string, enc rlsearch.Encoder) (map[string]*hybrid.Collection, reward.HybridExecutor, func(), error) {
+	cols, err := hybrid.OpenCollections(ctx, dir, hybrid.OpenConfig{Encoder: enc})
 	if err != nil {
-		return nil, nil, fmt.Errorf("--collections: %w", err)
+		return nil, nil, nil, fmt.Errorf("--collections: %w", err)
 	}
 	closer := func() {
 		for _, c := range cols {
 			c.Close()
 		}
 	}
-	m["/v1/hybrid/execute"] = server.JSON(hybrid.NewService(cols, hybrid.ServiceConfig{}).Serve, server.EndpointOptions{MaxBodyBytes: hybrid.DefaultMaxBodyBytes})
 	if len(cols) == 0 {
-		return nil, closer, nil
+		return cols, nil, closer, nil
 	}
-	return hybrid.NewExecutor(cols), closer, nil
+	return cols, hybrid.NewExecutor(cols), closer, nil
+}
+
+// AddHybrid mounts POST /v1/hybrid/execute over the collections under dir
+// (OpenCollections, with ix's encoder; ix may be nil). It returns the
+// executor over the collections and their closer.
+func AddHybrid(m map[string]server.Endpoint, ix *index.Index, dir string) (reward.HybridExecutor, func(), error) {
+	var enc rlsearch.Encoder
+	if ix != nil && ix.Encoder() != nil {
+		enc = ix.Encoder()
+	}
+	cols, exec, closer, err := OpenCollections(context.Background(), dir, enc)
+	if err != nil {
+		return nil, nil, err
+	}
+	m["/v1/hybrid/execute"] = server.JSON(hybrid.NewService(cols, hybrid.ServiceConfig{}).Serve, server.EndpointOptions{MaxBodyBytes: hybrid.DefaultMaxBodyBytes})
+	return exec, closer, nil
 }
 
 // AddRewards mounts POST /v1/rewards/{qa,rpl,search-p1,proretrieval} with

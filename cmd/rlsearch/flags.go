@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/app"
+	"github.com/rlsearch/rlsearch/internal/cli"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
 )
 
@@ -22,11 +21,12 @@ import (
 // that needs them, so that the CLI, the server and the bench configure the
 // encoder, the index and the reranker the same way.
 
-var errUsage = errors.New("usage")
-
-func usageErr(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
-}
+// usageErr and parseFlags are package cli's, for the commands that parse
+// their own arguments (bench).
+var (
+	usageErr   = cli.Usagef
+	parseFlags = cli.Parse
+)
 
 // bindModel binds the E5 encoder flags into c (c.Dir "" = BM25 only).
 func bindModel(fs *flag.FlagSet, c *embed.Config) {
@@ -62,50 +62,6 @@ func (f *indexFlags) config() app.IndexConfig {
 // releases both.
 func (f *indexFlags) open(ctx context.Context) (*index.Index, func(), error) {
 	return app.OpenIndex(ctx, f.config())
-}
-
-// parseFlags parses args, allowing flags after positional arguments
-// ("search 'question' -k 5"); the positional arguments are left in
-// fs.Args(). "--" ends flag parsing. Usage goes to stderr on error.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	fs.SetOutput(stderr)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return usageErr("%v", err)
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		// flag.Parse stops at the first positional argument, or after "--".
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			pos = append(pos, rest...)
-			break
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-	return fs.Parse(append([]string{"--"}, pos...))
-}
-
-// required returns a usage error naming all of names ("--a, --b and --c
-// are required") when any of those flags holds its zero value.
-func required(fs *flag.FlagSet, names ...string) error {
-	for _, n := range names {
-		if v := fs.Lookup(n).Value.String(); v != "" && v != "0" {
-			continue
-		}
-		l := "--" + strings.Join(names, ", --")
-		if i := strings.LastIndex(l, ", "); i >= 0 {
-			return usageErr("%s and %s are required", l[:i], l[i+2:])
-		}
-		return usageErr("%s is required", l)
-	}
-	return nil
 }
 
 // intList parses "1,5,10,20".

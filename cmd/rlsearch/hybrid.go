@@ -15,15 +15,16 @@ import (
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/internal/app"
+	"github.com/rlsearch/rlsearch/internal/cli"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
 )
 
 func runHybrid(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runSub(ctx, "rlsearch hybrid", []command{
-		{name: "build", summary: "build a collection from rows JSONL and a schema (a file or a shipped name)", flags: hybridBuild, req: []string{"schema", "data", "out"}},
-		{name: "exec", summary: "run programs JSONL ({sql, retrieval_list} or {id, program}) on a collection: results JSONL", flags: hybridExec, req: []string{"collection"}},
-		{name: "gen", summary: "generate benchmark instances JSONL (L1/L2/L3), optionally verbalized by a template or an LLM", flags: hybridGen, req: []string{"collection"}},
-		{name: "eval", summary: "Hit@1, Hit@3, MRR, NDCG@3 and execution success of predicted (default: gold) programs, per level and modality", flags: hybridEval, req: []string{"collection", "instances"}},
+	return cli.RunSub(ctx, "rlsearch hybrid", []command{
+		{Name: "build", Summary: "build a collection from rows JSONL and a schema (a file or a shipped name)", Flags: hybridBuild, Required: []string{"schema", "data", "out"}},
+		{Name: "exec", Summary: "run programs JSONL ({sql, retrieval_list} or {id, program}) on a collection: results JSONL", Flags: hybridExec, Required: []string{"collection"}},
+		{Name: "gen", Summary: "generate benchmark instances JSONL (L1/L2/L3), optionally verbalized by a template or an LLM", Flags: hybridGen, Required: []string{"collection"}},
+		{Name: "eval", Summary: "Hit@1, Hit@3, MRR, NDCG@3 and execution success of predicted (default: gold) programs, per level and modality", Flags: hybridEval, Required: []string{"collection", "instances"}},
 	}, args, stdout, stderr)
 }
 

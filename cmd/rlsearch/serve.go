@@ -14,6 +14,7 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/app"
+	"github.com/rlsearch/rlsearch/internal/cli"
 	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/rerank"
 )
@@ -107,7 +108,7 @@ func rerankCmd(fs *flag.FlagSet) runFunc {
 	docs := fs.String("docs", "-", "documents JSONL file ({id, contents} or {id, title, text} per line; - = stdin)")
 	fs.StringVar(&rc.Model.ORTLib, "ort-lib", "", "ONNX Runtime shared library (default $ONNXRUNTIME_LIB)")
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
-		if err := required(fs, "query"); err != nil {
+		if err := cli.Required(fs, "query"); err != nil {
 			return err
 		}
 		open := func(ctx context.Context) (*rerank.Reranker, error) { return app.OpenReranker(ctx, rc) }

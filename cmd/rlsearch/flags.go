@@ -6,15 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/app"
 	"github.com/rlsearch/rlsearch/internal/cli"
-	"github.com/rlsearch/rlsearch/internal/jsonl"
 )
 
 // The flag groups below are bound once each and shared by every command
@@ -64,19 +61,6 @@ func (f *indexFlags) open(ctx context.Context) (*index.Index, func(), error) {
 	return app.OpenIndex(ctx, f.config())
 }
 
-// intList parses "1,5,10,20".
-func intList(s string) ([]int, error) {
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || n <= 0 {
-			return nil, usageErr("bad k %q in %q: want positive integers separated by commas", part, s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
 // dataFile is a file of the shared wiki_multihop set ($RLSEARCH_DATA, else
 // the shared/data found above the working directory).
 func dataFile(name string) string {
@@ -85,18 +69,6 @@ func dataFile(name string) string {
 
 // defaultQuestions is the shared wiki_multihop question set.
 func defaultQuestions() string { return dataFile("questions.jsonl") }
-
-// withFiles runs fn on the input at in ("" or "-" = stdin; name is its
-// name for errors) and the output at out, written atomically ("" or "-" =
-// stdout, unbuffered: fn buffers).
-func withFiles(in, out string, stdout io.Writer, fn func(r io.Reader, name string, w io.Writer) error) error {
-	r, name, err := jsonl.Open(in)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return jsonl.Output(out, stdout, func(w io.Writer) error { return fn(r, name, w) })
-}
 
 // progressTo is w when on, else nil (no progress).
 func progressTo(w io.Writer, on bool) io.Writer {

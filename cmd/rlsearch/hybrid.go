@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,14 +36,7 @@ func hybridBuild(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&cfg.Data, "data", "", "rows JSONL (required)")
 	fs.StringVar(&cfg.Dir, "out", "", "collection directory to write (required; an existing collection there is replaced)")
 	fs.IntVar(&cfg.Limit, "limit", 0, "keep only the first N rows (0 = all)")
-	fs.Func("image", "FIELD=vectors.jsonl: user-supplied vectors {id, vector} of an image field (repeatable)", func(v string) error {
-		k, p, ok := strings.Cut(v, "=")
-		if !ok || k == "" || p == "" {
-			return errors.New("want FIELD=vectors.jsonl")
-		}
-		cfg.ImageVectors[k] = p
-		return nil
-	})
+	fs.Var(cli.KeyValues(cfg.ImageVectors), "image", "FIELD=vectors.jsonl: user-supplied vectors {id, vector} of an image field (repeatable)")
 	bindModel(fs, &model)
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) (err error) {
 		if cfg.Schema, err = hybrid.ResolveSchema(*schema); err != nil {
@@ -94,7 +86,7 @@ func hybridExec(fs *flag.FlagSet) runFunc {
 			return err
 		}
 		defer done()
-		return withFiles(*in, "", stdout, func(r io.Reader, name string, w io.Writer) error { return col.ExecJSONL(ctx, r, name, w) })
+		return jsonl.Pipe(*in, "", stdout, func(r io.Reader, name string, w io.Writer) error { return col.ExecJSONL(ctx, r, name, w) })
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlsearch/rlsearch/bench/mutateeval"
 	"github.com/rlsearch/rlsearch/internal/app"
+	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -62,7 +63,7 @@ func programsCmd(fs *flag.FlagSet) runFunc {
 		}
 		defer closeRT()
 		var st sdk.FileStats
-		if err := withFiles(*in, *out, stdout, func(r io.Reader, name string, w io.Writer) (err error) {
+		if err := jsonl.Pipe(*in, *out, stdout, func(r io.Reader, name string, w io.Writer) (err error) {
 			st, err = rt.RunJSONL(ctx, r, name, w, cfg)
 			return err
 		}); err != nil {
@@ -131,7 +132,7 @@ func mutateCmd(fs *flag.FlagSet) runFunc {
 			return enc.Encode(sum)
 		}
 		start, n := time.Now(), 0
-		if err := withFiles(*in, *out, stdout, func(r io.Reader, name string, w io.Writer) (err error) {
+		if err := jsonl.Pipe(*in, *out, stdout, func(r io.Reader, name string, w io.Writer) (err error) {
 			n, err = v.MutateJSONL(ctx, r, name, w, sdk.MutateFileConfig{Records: *records, Workers: ev.Workers, Progress: ev.Progress})
 			return err
 		}); err != nil {

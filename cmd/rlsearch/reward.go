@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/rlsearch/rlsearch/internal/app"
+	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/reward"
 )
 
@@ -98,6 +99,6 @@ func rewardCmd(fs *flag.FlagSet) runFunc {
 		if cache != nil {
 			after = cache.Save
 		}
-		return withFiles(*in, "", stdout, func(r io.Reader, _ string, w io.Writer) error { return s.ScoreJSONL(ctx, k, *batch, r, w, after) })
+		return jsonl.Pipe(*in, "", stdout, func(r io.Reader, _ string, w io.Writer) error { return s.ScoreJSONL(ctx, k, *batch, r, w, after) })
 	}
 }

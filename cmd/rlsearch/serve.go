@@ -15,6 +15,7 @@ import (
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/app"
 	"github.com/rlsearch/rlsearch/internal/cli"
+	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/rerank"
 )
@@ -112,7 +113,7 @@ func rerankCmd(fs *flag.FlagSet) runFunc {
 			return err
 		}
 		open := func(ctx context.Context) (*rerank.Reranker, error) { return app.OpenReranker(ctx, rc) }
-		err := withFiles(*docs, "", stdout, func(r io.Reader, name string, w io.Writer) error {
+		err := jsonl.Pipe(*docs, "", stdout, func(r io.Reader, name string, w io.Writer) error {
 			return rerank.RunFile(ctx, rerank.FileConfig{Query: *query, Name: name, Open: open}, r, w)
 		})
 		if errors.Is(err, rlsearch.ErrBadInput) {

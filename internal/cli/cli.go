@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -171,5 +172,36 @@ func Required(fs *flag.FlagSet, names ...string) error {
 		}
 		return Usagef("%s is required", l)
 	}
+	return nil
+}
+
+// Ints parses a comma-separated list of positive integers such as
+// "1,5,10,20", the value of flag name. Errors wrap ErrUsage and name the
+// bad element.
+func Ints(name, s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n <= 0 {
+			return nil, Usagef("bad %s %q in %q: want positive integers separated by commas", name, part, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// KeyValues is a repeatable KEY=VALUE flag (flag.Value) filling a map:
+// bind it with fs.Var(cli.KeyValues(m), name, usage); m must be non-nil.
+type KeyValues map[string]string
+
+func (kv KeyValues) String() string { return fmt.Sprint(map[string]string(kv)) }
+
+// Set adds one KEY=VALUE; both sides must be non-empty.
+func (kv KeyValues) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" || val == "" {
+		return fmt.Errorf("%q: want KEY=VALUE", v)
+	}
+	kv[k] = val
 	return nil
 }

@@ -108,3 +108,25 @@ func TestExecAndRunSub(t *testing.T) {
 		t.Error("ExitCode: a listed package error is 2, an unlisted one 1")
 	}
 }
+
+func TestIntsAndKeyValues(t *testing.T) {
+	if got, err := Ints("k", "1, 5,20"); err != nil || !slices.Equal(got, []int{1, 5, 20}) {
+		t.Errorf("Ints: %v %v", got, err)
+	}
+	for _, bad := range []string{"", "1,x", "0", "1,-2"} {
+		if _, err := Ints("k", bad); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "bad k") {
+			t.Errorf("Ints(%q): %v, want a usage error naming k", bad, err)
+		}
+	}
+	m := map[string]string{}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.Var(KeyValues(m), "image", "")
+	if err := Parse(fs, []string{"--image", "a=x.jsonl", "--image", "b=c=d"}, io.Discard); err != nil || m["a"] != "x.jsonl" || m["b"] != "c=d" {
+		t.Errorf("KeyValues: %v %v", m, err)
+	}
+	for _, bad := range []string{"a", "=x", "a="} {
+		if err := Parse(fs, []string{"--image", bad}, io.Discard); !errors.Is(err, ErrUsage) {
+			t.Errorf("--image %q: %v, want a usage error", bad, err)
+		}
+	}
+}

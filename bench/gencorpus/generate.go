@@ -373,6 +373,9 @@ func WriteFile(ctx context.Context, cfg Config, path string, progress io.Writer)
 	if path == "" {
 		return GenStats{}, fmt.Errorf("%w: output path is required", ErrBadConfig)
 	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return GenStats{}, fmt.Errorf("%w: output %s is a directory; name the file to write", ErrBadConfig, path)
+	}
 	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return GenStats{}, fmt.Errorf("gencorpus: %w", err)

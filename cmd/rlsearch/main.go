@@ -4,70 +4,52 @@
 // and hybrid collections beside it. `rlsearch` alone lists the commands
 // (the table in commands); `rlsearch CMD -h` lists a command's flags.
 //
-// main only turns flags into configurations and calls the packages.
+// main only turns flags into configurations and calls the packages; the
+// server is assembled by internal/app.
 package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/rlsearch/rlsearch/bench/gencorpus"
+	"github.com/rlsearch/rlsearch/bench/mutateeval"
+	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/app"
+	"github.com/rlsearch/rlsearch/internal/cli"
+	"github.com/rlsearch/rlsearch/reward"
 )
 
-type command struct {
-	name, summary string
-	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
-}
+// command is one (sub)command of the table in commands (package cli runs
+// it); runFunc is a command's body.
+type (
+	command = cli.Command
+	runFunc = cli.RunFunc
+)
 
 func commands() []command {
 	return []command{
-		{"index", "build an index directory from a corpus JSONL", runIndex},
-		{"verify", "check every checksum, block and count of an index, collection, shard or other stored file", runVerify},
-		{"serve", "serve Search-R1's POST /retrieve, GET /healthz, GET /metrics", runServe},
-		{"search", "print ranked titles and scores for questions", runSearch},
-		{"eval", "print recall@k of gold passages for a question set", runEval},
-		{"bench", "measure query throughput, HTTP requests/s and peak memory", runBench},
-		{"hybrid", "build hybrid SQL+vector collections, execute ProRetrieval programs, generate and evaluate benchmarks", runHybrid},
-		{"reward", "score rollouts (JSONL on stdin) with QA, RPL, Search-P1 or ProRetrieval rewards", runReward},
-		{"rerank", "score documents (JSONL) against a query with a Qwen3-Reranker or cross-encoder", runRerank},
-		{"programs", "run RPL retrieval programs (JSONL in, JSONL results out) against an index", runPrograms},
-		{"gencorpus", "generate a wiki-shaped corpus of any size from a real seed corpus (topical or unigram model)", runGencorpus},
-		{"corpusstats", "print term statistics of corpora side by side (lengths, tf>1, df, co-occurrence)", runCorpusstats},
-		{"mutate", "propose verified RPL mutations of rollouts' last programs, build D_mut records, or --eval on a question set", runMutate},
+		{Name: "index", Summary: "build an index directory from a corpus JSONL", Flags: indexCmd, Required: []string{"corpus", "out"}},
+		{Name: "verify", Summary: "check every checksum, block and count of an index, collection, shard or other stored file", Flags: verifyCmd, Args: "PATH",
+			About: "Reads every file of PATH once, checking checksums, decoding and counts. PATH is an index,\na hybrid collection, a directory of them, or one stored file (see package verify)."},
+		{Name: "serve", Summary: "serve Search-R1's POST /retrieve, GET /healthz, GET /metrics", Flags: serveCmd},
+		{Name: "search", Summary: "print ranked titles and scores for questions", Flags: searchCmd, Args: `"question" ...`},
+		{Name: "eval", Summary: "print recall@k of gold passages for a question set", Flags: evalCmd},
+		{Name: "bench", Summary: "measure query throughput, HTTP requests/s and peak memory", Run: runBench},
+		{Name: "hybrid", Summary: "build hybrid SQL+vector collections, execute ProRetrieval programs, generate and evaluate benchmarks", Run: runHybrid},
+		{Name: "reward", Summary: "score rollouts (JSONL on stdin) with QA, RPL, Search-P1 or ProRetrieval rewards", Flags: rewardCmd},
+		{Name: "rerank", Summary: "score documents (JSONL) against a query with a Qwen3-Reranker or cross-encoder", Flags: rerankCmd, Required: []string{"reranker"}},
+		{Name: "programs", Summary: "run RPL retrieval programs (JSONL in, JSONL results out) against an index", Flags: programsCmd},
+		{Name: "gencorpus", Summary: "generate a wiki-shaped corpus of any size from a real seed corpus (topical or unigram model)", Flags: gencorpusCmd, Required: []string{"n", "out"}},
+		{Name: "corpusstats", Summary: "print term statistics of corpora side by side (lengths, tf>1, df, co-occurrence)", Flags: corpusstatsCmd, Args: "FILE[@FROM:TO] ...",
+			About: "Term statistics of corpora (BM25's analyzed terms) side by side; FILE@FROM:TO measures rows [FROM, TO)\n(0-based; either bound may be empty), e.g. gen.jsonl.zst@:18175 gen.jsonl.zst@18175:36350."},
+		{Name: "mutate", Summary: "propose verified RPL mutations of rollouts' last programs, build D_mut records, or --eval on a question set", Flags: mutateCmd},
 	}
-}
-
-func usage(w io.Writer) { listCommands(w, "rlsearch", commands()) }
-
-// listCommands prints the usage line and the commands of prog.
-func listCommands(w io.Writer, prog string, cs []command) {
-	fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", prog)
-	for _, c := range cs {
-		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintf(w, "\nrun '%s <command> -h' for the flags of a command\n", prog)
-}
-
-// runSub runs the subcommand of prog named by args[0]; without one, or
-// with -h, it lists them.
-func runSub(ctx context.Context, prog string, subs []command, args []string, stdout, stderr io.Writer) error {
-	for _, c := range subs {
-		if len(args) > 0 && c.name == args[0] {
-			return c.run(ctx, args[1:], stdout, stderr)
-		}
-	}
-	listCommands(stderr, "rlsearch "+prog, subs)
-	switch {
-	case len(args) == 0:
-		return usageErr("missing subcommand")
-	case args[0] == "-h" || args[0] == "--help":
-		return flag.ErrHelp
-	}
-	return usageErr("unknown %s subcommand %q", prog, args[0])
 }
 
 func main() {
@@ -77,35 +59,17 @@ func main() {
 	os.Exit(code)
 }
 
-// run executes one command and returns the process exit code: 0 success,
-// 1 failure, 2 bad usage.
+// usageErrs are the errors of the packages that mean bad flags or
+// arguments: exit status 2, as a usage error of cmd.
+var usageErrs = []error{app.ErrConfig, index.ErrNoRetriever, gencorpus.ErrBadConfig, mutateeval.ErrNoQuestions, reward.ErrConfig}
+
+// run executes one command and returns the process exit code: 0 success
+// (or help), 1 failure, 2 bad usage.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	err := cli.RunSub(ctx, "rlsearch", commands(), args, stdout, stderr)
+	if code := cli.ExitCode(err, usageErrs...); code != 0 {
+		fmt.Fprintf(stderr, "%s: %v\n", strings.Join(append([]string{"rlsearch"}, args[:min(len(args), 1)]...), " "), err)
+		return code
 	}
-	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
-		}
-		err := c.run(ctx, args[1:], stdout, stderr)
-		switch {
-		case err == nil:
-			return 0
-		case errors.Is(err, flag.ErrHelp):
-			return 0
-		case errors.Is(err, errUsage):
-			fmt.Fprintf(stderr, "rlsearch %s: %v\n", c.name, err)
-			return 2
-		default:
-			fmt.Fprintf(stderr, "rlsearch %s: %v\n", c.name, err)
-			return 1
-		}
-	}
-	fmt.Fprintf(stderr, "rlsearch: unknown command %q\n\n", args[0])
-	usage(stderr)
-	return 2
+	return 0
 }

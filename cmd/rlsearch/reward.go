@@ -2,29 +2,24 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 
-	"github.com/rlsearch/rlsearch/hybrid"
-	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/internal/app"
+	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/reward"
 )
 
 // rewardFlags bind the reward configuration once for "rlsearch reward" and
-// for the /v1/rewards endpoints of "serve". Every default comes from an
-// environment variable so that serve, which takes no reward flags, is
-// configured the same way.
+// for the /v1/rewards endpoints of "serve" (rewardEnv). Every default comes
+// from an environment variable so that serve, which takes no reward flags,
+// is configured the same way.
 type rewardFlags struct {
-	o           reward.Options
-	judgeKeyEnv string
-	collections string
-	// executor runs ProRetrieval programs (serve passes the collections it
-	// loaded for /v1/hybrid/execute); nil scores pre-executed rollouts only.
-	executor reward.HybridExecutor
+	o                        reward.Options
+	judgeKeyEnv, collections string
 }
 
 func (f *rewardFlags) bind(fs *flag.FlagSet) {
@@ -37,9 +32,8 @@ func (f *rewardFlags) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&f.o.Judge.Timeout, "judge-timeout", 0, "timeout per judge request (0 = 60s)")
 	fs.IntVar(&f.o.Judge.MaxRetries, "judge-retries", 0, "judge retries after a failure (0 = 4, -1 = none)")
 	fs.IntVar(&f.o.Workers, "workers", 0, "rollouts scored at once (0 = 8)")
-	// optFloat binds a float flag whose absence leaves *dst nil (the
-	// package default).
-	optFloat := func(name string, dst **float64, usage string) {
+	fs.StringVar(&f.collections, "collections", "", "hybrid collections (one directory or a directory of them) that execute ProRetrieval programs not executed beforehand")
+	optFloat := func(name string, dst **float64, usage string) { // absent: *dst stays nil, the package default
 		fs.Func(name, usage, func(v string) error {
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil {
@@ -49,7 +43,6 @@ func (f *rewardFlags) bind(fs *flag.FlagSet) {
 			return nil
 		})
 	}
-	fs.StringVar(&f.collections, "collections", "", "hybrid collections (one directory or a directory of them) that execute ProRetrieval programs not executed beforehand")
 	optFloat("lambda-format", &p1.LambdaFormat, "Search-P1 λ_f (default 0.1)")
 	optFloat("lambda-path", &p1.LambdaPath, "Search-P1 λ_p (default 0.3)")
 	optFloat("lambda-outcome", &p1.LambdaOutcome, "Search-P1 λ_a (default 0.6)")
@@ -61,80 +54,51 @@ func (f *rewardFlags) bind(fs *flag.FlagSet) {
 	fs.IntVar(&f.o.ProRetrieval.LengthBudget, "length-budget", 0, "ProRetrieval length budget in tokens (0 = 512)")
 }
 
-// scorer builds the reward Scorer (reward.Open) and the judge cache (nil
-// without an LLM judge).
-func (f *rewardFlags) scorer() (*reward.Scorer, *reward.JudgeCache, error) {
-	if f.collections != "" && f.executor == nil {
-		cols, err := hybrid.OpenCollections(context.Background(), f.collections, hybrid.OpenConfig{})
-		if err != nil {
-			return nil, nil, fmt.Errorf("--collections: %w", err)
-		}
-		if len(cols) > 0 {
-			f.executor = hybrid.NewExecutor(cols)
-		}
-	}
-	f.o.ProRetrieval.Executor = f.executor
-	f.o.Judge.APIKey = os.Getenv(f.judgeKeyEnv)
-	s, cache, err := reward.Open(f.o)
-	if errors.Is(err, reward.ErrConfig) {
-		return nil, nil, usageErr("%v", err)
-	}
-	return s, cache, err
+// options are the reward.Options the flags name, with the judge key read
+// from its environment variable.
+func (f *rewardFlags) options() reward.Options {
+	o := f.o
+	o.Judge.APIKey = os.Getenv(f.judgeKeyEnv)
+	return o
 }
 
-// addRewardEndpoints mounts POST /v1/rewards/{qa,rpl,search-p1,proretrieval},
-// configured from the environment (see rewardFlags).
-func addRewardEndpoints(m map[string]server.Endpoint, exec reward.HybridExecutor) error {
-	f := rewardFlags{executor: exec}
-	fs := flag.NewFlagSet("reward", flag.ContinueOnError)
-	f.bind(fs)
-	s, cache, err := f.scorer()
-	if err != nil {
-		return err
-	}
-	sc := reward.ServiceConfig{Scorer: s}
-	if cache != nil {
-		sc.AfterBatch = cache.Save
-	}
-	svc, err := reward.NewService(sc)
-	if err != nil {
-		return err
-	}
-	for _, k := range reward.Kinds {
-		serve := func(ctx context.Context, req reward.Request) (reward.Response, error) { return svc.Serve(ctx, k, req) }
-		// Unknown top-level keys pass (as before); near-misses do not.
-		m["/v1/rewards/"+string(k)] = server.JSON(serve, server.EndpointOptions{MaxBodyBytes: reward.DefaultMaxBodyBytes, IgnoreUnknown: true})
-	}
-	return nil
+// rewardEnv is serve's reward configuration: the flags' defaults, from the
+// environment.
+func rewardEnv() reward.Options {
+	var f rewardFlags
+	f.bind(flag.NewFlagSet("reward", flag.ContinueOnError))
+	return f.options()
 }
 
-func runReward(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("reward", flag.ContinueOnError)
+func rewardCmd(fs *flag.FlagSet) runFunc {
 	var f rewardFlags
 	f.bind(fs)
 	kind := fs.String("kind", "", "reward: qa, rpl, search-p1 or proretrieval (required)")
 	batch := fs.Int("batch", 256, "rollouts per scoring batch")
 	in := fs.String("in", "-", "rollouts JSONL file (- = stdin)")
-	if err := parseFlags(fs, args, stderr); err != nil {
-		return err
+	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+		k, err := reward.ParseKind(*kind)
+		if err != nil {
+			return usageErr("--kind: %v", err)
+		}
+		if *batch < 1 {
+			return usageErr("--batch %d must be at least 1", *batch)
+		}
+		o := f.options()
+		_, exec, done, err := app.OpenCollections(ctx, f.collections, nil) // none without --collections
+		if err != nil {
+			return err
+		}
+		defer done()
+		o.ProRetrieval.Executor = exec
+		s, cache, err := reward.Open(o)
+		if err != nil {
+			return err
+		}
+		var after func() error
+		if cache != nil {
+			after = cache.Save
+		}
+		return jsonl.Pipe(*in, "", stdout, func(r io.Reader, _ string, w io.Writer) error { return s.ScoreJSONL(ctx, k, *batch, r, w, after) })
 	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected arguments %q (rollouts are read from stdin)", fs.Args())
-	}
-	k, err := reward.ParseKind(*kind)
-	if err != nil {
-		return usageErr("--kind: %v", err)
-	}
-	if *batch < 1 {
-		return usageErr("--batch %d must be at least 1", *batch)
-	}
-	s, cache, err := f.scorer()
-	if err != nil {
-		return err
-	}
-	var after func() error
-	if cache != nil {
-		after = cache.Save
-	}
-	return withFiles(*in, "", stdout, func(r io.Reader, _ string, w io.Writer) error { return s.ScoreJSONL(ctx, k, *batch, r, w, after) })
 }

@@ -1,127 +1,124 @@
 package main
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
+	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/app"
+	"github.com/rlsearch/rlsearch/internal/cli"
+	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/internal/server"
-	"github.com/rlsearch/rlsearch/sdk"
+	"github.com/rlsearch/rlsearch/rerank"
 )
 
-// serveFlags configure the HTTP server; bench uses the same ones.
+// serveFlags configure the server (app.Config); bench uses the same ones.
 type serveFlags struct {
-	idx       indexFlags
-	rr        rerankFlags
-	cfg       server.Config // the limits; newServer sets the rest
-	addr      string
-	retriever string
-	batchMax  int
-	batchWait time.Duration
-	// collections are the hybrid collections of /v1/hybrid/execute;
-	// policyTokenizer counts the observation tokens of programs (Qwen3
-	// BPE); budgets and programMemMiB bound programs (0: sdk defaults).
-	collections, policyTokenizer string
-	budgets                      sdk.Budgets
-	programMemMiB                int64
+	idx           indexFlags
+	cfg           app.Config // Index, Logger and Reward are set by newServer
+	addr          string
+	programMemMiB int64
 }
 
 func (s *serveFlags) bind(fs *flag.FlagSet) {
+	c := &s.cfg
 	s.idx.bind(fs)
-	fs.StringVar(&s.collections, "collections", "", "hybrid collections for POST /v1/hybrid/execute: one collection directory or a directory of them (see 'rlsearch hybrid build')")
+	fs.StringVar(&c.Collections, "collections", "", "hybrid collections for POST /v1/hybrid/execute: one collection directory or a directory of them (see 'rlsearch hybrid build')")
 	fs.BoolVar(&s.idx.verifyDocs, "verify-docs", false, "check every docstore block's CRC at startup (one read of docs.zst: 9 s for 21M passages); without it each block's CRC is checked when the block is first read, and `rlsearch verify` checks every file")
-	fs.StringVar(&s.policyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the programs' 2,048-token observation cap; empty = sdk.BoundTokens (byte classes, never below 1/4 of Qwen3)")
-	fs.Uint64Var(&s.budgets.MaxSteps, "program-max-steps", 0, "Starlark step budget of each program, builtin work included (0 = 1,000,000)")
+	fs.StringVar(&c.PolicyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the programs' 2,048-token observation cap; empty = sdk.BoundTokens (byte classes, never below 1/4 of Qwen3)")
+	fs.Uint64Var(&c.Budgets.MaxSteps, "program-max-steps", 0, "Starlark step budget of each program, builtin work included (0 = 1,000,000)")
 	fs.Int64Var(&s.programMemMiB, "program-max-memory", 0, "memory budget of each program in MiB: bytes its operations are charged before they run (0 = 64)")
 	fs.StringVar(&s.addr, "addr", "127.0.0.1:8000", "listen address (Search-R1's retrieval server uses port 8000)")
-	fs.StringVar(&s.retriever, "retriever", "", `default retriever when a request names none: "bm25" or "e5" (default e5 when --model is set, else bm25)`)
-	fs.IntVar(&s.cfg.MaxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")
-	fs.IntVar(&s.cfg.MaxResults, "max-results", server.DefaultMaxResults, "most hits per request, queries x topk (413 above it)")
-	fs.IntVar(&s.cfg.MaxQueries, "max-queries", server.DefaultMaxQueries, "most queries per request (Search-R1 sends every active rollout's query in one request)")
-	fs.IntVar(&s.cfg.ChunkQueries, "chunk-queries", server.DefaultChunkQueries, "most queries of one /retrieve request searched per retriever call; larger requests are searched chunk after chunk before the response streams")
-	fs.Int64Var(&s.cfg.MaxBodyBytes, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
-	fs.IntVar(&s.batchMax, "batch-max", 64, "most queries the e5 batching queue merges into one encoder call")
-	fs.DurationVar(&s.batchWait, "batch-wait", 2*time.Millisecond, "how long the e5 batching queue waits to fill a batch")
-	s.rr.bind(fs)
+	fs.StringVar(&c.Retriever, "retriever", "", `default retriever when a request names none: "bm25" or "e5" (default e5 when --model is set, else bm25)`)
+	fs.IntVar(&c.Server.MaxTopK, "max-topk", server.DefaultMaxTopK, "largest accepted topk")
+	fs.IntVar(&c.Server.MaxResults, "max-results", server.DefaultMaxResults, "most hits per request, queries x topk (413 above it)")
+	fs.IntVar(&c.Server.MaxQueries, "max-queries", server.DefaultMaxQueries, "most queries per request (Search-R1 sends every active rollout's query in one request)")
+	fs.IntVar(&c.Server.ChunkQueries, "chunk-queries", server.DefaultChunkQueries, "most queries of one /retrieve request searched per retriever call; larger requests are searched chunk after chunk before the response streams")
+	fs.Int64Var(&c.Server.MaxBodyBytes, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
+	fs.IntVar(&c.BatchMax, "batch-max", 64, "most queries the e5 batching queue merges into one encoder call")
+	fs.DurationVar(&c.BatchWait, "batch-wait", 2*time.Millisecond, "how long the e5 batching queue waits to fill a batch")
+	bindRerank(fs, &c.Reranker)
 }
 
-// newServer opens the index, its e5 batching queue, the reranker and the
-// endpoints' dependencies, and builds the server. closeAll releases them
-// all; on error nothing stays open.
-func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (_ *server.Server, _ *index.Index, _ func(), err error) {
+// newServer assembles the server (app.New) with the rewards configured
+// from the environment (rewardEnv). closeAll releases everything; on
+// error nothing stays open.
+func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*server.Server, *index.Index, func(), error) {
 	if s.programMemMiB < 0 || s.programMemMiB > 1<<20 {
 		return nil, nil, nil, usageErr("--program-max-memory %d MiB is out of range (0 to 1048576)", s.programMemMiB)
 	}
-	var closers []func()
-	closeAll := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-	defer func() {
-		if err != nil {
-			closeAll()
-		}
-	}()
-	ix, closeIx, err := s.idx.open(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	closers = append(closers, closeIx)
 	cfg := s.cfg
-	cfg.Retrievers, cfg.Docs, cfg.Health, cfg.Logger = ix.Retrievers(), ix, ix.Health, logger
-	if e5, ok := cfg.Retrievers["e5"]; ok {
-		b := server.NewBatcher(e5, s.batchMax, s.batchWait)
-		cfg.Retrievers["e5"] = b
-		closers = append(closers, func() { b.(io.Closer).Close() })
-	}
-	cfg.Default = cmp.Or(s.retriever, ix.DefaultRetriever())
-	if _, ok := cfg.Retrievers[cfg.Default]; !ok {
-		return nil, nil, nil, usageErr("--retriever %q is not served by this index (have %v; e5 needs --model)", cfg.Default, ix.RetrieverNames())
-	}
-	deps, rr, closeDeps, err := openDeps(ctx, &s.rr, s.idx.model.cfg.ORTLib, s.policyTokenizer) // --reranker: POST /rerank and rerank() in programs
+	cfg.Index, cfg.Logger, cfg.Reward = s.idx.config(), logger, rewardEnv()
+	cfg.Budgets.MaxMemoryBytes = s.programMemMiB << 20
+	svc, err := app.New(ctx, cfg)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	closers = append(closers, closeDeps)
-	deps.budgets = sdk.Budgets{MaxSteps: s.budgets.MaxSteps, MaxMemoryBytes: s.programMemMiB << 20}
-	deps.collections = s.collections
-	extra, err := extraEndpoints(ix, deps)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := s.rr.mount(rr, extra, logger); err != nil {
-		return nil, nil, nil, err
-	}
-	cfg.Extra = extra
-	srv, err := server.New(cfg)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return srv, ix, closeAll, nil
+	return svc.Server, svc.Index, svc.Close, nil
 }
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+func serveCmd(fs *flag.FlagSet) runFunc {
 	var s serveFlags
 	s.bind(fs)
-	if err := parseFlags(fs, args, stderr); err != nil {
+	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+		logger := slog.New(slog.NewJSONHandler(stderr, nil))
+		srv, ix, closeAll, err := s.newServer(ctx, logger)
+		if err != nil {
+			return err
+		}
+		defer closeAll()
+		logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", ix.RetrieverNames(), "backend", ix.SearchBackend(), "open_seconds", ix.OpenDuration.Seconds())
+		return srv.ListenAndServe(ctx, s.addr, func(a net.Addr) { fmt.Fprintf(stdout, "listening on http://%s\n", a) })
+	}
+}
+
+// bindRerank binds the reranker behind POST /rerank, rerank() in programs
+// and the rerank command: the model and the endpoint's limits. The model's
+// ORTLib comes from the caller.
+func bindRerank(fs *flag.FlagSet, r *app.RerankConfig) {
+	c, s := &r.Model, &r.Service
+	fs.StringVar(&c.Dir, "reranker", os.Getenv("RERANKER"), "reranker model directory (Qwen3-Reranker or cross-encoder ONNX export with rlsearch.json); default $RERANKER; empty = no /rerank")
+	fs.IntVar(&c.Sessions, "rerank-sessions", 0, "ONNX Runtime sessions for the reranker (0 = GOMAXPROCS/2, 1..4)")
+	fs.IntVar(&c.MaxBatchTokens, "rerank-batch-tokens", 0, "most tokens per reranker run, batch size × longest pair (0 = 8192); a longer pair runs alone")
+	fs.IntVar(&c.MaxLength, "rerank-max-length", 0, "token budget per (query, document) pair (0 = model config, else 8192 for Qwen3, 512 for cross-encoders)")
+	fs.IntVar(&c.BatchSize, "rerank-batch", 0, "pairs per reranker run; concurrent requests share batches (0 = 16)")
+	fs.DurationVar(&c.BatchWait, "rerank-wait", 0, "how long a reranker batch waits to fill (0 = 2ms)")
+	fs.StringVar(&c.Instruction, "rerank-instruction", "", "Qwen3-Reranker instruction (default: the model card's web search instruction)")
+	fs.BoolVar(&r.Check, "rerank-check", true, "at startup require the reranker to score a relevant passage above irrelevant ones (turn off for random-weight test models)")
+	fs.IntVar(&s.MaxQueries, "rerank-max-queries", rerank.DefaultMaxRerankQueries, "most queries per /rerank request")
+	fs.IntVar(&s.MaxDocs, "rerank-max-docs", rerank.DefaultMaxRerankDocs, "most candidate documents per /rerank request, all queries together (each is one model pass)")
+	fs.Int64Var(&r.MaxBodyBytes, "rerank-max-body", rerank.DefaultMaxRerankBody, "largest /rerank request body in bytes")
+	fs.IntVar(&s.DefaultTopK, "rerank-topk", rerank.DefaultRerankTopK, "documents kept per query when a /rerank request omits rerank_topk or sends 0 (Search-R1's default: 3)")
+}
+
+// rerankCmd scores documents (JSONL from --docs, default stdin) against
+// one query and prints one JSON line {"id", "score"} per document
+// (rerank.RunFile).
+func rerankCmd(fs *flag.FlagSet) runFunc {
+	var rc app.RerankConfig
+	bindRerank(fs, &rc)
+	query := fs.String("query", "", "the query (required)")
+	docs := fs.String("docs", "-", "documents JSONL file ({id, contents} or {id, title, text} per line; - = stdin)")
+	fs.StringVar(&rc.Model.ORTLib, "ort-lib", "", "ONNX Runtime shared library (default $ONNXRUNTIME_LIB)")
+	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+		if err := cli.Required(fs, "query"); err != nil {
+			return err
+		}
+		open := func(ctx context.Context) (*rerank.Reranker, error) { return app.OpenReranker(ctx, rc) }
+		err := jsonl.Pipe(*docs, "", stdout, func(r io.Reader, name string, w io.Writer) error {
+			return rerank.RunFile(ctx, rerank.FileConfig{Query: *query, Name: name, Open: open}, r, w)
+		})
+		if errors.Is(err, rlsearch.ErrBadInput) {
+			return usageErr("%v", err)
+		}
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(stderr, nil))
-	srv, ix, closeAll, err := s.newServer(ctx, logger)
-	if err != nil {
-		return err
-	}
-	defer closeAll()
-	logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", ix.RetrieverNames(), "backend", ix.SearchBackend(), "open_seconds", ix.OpenDuration.Seconds())
-	return srv.ListenAndServe(ctx, s.addr, func(a net.Addr) {
-		fmt.Fprintf(stdout, "listening on http://%s\n", a)
-	})
 }

@@ -61,7 +61,7 @@ func (lenReranker) Rerank(_ context.Context, _ string, docs []rlsearch.Document)
 }
 
 // allEndpoints builds a server with every endpoint `rlsearch serve`
-// mounts (cmd/rlsearch endpoints.go, rerank.go), each over the domain
+// mounts (internal/app's Add functions), each over the domain
 // package's plain Serve function, and returns it with a valid body per
 // POST path and the status that body gets.
 func allEndpoints(t *testing.T) (*server.Server, map[string]string, map[string]int) {

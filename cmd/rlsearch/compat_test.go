@@ -1,0 +1,23 @@
+package main
+
+import (
+	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/app"
+	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/reward"
+)
+
+// addHybridEndpoints and addRewardEndpoints mount what serve mounts for
+// --collections and the rewards (app.AddHybrid, app.AddRewards with
+// serve's environment configuration), for the tests of those endpoints.
+
+func addHybridEndpoints(m map[string]server.Endpoint, ix *index.Index, dir string) (reward.HybridExecutor, error) {
+	exec, _, err := app.AddHybrid(m, ix, dir)
+	return exec, err
+}
+
+func addRewardEndpoints(m map[string]server.Endpoint, exec reward.HybridExecutor) error {
+	o := rewardEnv()
+	o.ProRetrieval.Executor = exec
+	return app.AddRewards(m, o)
+}

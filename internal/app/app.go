@@ -1,0 +1,290 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/embed"
+	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/rerank"
+	"github.com/rlsearch/rlsearch/reward"
+	"github.com/rlsearch/rlsearch/sdk"
+)
+
+// ErrConfig marks a Config the assembly cannot serve (a usage error).
+var ErrConfig = errors.New("app: bad configuration")
+
+// IndexConfig locates an index and the model that serves its dense shard.
+type IndexConfig struct {
+	Dir string // index directory built by `rlsearch index`; required
+	// Model is the E5 encoder (Model.Dir "" = BM25 only).
+	Model embed.Config
+	// VerifyDocs, DenseBackend and BM25Parallel are index.OpenConfig's.
+	VerifyDocs   bool
+	DenseBackend string
+	BM25Parallel int
+}
+
+// RerankConfig is the reranker behind POST /rerank and rerank() in
+// programs. Model.Dir "" means none: /rerank is not mounted and rerank()
+// answers "unavailable". Model.ORTLib "" means the encoder's (New,
+// OpenRuntime): one ONNX Runtime per process.
+type RerankConfig struct {
+	Model rerank.Config
+	// Check runs rerank.Check at open: a relevant passage must score above
+	// irrelevant ones (off for random-weight test models).
+	Check bool
+	// Service holds /rerank's per-request limits and default rerank_topk.
+	Service rerank.ServiceConfig
+	// MaxBodyBytes bounds a /rerank body (0 = internal/server's default).
+	MaxBodyBytes int64
+}
+
+// Config is everything New assembles. Zero fields take the defaults of
+// the packages they come from.
+type Config struct {
+	Index    IndexConfig
+	Reranker RerankConfig
+	// Server carries the /retrieve limits; New sets Retrievers, Docs,
+	// Health, Logger, Default and Extra.
+	Server server.Config
+	// Retriever is the default retriever ("" = the index's: e5 with a
+	// model, else bm25).
+	Retriever string
+	// BatchMax and BatchWait configure the e5 batching queue
+	// (server.NewBatcher): most queries merged into one encoder call, and
+	// how long a batch waits to fill.
+	BatchMax  int
+	BatchWait time.Duration
+	// Collections is a hybrid collection directory or a directory of them
+	// for POST /v1/hybrid/execute ("" = none).
+	Collections string
+	// PolicyTokenizer is the policy's tokenizer.json (Qwen3 byte-level
+	// BPE) counting the programs' observation tokens ("" =
+	// sdk.BoundTokens).
+	PolicyTokenizer string
+	// Budgets bound each program (zero fields = sdk defaults).
+	Budgets sdk.Budgets
+	// Reward configures POST /v1/rewards/*; New sets
+	// ProRetrieval.Executor to the collections when any are loaded.
+	Reward reward.Options
+	// Logger receives the server's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Service is an assembled server and what it was built over. It is safe
+// for concurrent use as *server.Server is; Close once, after serving.
+type Service struct {
+	*server.Server
+	Index   *index.Index
+	closers []func()
+}
+
+// Close releases everything New opened, in reverse order.
+func (s *Service) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+// New opens the index, its e5 batching queue, the reranker, the policy
+// tokenizer and the collections of cfg and builds the server with every
+// endpoint. Errors: ErrConfig (wrapped) for a bad default retriever or
+// /rerank body limit, else those of the packages that open the parts.
+func New(ctx context.Context, cfg Config) (_ *Service, err error) {
+	s := &Service{}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	logger := cmp.Or(cfg.Logger, slog.Default())
+	ix, closeIx, err := OpenIndex(ctx, cfg.Index)
+	if err != nil {
+		return nil, err
+	}
+	s.Index, s.closers = ix, append(s.closers, closeIx)
+	sc := cfg.Server
+	sc.Retrievers, sc.Docs, sc.Health, sc.Logger = ix.Retrievers(), ix, ix.Health, logger
+	if e5, ok := sc.Retrievers["e5"]; ok {
+		b := server.NewBatcher(e5, cfg.BatchMax, cfg.BatchWait)
+		sc.Retrievers["e5"] = b
+		s.closers = append(s.closers, func() { b.(io.Closer).Close() })
+	}
+	sc.Default = cmp.Or(cfg.Retriever, ix.DefaultRetriever())
+	if _, ok := sc.Retrievers[sc.Default]; !ok {
+		return nil, fmt.Errorf("%w: --retriever %q is not served by this index (have %v; e5 needs --model)", ErrConfig, sc.Default, ix.RetrieverNames())
+	}
+	m := map[string]server.Endpoint{}
+	exec, closeCols, err := AddHybrid(m, ix, cfg.Collections)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, closeCols)
+	ro := cfg.Reward
+	if exec != nil { // else keep the caller's
+		ro.ProRetrieval.Executor = exec
+	}
+	if err := AddRewards(m, ro); err != nil {
+		return nil, err
+	}
+	cfg.Reranker.Model.ORTLib = cmp.Or(cfg.Reranker.Model.ORTLib, cfg.Index.Model.ORTLib)
+	rt, rr, closeRT, err := runtimeOver(ctx, ix, cfg.Reranker, cfg.PolicyTokenizer, cfg.Budgets)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, closeRT)
+	if err := AddPrograms(m, rt); err != nil {
+		return nil, err
+	}
+	if rr != nil {
+		if cfg.Reranker.MaxBodyBytes < 0 {
+			return nil, fmt.Errorf("%w: --rerank-max-body %d is negative", ErrConfig, cfg.Reranker.MaxBodyBytes)
+		}
+		if err := AddRerank(m, rr, cfg.Reranker); err != nil {
+			return nil, err
+		}
+		logger.Info("reranker loaded", "dir", cfg.Reranker.Model.Dir, "name", rr.Name(), "kind", rr.Kind(), "max_length", rr.MaxLength(), "startup_check", cfg.Reranker.Check)
+	}
+	sc.Extra = m
+	if s.Server, err = server.New(sc); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenEncoder loads the encoder of cfg and the hash of its configuration
+// (embed.ConfigHash). Without a model (cfg.Dir "") it returns a nil
+// interface, never a nil *embed.Encoder, so that it can be stored in a
+// Config's Encoder field as it is. The closer releases the encoder (a
+// no-op without one).
+func OpenEncoder(cfg embed.Config) (rlsearch.Encoder, uint64, func(), error) {
+	if cfg.Dir == "" {
+		return nil, 0, func() {}, nil
+	}
+	enc, err := embed.Open(cfg)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	h, err := embed.ConfigHash(cfg.Dir)
+	if err != nil {
+		enc.Close()
+		return nil, 0, nil, err
+	}
+	return enc, h, func() { enc.Close() }, nil
+}
+
+// OpenWith opens model's encoder (OpenEncoder) and what open opens with
+// it. The closer releases both; on error nothing stays open.
+func OpenWith[T interface{ Close() error }](model embed.Config, open func(enc rlsearch.Encoder) (T, error)) (T, func(), error) {
+	var zero T
+	enc, _, closeEnc, err := OpenEncoder(model)
+	if err != nil {
+		return zero, nil, err
+	}
+	v, err := open(enc)
+	if err != nil {
+		closeEnc()
+		return zero, nil, err
+	}
+	return v, func() { v.Close(); closeEnc() }, nil
+}
+
+// OpenIndex opens the index of cfg with its encoder; the closer releases
+// both. Errors: ErrConfig without a directory or with a negative
+// BM25Parallel, else index.Open's and the encoder's.
+func OpenIndex(ctx context.Context, cfg IndexConfig) (*index.Index, func(), error) {
+	if cfg.Dir == "" {
+		return nil, nil, fmt.Errorf("%w: --index is required", ErrConfig)
+	}
+	if cfg.BM25Parallel < 0 {
+		return nil, nil, fmt.Errorf("%w: --bm25-parallel %d: want >= 0", ErrConfig, cfg.BM25Parallel)
+	}
+	return OpenWith(cfg.Model, func(enc rlsearch.Encoder) (*index.Index, error) {
+		return index.Open(ctx, cfg.Dir, index.OpenConfig{Encoder: enc, VerifyDocs: cfg.VerifyDocs, DenseBackend: cfg.DenseBackend, BM25Parallel: cfg.BM25Parallel})
+	})
+}
+
+// OpenReranker loads the reranker of cfg (nil when cfg.Model.Dir is "")
+// and runs rerank.Check when cfg.Check is set.
+func OpenReranker(ctx context.Context, cfg RerankConfig) (*rerank.Reranker, error) {
+	if cfg.Model.Dir == "" {
+		return nil, nil
+	}
+	r, err := rerank.Open(cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Check {
+		if err := rerank.Check(ctx, r); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("%w (start with --rerank-check=false to serve a test model anyway)", err)
+		}
+	}
+	return r, nil
+}
+
+// RuntimeConfig is a program runtime's index and models (`rlsearch
+// programs` and `rlsearch mutate`).
+type RuntimeConfig struct {
+	Index           IndexConfig
+	Reranker        RerankConfig
+	PolicyTokenizer string // "" = sdk.BoundTokens
+	Budgets         sdk.Budgets
+}
+
+// OpenRuntime opens the index, the reranker and the policy tokenizer of
+// cfg and returns a program runtime over them; the closer releases
+// everything, and on error nothing stays open.
+func OpenRuntime(ctx context.Context, cfg RuntimeConfig) (*sdk.Runtime, func(), error) {
+	ix, closeIx, err := OpenIndex(ctx, cfg.Index)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Reranker.Model.ORTLib = cmp.Or(cfg.Reranker.Model.ORTLib, cfg.Index.Model.ORTLib)
+	rt, _, closeRT, err := runtimeOver(ctx, ix, cfg.Reranker, cfg.PolicyTokenizer, cfg.Budgets)
+	if err != nil {
+		closeIx()
+		return nil, nil, err
+	}
+	return rt, func() { closeRT(); closeIx() }, nil
+}
+
+// runtimeOver opens the reranker and the policy tokenizer and returns the
+// program runtime over ix with them, and the reranker (nil without one).
+func runtimeOver(ctx context.Context, ix *index.Index, rc RerankConfig, tokenizer string, b sdk.Budgets) (*sdk.Runtime, *rerank.Reranker, func(), error) {
+	rr, err := OpenReranker(ctx, rc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	closer := func() {}
+	cfg := sdk.Config{Retrievers: ix.Retrievers(), Docs: ix, Budgets: b}
+	if rr != nil {
+		cfg.Reranker, closer = rr, func() { rr.Close() }
+	}
+	if tokenizer != "" {
+		bpe, err := rerank.LoadBPE(tokenizer)
+		if err != nil {
+			closer()
+			return nil, nil, nil, err
+		}
+		cfg.Tokens = bpe
+	}
+	// One runtime serves both program endpoints, so its bound on
+	// concurrently running programs (sdk.Config.MaxConcurrent) holds for
+	// the whole server.
+	rt, err := sdk.New(cfg)
+	if err != nil {
+		closer()
+		return nil, nil, nil, err
+	}
+	return rt, rr, closer, nil
+}

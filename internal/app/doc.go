@@ -1,0 +1,26 @@
+// Package app assembles what `rlsearch serve` serves, so that the CLI, the
+// bench (which starts the same server in-process) and tests build it one
+// way: the index with its encoder, the e5 batching queue, the reranker, the
+// policy tokenizer, the program runtime, the hybrid collections, the
+// rewards, and every endpoint over them (internal/server owns the HTTP).
+//
+// New opens everything a Config names and returns a Service whose Close
+// releases it; on error nothing stays open. Configuration mistakes (a
+// default retriever the index does not serve, a negative body limit) wrap
+// ErrConfig and name the `rlsearch serve` flag of the field, since the CLI
+// is how most users set them. No build tags; the encoder and reranker need
+// ONNX Runtime only when their model directories are set.
+//
+// Example (what `rlsearch serve --index idx --collections cols` does):
+//
+//	svc, err := app.New(ctx, app.Config{
+//		Index:       app.IndexConfig{Dir: "idx"},
+//		Collections: "cols",
+//		Reranker:    app.RerankConfig{Check: true},
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	defer svc.Close()
+//	return svc.ListenAndServe(ctx, "127.0.0.1:8000", nil)
+package app

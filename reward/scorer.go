@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/jsonbody"
 )
 
 // Kind names a reward.
@@ -134,8 +135,26 @@ func (e *InputError) FieldPath() string { return e.Path() }
 // Unwrap returns rlsearch.ErrBadInput and the cause.
 func (e *InputError) Unwrap() []error { return []error{rlsearch.ErrBadInput, e.Err} }
 
-// decodeRollout decodes raw into v, naming the bad field on error.
+// decodeRollout decodes raw into v, naming the bad field on error. Keys
+// that fold onto a field of v ("Response", "golden-answers", "gold_IDs")
+// are refused as near-misses (jsonbody.NearMiss), as on every other
+// endpoint: encoding/json would take "Response" silently and ignore
+// "golden-answers", so a client's typo would score every rollout 0. Other
+// unknown keys are ignored (trainers send extras such as data_source).
 func decodeRollout(i int, raw json.RawMessage, v any) error {
+	if k := jsonbody.Kind(raw); k != "object" {
+		return &InputError{Index: i, Err: fmt.Errorf("a rollout must be a JSON object, got %s", k)}
+	}
+	err := jsonbody.Decode(raw, v, jsonbody.Ignore)
+	if err == nil {
+		return nil
+	}
+	var fe *rlsearch.FieldError
+	if errors.As(err, &fe) && fe.Field != "" {
+		return &InputError{Index: i, Field: fe.Field, Err: fe.Err}
+	}
+	// encoding/json's own error (a custom decoder's, inside turns) names
+	// the field through its UnmarshalTypeError.
 	if err := json.Unmarshal(raw, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {

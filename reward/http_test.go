@@ -93,13 +93,18 @@ func TestEndpoints(t *testing.T) {
 	if code != 200 || m["rewards"].([]any)[0].(map[string]any)["total"] != 1.0 {
 		t.Fatalf("proretrieval: %d %v", code, m)
 	}
+	// An empty response and an answer without response are scored.
+	code, m = post(t, srv.URL+"/v1/rewards/qa", `{"rollouts": [{"id": "a", "golden_answers": ["x"], "response": ""}, {"id": "b", "golden_answers": ["x"], "answer": "x"}]}`)
+	if code != 200 || m["rewards"].([]any)[0].(map[string]any)["found"] != false || m["rewards"].([]any)[1].(map[string]any)["em"] != 1.0 {
+		t.Fatalf("qa with empty response / answer only: %d %v", code, m)
+	}
 	// Unknown keys that are no near-miss (trainers' extras) still pass.
 	code, m = post(t, srv.URL+"/v1/rewards/qa", `{"rollouts": [{"id": "a", "golden_answers": ["x"], "response": "<answer>x</answer>", "data_source": "nq", "extra_info": {"index": 3}}]}`)
 	if code != 200 || m["rewards"].([]any)[0].(map[string]any)["em"] != 1.0 {
 		t.Fatalf("qa with extra keys: %d %v", code, m)
 	}
-	if saved != 5 {
-		t.Errorf("AfterBatch ran %d times, want 5", saved)
+	if saved != 6 {
+		t.Errorf("AfterBatch ran %d times, want 6", saved)
 	}
 
 	for _, tc := range []struct {
@@ -113,7 +118,11 @@ func TestEndpoints(t *testing.T) {
 		{"two values", "qa", `{"rollouts": []} {}`, 400, ""},
 		{"too many", "qa", `{"rollouts": [{}, {}, {}, {}]}`, 413, "rollouts"},
 		{"too big", "qa", `{"rollouts": [{"response": "` + strings.Repeat("x", 5000) + `"}]}`, 413, ""},
-		{"no gold", "qa", `{"rollouts": [{"id": "a", "golden_answers": ["x"]}, {"id": "b", "response": "r"}]}`, 400, "rollouts[1].golden_answers"},
+		{"no gold", "qa", `{"rollouts": [{"id": "a", "golden_answers": ["x"], "response": ""}, {"id": "b", "response": "r"}]}`, 400, "rollouts[1].golden_answers"},
+		// A missing response (a typo of its key) is refused; "" is a policy that wrote nothing.
+		{"qa without response", "qa", `{"rollouts": [{"golden_answers": ["x"], "respnse": "<answer>x</answer>"}]}`, 400, "rollouts[0].response"},
+		{"search-p1 without response", "search-p1", `{"rollouts": [{"golden_answers": ["x"], "output": "r"}]}`, 400, "rollouts[0].response"},
+		{"proretrieval without response", "proretrieval", `{"rollouts": [{"ground_truth": ["g"], "executed": true}]}`, 400, "rollouts[0].response"},
 		{"wrong type", "search-p1", `{"rollouts": [{"golden_answers": "x"}]}`, 400, "rollouts[0].golden_answers"},
 		{"rollout not an object", "rpl", `{"rollouts": [3]}`, 400, "rollouts[0]"},
 		{"rpl without any gold", "rpl", `{"rollouts": [{"turns": []}]}`, 400, "rollouts[0].golden_answers"},

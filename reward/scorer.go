@@ -165,6 +165,24 @@ func decodeRollout(i int, raw json.RawMessage, v any) error {
 	return nil
 }
 
+// hasKey reports whether the JSON object raw has the key (true when raw
+// does not parse: decodeRollout reports that). Called only for an empty
+// field, to tell "" from a missing key.
+func hasKey(raw json.RawMessage, key string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return true
+	}
+	_, ok := m[key]
+	return ok
+}
+
+// missingResponse is the error of a rollout without "response": a typo of
+// the key ("respnse", "output") would otherwise score the rollout 0.
+func missingResponse(i int, what string) error {
+	return &InputError{Index: i, Field: "response", Err: fmt.Errorf("missing \"response\" %s", what)}
+}
+
 func hasText(ss []string) bool {
 	for _, s := range ss {
 		if strings.TrimSpace(s) != "" {
@@ -185,6 +203,9 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		}
 		if !hasText(r.GoldenAnswers) {
 			return nil, &InputError{Index: i, Field: "golden_answers", Err: errors.New("no gold answer")}
+		}
+		if r.Answer == nil && r.Response == "" && !hasKey(raw, "response") {
+			return nil, missingResponse(i, `(the policy's text, "" when it wrote nothing; or "answer")`)
 		}
 		return func(context.Context) (any, error) {
 			if r.Answer != nil {
@@ -220,6 +241,9 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		if !hasText(r.GoldenAnswers) {
 			return nil, &InputError{Index: i, Field: "golden_answers", Err: errors.New("no gold answer")}
 		}
+		if r.Response == "" && !hasKey(raw, "response") {
+			return nil, missingResponse(i, `(the policy's text, "" when it wrote nothing)`)
+		}
 		return func(ctx context.Context) (any, error) { return s.p1.Score(ctx, r) }, nil
 	case KindProRetrieval:
 		var r ProRetrievalRollout
@@ -228,6 +252,9 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		}
 		if !hasText(r.GroundTruth) {
 			return nil, &InputError{Index: i, Field: "ground_truth", Err: errors.New("empty ground-truth set")}
+		}
+		if r.Response == "" && !hasKey(raw, "response") {
+			return nil, missingResponse(i, `(the policy's text, "" when it wrote nothing)`)
 		}
 		if !r.preExecuted() && s.pr.cfg.Executor == nil {
 			return nil, &InputError{Index: i, Field: "executed", Err: ErrNoExecution}

@@ -93,8 +93,18 @@ func TestEndpoints(t *testing.T) {
 	if code != 200 || m["rewards"].([]any)[0].(map[string]any)["total"] != 1.0 {
 		t.Fatalf("proretrieval: %d %v", code, m)
 	}
-	if saved != 4 {
-		t.Errorf("AfterBatch ran %d times, want 4", saved)
+	// An empty response and an answer without response are scored.
+	code, m = post(t, srv.URL+"/v1/rewards/qa", `{"rollouts": [{"id": "a", "golden_answers": ["x"], "response": ""}, {"id": "b", "golden_answers": ["x"], "answer": "x"}]}`)
+	if code != 200 || m["rewards"].([]any)[0].(map[string]any)["found"] != false || m["rewards"].([]any)[1].(map[string]any)["em"] != 1.0 {
+		t.Fatalf("qa with empty response / answer only: %d %v", code, m)
+	}
+	// Unknown keys that are no near-miss (trainers' extras) still pass.
+	code, m = post(t, srv.URL+"/v1/rewards/qa", `{"rollouts": [{"id": "a", "golden_answers": ["x"], "response": "<answer>x</answer>", "data_source": "nq", "extra_info": {"index": 3}}]}`)
+	if code != 200 || m["rewards"].([]any)[0].(map[string]any)["em"] != 1.0 {
+		t.Fatalf("qa with extra keys: %d %v", code, m)
+	}
+	if saved != 6 {
+		t.Errorf("AfterBatch ran %d times, want 6", saved)
 	}
 
 	for _, tc := range []struct {
@@ -108,12 +118,23 @@ func TestEndpoints(t *testing.T) {
 		{"two values", "qa", `{"rollouts": []} {}`, 400, ""},
 		{"too many", "qa", `{"rollouts": [{}, {}, {}, {}]}`, 413, "rollouts"},
 		{"too big", "qa", `{"rollouts": [{"response": "` + strings.Repeat("x", 5000) + `"}]}`, 413, ""},
-		{"no gold", "qa", `{"rollouts": [{"id": "a", "golden_answers": ["x"]}, {"id": "b", "response": "r"}]}`, 400, "rollouts[1].golden_answers"},
+		{"no gold", "qa", `{"rollouts": [{"id": "a", "golden_answers": ["x"], "response": ""}, {"id": "b", "response": "r"}]}`, 400, "rollouts[1].golden_answers"},
+		// A missing response (a typo of its key) is refused; "" is a policy that wrote nothing.
+		{"qa without response", "qa", `{"rollouts": [{"golden_answers": ["x"], "respnse": "<answer>x</answer>"}]}`, 400, "rollouts[0].response"},
+		{"search-p1 without response", "search-p1", `{"rollouts": [{"golden_answers": ["x"], "output": "r"}]}`, 400, "rollouts[0].response"},
+		{"proretrieval without response", "proretrieval", `{"rollouts": [{"ground_truth": ["g"], "executed": true}]}`, 400, "rollouts[0].response"},
 		{"wrong type", "search-p1", `{"rollouts": [{"golden_answers": "x"}]}`, 400, "rollouts[0].golden_answers"},
 		{"rollout not an object", "rpl", `{"rollouts": [3]}`, 400, "rollouts[0]"},
 		{"rpl without any gold", "rpl", `{"rollouts": [{"turns": []}]}`, 400, "rollouts[0].golden_answers"},
 		{"rpl negative counter", "rpl", `{"rollouts": [{"golden_answers": ["x"], "turns": [{"retrieval_calls": 1}, {"candidates": -1}]}]}`, 400, "rollouts[0].turns[1].candidates"},
 		{"turn field type", "rpl", `{"rollouts": [{"gold_ids": ["g"], "turns": [{"candidates": "many"}]}]}`, 400, "rollouts[0].turns.candidates"},
+		// Near-misses of a rollout's field names: encoding/json would take
+		// "Response" silently and ignore the others, scoring the rollout 0.
+		{"near-miss Response", "qa", `{"rollouts": [{"golden_answers": ["x"], "Response": "<answer>x</answer>"}]}`, 400, "rollouts[0].Response"},
+		{"near-miss golden-answers", "search-p1", `{"rollouts": [{"golden_answers": ["x"], "response": "r"}, {"golden-answers": ["x"], "response": "r"}]}`, 400, "rollouts[1].golden-answers"},
+		{"near-miss gold_IDs", "rpl", `{"rollouts": [{"golden_answers": ["x"], "gold_IDs": ["g"], "turns": []}]}`, 400, "rollouts[0].gold_IDs"},
+		{"near-miss GroundTruth", "proretrieval", `{"rollouts": [{"response": "x", "GroundTruth": ["g"], "executed": true}]}`, 400, "rollouts[0].GroundTruth"},
+		{"rollout a string", "qa", `{"rollouts": ["x"]}`, 400, "rollouts[0]"},
 		{"no ground truth", "proretrieval", `{"rollouts": [{"response": "x", "executed": true}]}`, 400, "rollouts[0].ground_truth"},
 		{"no execution, no executor", "proretrieval", `{"rollouts": [{"response": "x", "ground_truth": ["g"]}]}`, 400, "rollouts[0].executed"},
 	} {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/jsonbody"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -134,8 +135,26 @@ func (e *InputError) FieldPath() string { return e.Path() }
 // Unwrap returns rlsearch.ErrBadInput and the cause.
 func (e *InputError) Unwrap() []error { return []error{rlsearch.ErrBadInput, e.Err} }
 
-// decodeRollout decodes raw into v, naming the bad field on error.
+// decodeRollout decodes raw into v, naming the bad field on error. Keys
+// that fold onto a field of v ("Response", "golden-answers", "gold_IDs")
+// are refused as near-misses (jsonbody.NearMiss), as on every other
+// endpoint: encoding/json would take "Response" silently and ignore
+// "golden-answers", so a client's typo would score every rollout 0. Other
+// unknown keys are ignored (trainers send extras such as data_source).
 func decodeRollout(i int, raw json.RawMessage, v any) error {
+	if k := jsonbody.Kind(raw); k != "object" {
+		return &InputError{Index: i, Err: fmt.Errorf("a rollout must be a JSON object, got %s", k)}
+	}
+	err := jsonbody.Decode(raw, v, jsonbody.Ignore)
+	if err == nil {
+		return nil
+	}
+	var fe *rlsearch.FieldError
+	if errors.As(err, &fe) && fe.Field != "" {
+		return &InputError{Index: i, Field: fe.Field, Err: fe.Err}
+	}
+	// encoding/json's own error (a custom decoder's, inside turns) names
+	// the field through its UnmarshalTypeError.
 	if err := json.Unmarshal(raw, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -144,6 +163,24 @@ func decodeRollout(i int, raw json.RawMessage, v any) error {
 		return &InputError{Index: i, Err: err}
 	}
 	return nil
+}
+
+// hasKey reports whether the JSON object raw has the key (true when raw
+// does not parse: decodeRollout reports that). Called only for an empty
+// field, to tell "" from a missing key.
+func hasKey(raw json.RawMessage, key string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return true
+	}
+	_, ok := m[key]
+	return ok
+}
+
+// missingResponse is the error of a rollout without "response": a typo of
+// the key ("respnse", "output") would otherwise score the rollout 0.
+func missingResponse(i int, what string) error {
+	return &InputError{Index: i, Field: "response", Err: fmt.Errorf("missing \"response\" %s", what)}
 }
 
 func hasText(ss []string) bool {
@@ -166,6 +203,9 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		}
 		if !hasText(r.GoldenAnswers) {
 			return nil, &InputError{Index: i, Field: "golden_answers", Err: errors.New("no gold answer")}
+		}
+		if r.Answer == nil && r.Response == "" && !hasKey(raw, "response") {
+			return nil, missingResponse(i, `(the policy's text, "" when it wrote nothing; or "answer")`)
 		}
 		return func(context.Context) (any, error) {
 			if r.Answer != nil {
@@ -201,6 +241,9 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		if !hasText(r.GoldenAnswers) {
 			return nil, &InputError{Index: i, Field: "golden_answers", Err: errors.New("no gold answer")}
 		}
+		if r.Response == "" && !hasKey(raw, "response") {
+			return nil, missingResponse(i, `(the policy's text, "" when it wrote nothing)`)
+		}
 		return func(ctx context.Context) (any, error) { return s.p1.Score(ctx, r) }, nil
 	case KindProRetrieval:
 		var r ProRetrievalRollout
@@ -209,6 +252,9 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		}
 		if !hasText(r.GroundTruth) {
 			return nil, &InputError{Index: i, Field: "ground_truth", Err: errors.New("empty ground-truth set")}
+		}
+		if r.Response == "" && !hasKey(raw, "response") {
+			return nil, missingResponse(i, `(the policy's text, "" when it wrote nothing)`)
 		}
 		if !r.preExecuted() && s.pr.cfg.Executor == nil {
 			return nil, &InputError{Index: i, Field: "executed", Err: ErrNoExecution}

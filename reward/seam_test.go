@@ -126,7 +126,9 @@ func TestExecuteResultIsAnRPLTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rpl := func(ctx context.Context, req reward.Request) (reward.Response, error) { return svc.Serve(ctx, "rpl", req) }
+	rpl := func(ctx context.Context, req reward.Request) (reward.Response, error) {
+		return svc.Serve(ctx, "rpl", req)
+	}
 	out := post(t, server.EndpointHandler(server.JSON(rpl, server.EndpointOptions{MaxBodyBytes: reward.DefaultMaxBodyBytes})), body)
 	var got struct {
 		Rewards []reward.RPLResult `json:"rewards"`

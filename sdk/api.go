@@ -90,6 +90,9 @@ func (br *BatchRequest) Check() error {
 		if p.Code == "" && p.Response == "" {
 			return badArg(fmt.Sprintf("programs[%d].code", i), "programs[%d] has neither code nor response", i)
 		}
+		if p.Code != "" && p.Response != "" {
+			return badArg(fmt.Sprintf("programs[%d].response", i), "programs[%d] has both code and response; give one (code runs as is, response runs its last <code> block)", i)
+		}
 		if p.Budgets != nil {
 			if err := p.Budgets.Validate(); err != nil {
 				return badArg(fmt.Sprintf("programs[%d].budgets", i), "programs[%d]: %v", i, err)

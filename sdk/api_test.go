@@ -27,6 +27,8 @@ func TestHandler(t *testing.T) {
 		{"unknown field", "POST", `{"programz": []}`, 400, `unknown field`},
 		{"empty", "POST", `{}`, 400, `"field":"programs"`},
 		{"no code", "POST", `{"programs": [{"id": "x"}]}`, 400, `"field":"programs[0].code"`},
+		{"code and response", "POST", `{"programs": [{"code": "print(1)"}, {"code": "print(1)", "response": "<code>print(2)</code>"}]}`, 400, `"field":"programs[1].response"`},
+		{"inline code and response", "POST", `{"code": "print(1)", "response": "<code>print(2)</code>"}`, 400, `both code and response`},
 		{"negative budget", "POST", `{"programs": [{"code": "1", "budgets": {"max_calls": -1}}]}`, 400, `"field":"programs[0].budgets"`},
 		{"both", "POST", `{"code": "1", "programs": [{"code": "2"}]}`, 400, `"field":"programs"`},
 		{"trailing data", "POST", `{"code": "1"} {}`, 400, `after the top-level object`},

@@ -61,6 +61,9 @@ func ReadRequests(r io.Reader, name string) ([]Request, error) {
 		if req.Code == "" && req.Response == "" {
 			return fmt.Errorf("%w: line %d: neither code nor response", rlsearch.ErrBadInput, line)
 		}
+		if req.Code != "" && req.Response != "" {
+			return fmt.Errorf("%w: line %d: both code and response; give one", rlsearch.ErrBadInput, line)
+		}
 		if req.Budgets != nil {
 			if err := req.Budgets.Validate(); err != nil {
 				return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, line, err)

@@ -18,6 +18,7 @@ func TestReadRequestsBadLines(t *testing.T) {
 		{"not json", "{\"code\": \"print(1)\"}\n{oops\n", "line 2"},
 		{"unknown field", "\n{\"cod\": \"print(1)\"}\n", "line 2"},
 		{"neither code nor response", "{\"id\": \"a\"}\n", "line 1: neither code nor response"},
+		{"both code and response", "{\"code\": \"print(1)\"}\n{\"code\": \"print(1)\", \"response\": \"<code>print(2)</code>\"}\n", "line 2: both code and response"},
 		{"bad budgets", "{\"code\": \"print(1)\", \"budgets\": {\"max_steps\": -1}}\n", "line 1"},
 		{"data after the object", "{\"code\": \"print(1)\"} {\"code\": \"print(2)\"}\n", "line 1"},
 	} {

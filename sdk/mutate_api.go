@@ -137,12 +137,12 @@ func (req MutateRequest) Check() error {
 	}
 	for i, t := range req.Trajectories {
 		if err := t.Validate(); err != nil {
-			return &rlsearch.FieldError{Field: fmt.Sprintf("trajectories[%d].turns", i), Err: err}
+			return &rlsearch.FieldError{Field: fmt.Sprintf("trajectories[%d].turns[%d].role", i, t.badRole()), Err: err}
 		}
 	}
 	for i, r := range req.Records {
 		if err := r.Trajectory.Validate(); err != nil {
-			return &rlsearch.FieldError{Field: fmt.Sprintf("records[%d].trajectory.turns", i), Err: err}
+			return &rlsearch.FieldError{Field: fmt.Sprintf("records[%d].trajectory.turns[%d].role", i, r.Trajectory.badRole()), Err: err}
 		}
 	}
 	return nil

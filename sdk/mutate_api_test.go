@@ -36,7 +36,9 @@ func TestMutateHandler(t *testing.T) {
 		{"empty", `{}`, 400, "trajectories"},
 		{"both", `{"trajectories": [` + string(trJSON) + `], "records": [{"trajectory": ` + string(trJSON) + `}]}`, 400, "records"},
 		{"budget over 256", `{"trajectories": [` + string(trJSON) + `], "executions": 257}`, 400, "executions"},
-		{"bad role", `{"trajectories": [{"turns": [{"role": "critic", "text": "x"}]}]}`, 400, "trajectories[0].turns"},
+		{"bad role", `{"trajectories": [{"turns": [{"role": "critic", "text": "x"}]}]}`, 400, "trajectories[0].turns[0].role"},
+		{"bad role of a later turn", `{"trajectories": [` + string(trJSON) + `, {"turns": [{"role": "user", "text": "q"}, {"role": "wizard", "text": "x"}]}]}`, 400, "trajectories[1].turns[1].role"},
+		{"bad role in a record", `{"records": [{"trajectory": {"turns": [{"role": "model", "text": "x"}, {"role": "", "text": "y"}]}}]}`, 400, "records[0].trajectory.turns[1].role"},
 		{"bad mode", `{"records": [{"trajectory": ` + string(trJSON) + `, "program": {"mode": "hybrid"}}]}`, 400, ""},
 	}
 	for _, tc := range bad {

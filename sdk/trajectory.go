@@ -53,12 +53,20 @@ func normRole(r string) (string, bool) {
 
 // Validate checks the roles; the field named is "turns[i].role".
 func (t Trajectory) Validate() error {
-	for i, tu := range t.Turns {
-		if _, ok := normRole(tu.Role); !ok {
-			return fmt.Errorf("%w: turns[%d].role %q is not prompt, model or observation", ErrBadArgument, i, tu.Role)
-		}
+	if i := t.badRole(); i >= 0 {
+		return fmt.Errorf("%w: turns[%d].role %q is not prompt, model or observation", ErrBadArgument, i, t.Turns[i].Role)
 	}
 	return nil
+}
+
+// badRole is the index of the first turn with an unknown role, or -1.
+func (t Trajectory) badRole() int {
+	for i, tu := range t.Turns {
+		if _, ok := normRole(tu.Role); !ok {
+			return i
+		}
+	}
+	return -1
 }
 
 // codeBlock locates the last complete <code>…</code> block of s: the

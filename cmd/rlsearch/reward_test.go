@@ -77,7 +77,7 @@ func TestRewardCommand(t *testing.T) {
 		{"bad weight", []string{"--kind", "search-p1", "--alpha", "x"}, "", 2, "--alpha"},
 		{"weight out of range", []string{"--kind", "search-p1", "--alpha", "2"}, "", 2, "Alpha"},
 		{"bad line", []string{"--kind", "qa"}, "{\"golden_answers\": [\"x\"]}\n{oops\n", 1, "line 2"},
-		{"bad field names line", []string{"--kind", "qa"}, "\n{\"golden_answers\": [\"x\"]}\n{\"golden_answers\": 3}\n", 1, "line 3: golden_answers"},
+		{"bad field names line", []string{"--kind", "qa"}, "\n{\"golden_answers\": [\"x\"], \"response\": \"\"}\n{\"golden_answers\": 3}\n", 1, "line 3: golden_answers"},
 		{"missing refs file", []string{"--kind", "search-p1", "--refs", filepath.Join(dir, "none")}, "", 1, "none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -203,6 +203,10 @@ type predForms struct {
 	toks  []string
 	light []string
 	made  bool
+	// count and lightCount are the multisets of toks and light, made on
+	// first use, so that F1 against each gold costs O(|gold|) rather than
+	// O(|pred|): a long answer against many golds stays linear.
+	count, lightCount map[string]int
 }
 
 func newPred(pred string) *predForms {
@@ -239,9 +243,16 @@ func (p *predForms) contains(g goldForm) bool {
 
 func (p *predForms) f1(g goldForm) float64 {
 	if g.light {
-		return tokenF1(p.lightToks(), g.toks)
+		light := p.lightToks()
+		if p.lightCount == nil {
+			p.lightCount = countTokens(light)
+		}
+		return overlapF1(p.lightCount, len(light), g.toks)
 	}
-	return tokenF1(p.toks, g.toks)
+	if p.count == nil {
+		p.count = countTokens(p.toks)
+	}
+	return overlapF1(p.count, len(p.toks), g.toks)
 }
 
 // ExactMatch reports whether Normalize(pred) equals Normalize(g) for some
@@ -291,25 +302,30 @@ func F1(pred string, golds []string) float64 {
 	return best
 }
 
-func tokenF1(pred, gold []string) float64 {
-	if len(pred) == 0 || len(gold) == 0 {
+func countTokens(toks []string) map[string]int {
+	c := make(map[string]int, len(toks))
+	for _, t := range toks {
+		c[t]++
+	}
+	return c
+}
+
+// overlapF1 is SQuAD's token F1 of a prediction, given as its token
+// multiset pred of npred tokens, against gold: the multiset intersection
+// is Σ over gold's distinct tokens of min(count in gold, count in pred),
+// in O(|gold|).
+func overlapF1(pred map[string]int, npred int, gold []string) float64 {
+	if npred == 0 || len(gold) == 0 {
 		return 0
 	}
-	count := make(map[string]int, len(gold))
-	for _, t := range gold {
-		count[t]++
-	}
 	same := 0
-	for _, t := range pred {
-		if count[t] > 0 {
-			count[t]--
-			same++
-		}
+	for t, n := range countTokens(gold) {
+		same += min(n, pred[t])
 	}
 	if same == 0 {
 		return 0
 	}
-	p := float64(same) / float64(len(pred))
+	p := float64(same) / float64(npred)
 	r := float64(same) / float64(len(gold))
 	return 2 * p * r / (p + r)
 }

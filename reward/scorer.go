@@ -179,6 +179,49 @@ func hasKey(raw json.RawMessage, key string) bool {
 
 // missingResponse is the error of a rollout without "response": a typo of
 // the key ("respnse", "output") would otherwise score the rollout 0.
+// Per-rollout size limits, checked before any rollout is scored (an
+// *InputError, 400 over HTTP). Scoring is linear in the response but
+// multiplies golds by answer length (contains, F1) and plan steps by
+// tool calls (Search-P1 coverage), so without them one 4.5 MB rollout held
+// a core for a minute. Real rollouts are far below: HotpotQA/MuSiQue/NQ
+// list ≤ 20 gold answers, Search-P1 plans a few steps (paper §3.2) and
+// Search-R1-style policies make ≤ ~10 tool calls.
+const (
+	MaxGolds     = 1000 // golden_answers entries per rollout
+	MaxPlanSteps = 256  // plan / reference_plan steps (given or parsed from the response)
+	MaxToolCalls = 1024 // <tool_call> blocks in a Search-P1 response
+)
+
+// checkGolds refuses more than MaxGolds gold answers.
+func checkGolds(i int, golds []string) error {
+	if len(golds) > MaxGolds {
+		return &InputError{Index: i, Field: "golden_answers", Err: fmt.Errorf("%d gold answers, at most %d per rollout", len(golds), MaxGolds)}
+	}
+	return nil
+}
+
+// checkSearchP1Size refuses plans longer than MaxPlanSteps and responses
+// with more than MaxToolCalls tool calls.
+func checkSearchP1Size(i int, r SearchP1Rollout) error {
+	for _, c := range []struct {
+		field string
+		n     int
+	}{{"plan", len(r.Plan)}, {"reference_plan", len(r.ReferencePlan)}} {
+		if c.n > MaxPlanSteps {
+			return &InputError{Index: i, Field: c.field, Err: fmt.Errorf("%d steps, at most %d", c.n, MaxPlanSteps)}
+		}
+	}
+	if n := strings.Count(r.Response, "<tool_call>"); n > MaxToolCalls {
+		return &InputError{Index: i, Field: "response", Err: fmt.Errorf("%d <tool_call> blocks, at most %d", n, MaxToolCalls)}
+	}
+	if len(r.Plan) == 0 {
+		if n := len(ParseResponse(r.Response).Plan); n > MaxPlanSteps {
+			return &InputError{Index: i, Field: "response", Err: fmt.Errorf("plan of %d steps, at most %d", n, MaxPlanSteps)}
+		}
+	}
+	return nil
+}
+
 func missingResponse(i int, what string) error {
 	return &InputError{Index: i, Field: "response", Err: fmt.Errorf("missing \"response\" %s", what)}
 }
@@ -204,6 +247,9 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		if !hasText(r.GoldenAnswers) {
 			return nil, &InputError{Index: i, Field: "golden_answers", Err: errors.New("no gold answer")}
 		}
+		if err := checkGolds(i, r.GoldenAnswers); err != nil {
+			return nil, err
+		}
 		if r.Answer == nil && r.Response == "" && !hasKey(raw, "response") {
 			return nil, missingResponse(i, `(the policy's text, "" when it wrote nothing; or "answer")`)
 		}
@@ -221,6 +267,9 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		}
 		if !hasText(r.GoldenAnswers) && !hasText(r.GoldIDs) && !hasText(r.GoldPassageIDs) && !hasText(r.GoldTitles) {
 			return nil, &InputError{Index: i, Field: "golden_answers", Err: errors.New("no gold answer and no gold support (gold_ids, gold_passage_ids, gold_titles)")}
+		}
+		if err := checkGolds(i, r.GoldenAnswers); err != nil {
+			return nil, err
 		}
 		for j, t := range r.Turns {
 			for _, c := range []struct {
@@ -243,6 +292,12 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		}
 		if r.Response == "" && !hasKey(raw, "response") {
 			return nil, missingResponse(i, `(the policy's text, "" when it wrote nothing)`)
+		}
+		if err := checkGolds(i, r.GoldenAnswers); err != nil {
+			return nil, err
+		}
+		if err := checkSearchP1Size(i, r); err != nil {
+			return nil, err
 		}
 		return func(ctx context.Context) (any, error) { return s.p1.Score(ctx, r) }, nil
 	case KindProRetrieval:

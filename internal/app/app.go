@@ -119,6 +119,13 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		sc.Retrievers["e5"] = b
 		s.closers = append(s.closers, func() { b.(io.Closer).Close() })
 	}
+	if _, ok := sc.Retrievers["e5"]; !ok && ix.Dense != nil {
+		// A trainer never names the retriever: without this line a
+		// forgotten --model would train on BM25 silently.
+		why := "the index has a dense shard but serve was started without --model (the E5 query encoder)"
+		sc.Unserved = map[string]string{"e5": why}
+		logger.Warn("dense retrieval not served: "+why+"; /retrieve uses bm25", "index", ix.Dir, "dense_vectors", ix.Dense.Header().Count)
+	}
 	sc.Default = cmp.Or(cfg.Retriever, ix.DefaultRetriever())
 	if _, ok := sc.Retrievers[sc.Default]; !ok {
 		return nil, fmt.Errorf("%w: --retriever %q is not served by this index (have %v; e5 needs --model)", ErrConfig, sc.Default, ix.RetrieverNames())

@@ -117,6 +117,9 @@ func (s *Server) parseRetrieve(w http.ResponseWriter, r *http.Request) (*retriev
 	}
 	req.retriever = s.cfg.Retrievers[req.name]
 	if req.retriever == nil {
+		if why, ok := s.cfg.Unserved[req.name]; ok {
+			return nil, rlsearch.BadField("retriever", "retriever %q is not served: %s; available: %s", req.name, why, strings.Join(s.names, ", "))
+		}
 		return nil, rlsearch.BadField("retriever", "unknown retriever %q; available: %s", req.name, strings.Join(s.names, ", "))
 	}
 	return req, nil

@@ -3,8 +3,6 @@ package sdk
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/stubsdk"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
@@ -74,40 +73,13 @@ func BenchmarkBatch(b *testing.B) {
 	}
 }
 
-// stubRetriever, stubCorpus and stubReranker mirror testdata/stub_sdk.py.
-type stubRetriever struct{ name string }
-
-func (s stubRetriever) Name() string { return s.name }
-
-func (s stubRetriever) Retrieve(_ context.Context, qs []string, k int) ([][]rlsearch.Hit, error) {
-	out := make([][]rlsearch.Hit, len(qs))
-	for j, q := range qs {
-		off := int(crc32.ChecksumIEEE([]byte(q)) % 97)
-		hs := make([]rlsearch.Hit, k)
-		for i := range hs {
-			hs[i] = rlsearch.Hit{Row: int32((off + i*7) % 1000), Score: 1 / float32(i+1)}
-		}
-		out[j] = hs
-	}
-	return out, nil
-}
-
-type stubCorpus struct{}
-
-func (stubCorpus) Doc(row int32) (rlsearch.Document, error) {
-	return rlsearch.Document{ID: fmt.Sprintf("doc-%d", row), Contents: fmt.Sprintf("\"Title %d\"\nText of stub passage %d.", row, row)}, nil
-}
-
-type stubReranker struct{}
-
-func (stubReranker) Name() string { return "stub" }
-func (stubReranker) Rerank(_ context.Context, _ string, docs []rlsearch.Document) ([]float32, error) {
-	s := make([]float32, len(docs))
-	for i, d := range docs {
-		s[i] = float32(len(d.Contents) % 7)
-	}
-	return s, nil
-}
+// The stub SDK of the overhead benchmark (internal/stubsdk, with its
+// Python twin stub_sdk.py).
+type (
+	stubRetriever = stubsdk.Retriever
+	stubCorpus    = stubsdk.Corpus
+	stubReranker  = stubsdk.Reranker
+)
 
 // overheadPrograms are the programs both interpreters run: canonical typed
 // programs and a free-form one with a loop, a helper and a sort.
@@ -142,7 +114,7 @@ print("distinct titles:", len(titles))
 func BenchmarkStarlarkOverhead(b *testing.B) {
 	progs := overheadPrograms()
 	rt, err := New(Config{
-		Retrievers: map[string]rlsearch.Retriever{"e5": stubRetriever{"e5"}, "bm25": stubRetriever{"bm25"}},
+		Retrievers: map[string]rlsearch.Retriever{"e5": stubRetriever{Route: "e5"}, "bm25": stubRetriever{Route: "bm25"}},
 		Docs:       stubCorpus{}, Reranker: stubReranker{}, MaxHeapBytes: -1,
 	})
 	if err != nil {
@@ -167,6 +139,7 @@ func BenchmarkStarlarkOverhead(b *testing.B) {
 			b.Skip("no " + testutil.Python)
 		}
 		f := filepath.Join(b.TempDir(), "programs.json")
+		stubPy := writeStubPy(b)
 		raw, _ := json.Marshal(progs)
 		os.WriteFile(f, raw, 0o644)
 		// One interpreter run (500 passes over the programs) per benchmark,
@@ -178,7 +151,7 @@ func BenchmarkStarlarkOverhead(b *testing.B) {
 				continue
 			}
 			done = true
-			out, err := exec.Command(testutil.Python, filepath.Join("testdata", "stub_sdk.py"), f, "500").CombinedOutput()
+			out, err := exec.Command(testutil.Python, stubPy, f, "500").CombinedOutput()
 			if err != nil {
 				b.Fatalf("%v\n%s", err, out)
 			}
@@ -190,14 +163,14 @@ func BenchmarkStarlarkOverhead(b *testing.B) {
 	})
 }
 
-// TestStubParity checks that the Go stub SDK and testdata/stub_sdk.py print
+// TestStubParity checks that the Go stub SDK and stubsdk's stub_sdk.py print
 // the same observations, so BenchmarkStarlarkOverhead compares equal work.
 func TestStubParity(t *testing.T) {
 	if _, err := os.Stat(testutil.Python); err != nil {
 		t.Skip("no " + testutil.Python)
 	}
 	rt, err := New(Config{
-		Retrievers: map[string]rlsearch.Retriever{"e5": stubRetriever{"e5"}, "bm25": stubRetriever{"bm25"}},
+		Retrievers: map[string]rlsearch.Retriever{"e5": stubRetriever{Route: "e5"}, "bm25": stubRetriever{Route: "bm25"}},
 		Docs:       stubCorpus{}, Reranker: stubReranker{},
 	})
 	if err != nil {
@@ -205,7 +178,7 @@ func TestStubParity(t *testing.T) {
 	}
 	script := `
 import json, sys
-sys.path.insert(0, "testdata")
+sys.path.insert(0, sys.argv[2])
 import stub_sdk
 for src in json.load(open(sys.argv[1])):
     out = []
@@ -216,7 +189,7 @@ for src in json.load(open(sys.argv[1])):
 	raw, _ := json.Marshal(overheadPrograms())
 	os.WriteFile(f, raw, 0o644)
 	start := time.Now()
-	out, err := exec.Command(testutil.Python, "-c", script, f).CombinedOutput()
+	out, err := exec.Command(testutil.Python, "-c", script, f, filepath.Dir(writeStubPy(t))).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -232,4 +205,15 @@ for src in json.load(open(sys.argv[1])):
 		}
 	}
 	t.Logf("parity checked in %v", time.Since(start))
+}
+
+// writeStubPy writes stubsdk.Python as stub_sdk.py into a temporary
+// directory and returns its path.
+func writeStubPy(tb testing.TB) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "stub_sdk.py")
+	if err := os.WriteFile(p, []byte(stubsdk.Python), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }

@@ -12,7 +12,7 @@ import (
 // With an opened index use Config{Retrievers: ix.Retrievers(), Docs: ix}.
 func ExampleRuntime_Run() {
 	rt, err := New(Config{
-		Retrievers: map[string]rlsearch.Retriever{"e5": stubRetriever{"e5"}, "bm25": stubRetriever{"bm25"}},
+		Retrievers: map[string]rlsearch.Retriever{"e5": stubRetriever{Route: "e5"}, "bm25": stubRetriever{Route: "bm25"}},
 		Docs:       stubCorpus{},
 		Reranker:   stubReranker{},
 	})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch/bench"
+	"github.com/rlsearch/rlsearch/internal/stubsdk"
 )
 
 // Python is the interpreter every peer runs under: Debian's, where the
@@ -331,21 +332,32 @@ func findRoot() string {
 	}
 }
 
-// script writes the embedded script name into dir and returns its path.
+// script writes the embedded script name into dir and returns its path;
+// programs_peer.py gets the stub SDK it imports (stubsdk.Python) beside it.
 func script(dir, name string) (string, error) {
 	b, err := scripts.ReadFile(name)
 	if err != nil {
 		return "", err
 	}
+	if name == "programs_peer.py" {
+		if err := writeIfChanged(filepath.Join(dir, "stub_sdk.py"), []byte(stubsdk.Python)); err != nil {
+			return "", err
+		}
+	}
 	p := filepath.Join(dir, name)
+	return p, writeIfChanged(p, b)
+}
+
+// writeIfChanged writes b to p (temp + rename) unless p holds b already.
+func writeIfChanged(p string, b []byte) error {
 	if old, err := os.ReadFile(p); err == nil && string(old) == string(b) {
-		return p, nil
+		return nil
 	}
 	tmp := p + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return "", err
+		return err
 	}
-	return p, os.Rename(tmp, p)
+	return os.Rename(tmp, p)
 }
 
 // runPython runs an embedded script with args under env, streaming its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench"
+	"github.com/rlsearch/rlsearch/internal/stubsdk"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -28,47 +28,19 @@ func ProgramsConfig(nprog, threads int) string {
 	return fmt.Sprintf("stub-sdk typed+free programs=%d one-by-one threads=%d", nprog, threads)
 }
 
-// stubRetriever, stubCorpus and stubReranker mirror programs_peer.py (and
-// sdk's bench stubs): precomputed result lists, no index.
-type stubRetriever struct{ name string }
-
-func (s stubRetriever) Name() string { return s.name }
-
-func (s stubRetriever) Retrieve(_ context.Context, qs []string, k int) ([][]rlsearch.Hit, error) {
-	out := make([][]rlsearch.Hit, len(qs))
-	for j, q := range qs {
-		off := int(crc32.ChecksumIEEE([]byte(q)) % 97)
-		hs := make([]rlsearch.Hit, k)
-		for i := range hs {
-			hs[i] = rlsearch.Hit{Row: int32((off + i*7) % 1000), Score: 1 / float32(i+1)}
-		}
-		out[j] = hs
-	}
-	return out, nil
-}
-
-type stubCorpus struct{}
-
-func (stubCorpus) Doc(row int32) (rlsearch.Document, error) {
-	return rlsearch.Document{ID: fmt.Sprintf("doc-%d", row), Contents: fmt.Sprintf("\"Title %d\"\nText of stub passage %d.", row, row)}, nil
-}
-
-type stubReranker struct{}
-
-func (stubReranker) Name() string { return "stub" }
-func (stubReranker) Rerank(_ context.Context, _ string, docs []rlsearch.Document) ([]float32, error) {
-	s := make([]float32, len(docs))
-	for i, d := range docs {
-		s[i] = float32(len(d.Contents) % 7)
-	}
-	return s, nil
-}
+// The stub SDK both runtimes run on (internal/stubsdk; its Python twin
+// stub_sdk.py is written next to programs_peer.py, which imports it).
+type (
+	stubRetriever = stubsdk.Retriever
+	stubCorpus    = stubsdk.Corpus
+	stubReranker  = stubsdk.Reranker
+)
 
 // stubRuntime is the Go program runtime over the stub SDK, configured as
 // `rlsearch serve` configures it (default budgets and heap accounting).
 func stubRuntime() (*sdk.Runtime, error) {
 	return sdk.New(sdk.Config{
-		Retrievers: map[string]rlsearch.Retriever{"e5": stubRetriever{"e5"}, "bm25": stubRetriever{"bm25"}},
+		Retrievers: map[string]rlsearch.Retriever{"e5": stubRetriever{Route: "e5"}, "bm25": stubRetriever{Route: "bm25"}},
 		Docs:       stubCorpus{}, Reranker: stubReranker{},
 	})
 }

@@ -5,14 +5,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rlsearch/rlsearch/internal/atomicfile"
 )
 
 // Report is one `rlsearch bench` run: the environment, the options, every
@@ -188,24 +190,11 @@ func ReadReport(path string) (*Report, error) {
 	return &r, nil
 }
 
-// WriteFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it into place, so that readers never see a partial file.
+// WriteFileAtomic writes data to path (mode 0644) through
+// internal/atomicfile, so that readers never see a partial file.
 func WriteFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	return atomicfile.WriteFile(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	})
 }

@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/rlsearch/rlsearch/internal/atomicfile"
 )
 
 // ErrBadReferences marks a malformed reference-plan file.
@@ -96,27 +97,15 @@ func WriteReferences(path string, refs map[string][]string) error {
 	return writeFileAtomic(path, buf.Bytes())
 }
 
-// writeFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it over path, so readers see the old or the new file, never a
-// part.
+// writeFileAtomic writes data to path through internal/atomicfile
+// (temp file, fsync, rename, directory fsync), so readers see the old or
+// the new file, never a part.
 func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	err := atomicfile.WriteFile(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("reward: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("reward: write %s: %w", path, err)
 	}
 	return nil

@@ -353,11 +353,7 @@ func writeIfChanged(p string, b []byte) error {
 	if old, err := os.ReadFile(p); err == nil && string(old) == string(b) {
 		return nil
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return bench.WriteFileAtomic(p, b)
 }
 
 // runPython runs an embedded script with args under env, streaming its

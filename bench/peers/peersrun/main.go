@@ -69,12 +69,7 @@ func main() {
 	if *out != "" {
 		b, _ := json.MarshalIndent(rows, "", " ")
 		os.MkdirAll(filepath.Dir(*out), 0o755)
-		tmp := *out + ".tmp"
-		if err := os.WriteFile(tmp, b, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "peersrun:", err)
-			os.Exit(1)
-		}
-		if err := os.Rename(tmp, *out); err != nil {
+		if err := bench.WriteFileAtomic(*out, b); err != nil {
 			fmt.Fprintln(os.Stderr, "peersrun:", err)
 			os.Exit(1)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rlsearch/rlsearch/bench"
@@ -231,6 +232,14 @@ func Serve() bench.Suite {
 			}
 			if !env.Peers {
 				po.Serve.Systems = []string{peers.SystemOurs}
+			}
+			// The dense route: serve.model (default the test model of
+			// `make testmodel`), serve.ort (default $ONNXRUNTIME_LIB, else
+			// .cache/ort); serve.routes=bm25 leaves it out.
+			po.Model = env.Get("serve", "model", "")
+			po.ORTLib = env.Get("serve", "ort", "")
+			if r := env.Get("serve", "routes", ""); r != "" {
+				po.Serve.Routes = strings.Split(r, ",")
 			}
 			rows, err := peers.Run(ctx, "serve", po, env.Log)
 			return rows, peerErr(err)

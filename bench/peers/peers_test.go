@@ -35,6 +35,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"reps", func(o *Options) { o.Reps = -2 }, "Reps"},
 		{"serve system", func(o *Options) { o.Serve.Systems = []string{"elastic"} }, "Serve.Systems"},
 		{"serve arrivals", func(o *Options) { o.Serve.Arrivals = "bursty" }, "Serve.Arrivals"},
+		{"serve route", func(o *Options) { o.Serve.Routes = []string{RouteBM25, "splade"} }, "Serve.Routes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rlsearch/rlsearch/ann/vecfile"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
@@ -143,5 +148,59 @@ func TestServeDenseAgree(t *testing.T) {
 		if r.Params["route"] != RouteE5 || r.Unit != "requests/s" || len(r.Reps) != 1 || !(r.Reps[0].Throughput > 0) || r.Reps[0].P99ms <= 0 {
 			t.Fatalf("row %s / %s %v: %+v", r.System, r.Config, r.Params, r.Reps)
 		}
+	}
+}
+
+// TestWriteVecFile checks the exported .fvecs against ann/vecfile's reader
+// (the format faiss and NumPy read, TestAgainstFaissAndNumpy there).
+func TestWriteVecFile(t *testing.T) {
+	const d = 3
+	v := []float32{1, -2, 3.5, 0, float32(math.Pi), -0.25, 1e-30, 7, 8}
+	p := filepath.Join(t.TempDir(), "x.fvecs")
+	if err := writeVecFile(p, v, d); err != nil {
+		t.Fatal(err)
+	}
+	r, err := vecfile.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if in := r.Info(); in.Count != 3 || in.Dim != d {
+		t.Fatalf("info %+v: want 3 rows of dimension %d", in, d)
+	}
+	got := make([]float32, len(v))
+	if n, err := r.Read(got); err != nil || n != 3 {
+		t.Fatalf("Read: %d rows, %v", n, err)
+	}
+	if !slices.Equal(got, v) {
+		t.Fatalf("read %v, wrote %v", got, v)
+	}
+}
+
+// TestDenseReadyMissing: without a model or ONNX Runtime the dense route
+// reports ErrMissing naming what to install.
+func TestDenseReadyMissing(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libort.so")
+	os.WriteFile(lib, nil, 0o644)
+	model, full := filepath.Join(dir, "model"), filepath.Join(dir, "full")
+	os.MkdirAll(model, 0o755)
+	os.MkdirAll(full, 0o755)
+	os.WriteFile(filepath.Join(full, "model.onnx"), nil, 0o644)
+	tests := []struct {
+		name, model, lib, want string
+	}{
+		{"no model", "", lib, "make testmodel"},
+		{"no model.onnx", model, lib, "make testmodel"},
+		{"no ort", full, filepath.Join(dir, "absent.so"), "ONNXRUNTIME_LIB"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{Model: tc.model, ORTLib: tc.lib}
+			err := denseReady(o)
+			if !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("denseReady = %v, want ErrMissing naming %s", err, tc.want)
+			}
+		})
 	}
 }

@@ -217,7 +217,9 @@ func CPythonPeer(ctx context.Context, suite string, o bench.PeerOptions) ([]benc
 }
 
 // Serve is the serve suite: `rlsearch serve` and the Search-R1-style
-// FastAPI + Xapian server (bench/peers) on loopback, each under the
+// FastAPI server (bench/peers; Xapian BM25 for the bm25 route, faiss over
+// the same vectors with precomputed query vectors for the e5 route) on
+// loopback, each under the
 // open-loop load of bench/loadgen: the highest request rate whose p99 stays
 // at or under 100 ms (one rate search per repetition), then latency at a
 // common rate (half the lower of the two maxima). Both systems' rows come

@@ -13,10 +13,14 @@
 //     (bench/peers/programs_peer.py), next to ours over the equivalent Go
 //     stub: runtime overhead only.
 //   - serve: a Search-R1-style FastAPI + uvicorn server with a Xapian BM25
-//     route (bench/peers/searchr1_server.py) next to `rlsearch serve`, both
-//     on loopback under the open-loop load of package bench/loadgen:
-//     the highest request rate whose p99 stays ≤ 100 ms, and latency at a
-//     common rate.
+//     route and a faiss IndexFlatIP dense route
+//     (bench/peers/searchr1_server.py) next to `rlsearch serve`, both on
+//     loopback under the open-loop load of package bench/loadgen: the
+//     highest request rate whose p99 stays ≤ 100 ms, and latency at a
+//     common rate, per route. The dense peer searches the passage vectors
+//     of ours' dense shard and looks query vectors up in a table
+//     precomputed by ours' encoder with the same model (serve_dense.go):
+//     it does not encode queries, so its ratio is conservative for us.
 //
 // The Python scripts are embedded and written to Options.WorkDir, so the
 // rlsearch binary runs them from any directory. Available(suite) says what

@@ -109,6 +109,14 @@ type Options struct {
 	// Corpus and Questions feed the serve suite; defaults
 	// Data/wiki_multihop/corpus.jsonl and questions.jsonl.
 	Corpus, Questions string
+	// Model is the E5 model directory of the serve suite's dense route;
+	// default Root/.cache/models/tiny (`make testmodel`) when it exists.
+	// Without one the dense route is skipped with a progress line.
+	Model string
+	// ORTLib is the ONNX Runtime library ours (and the query export)
+	// encodes with; default $ONNXRUNTIME_LIB, else
+	// Root/.cache/ort/libonnxruntime.so.1 (scripts/setup.sh).
+	ORTLib string
 	// Serve configures the load of the serve suite.
 	Serve ServeOptions
 }
@@ -176,6 +184,17 @@ func (o Options) Defaults() Options {
 	}
 	if o.Questions == "" && o.Data != "" {
 		o.Questions = filepath.Join(o.Data, "wiki_multihop", "questions.jsonl")
+	}
+	if o.Model == "" && o.Root != "" {
+		if p := filepath.Join(o.Root, ".cache", "models", "tiny"); fileExists(filepath.Join(p, "model.onnx")) {
+			o.Model = p
+		}
+	}
+	if o.ORTLib == "" {
+		o.ORTLib = os.Getenv("ONNXRUNTIME_LIB")
+		if o.ORTLib == "" && o.Root != "" {
+			o.ORTLib = filepath.Join(o.Root, ".cache", "ort", "libonnxruntime.so.1")
+		}
 	}
 	o.Serve = o.Serve.defaults(o.Quick)
 	return o
@@ -299,6 +318,11 @@ func available(suite string, o Options) error {
 		}
 	}
 	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // pyImports checks that Python imports mods under env (nil: the process's).

@@ -35,6 +35,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"reps", func(o *Options) { o.Reps = -2 }, "Reps"},
 		{"serve system", func(o *Options) { o.Serve.Systems = []string{"elastic"} }, "Serve.Systems"},
 		{"serve arrivals", func(o *Options) { o.Serve.Arrivals = "bursty" }, "Serve.Arrivals"},
+		{"serve route", func(o *Options) { o.Serve.Routes = []string{RouteBM25, "splade"} }, "Serve.Routes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -320,18 +321,19 @@ func TestServeShapesAgree(t *testing.T) {
 	dir := t.TempDir()
 	corpus, questions := tinyCorpus(t, dir)
 	o := Options{Rlsearch: buildRlsearch(t, dir), Corpus: corpus, Questions: questions, WorkDir: dir, Reps: 1,
-		Serve: ServeOptions{Step: 200 * time.Millisecond, Start: 32, Max: 128, Precision: 0.5, MinRequests: -1}}.Defaults()
+		Serve: ServeOptions{Step: 200 * time.Millisecond, Start: 32, Max: 128, Precision: 0.5, MinRequests: -1,
+			Routes: []string{RouteBM25}}}.Defaults()
 	ctx := context.Background()
 	ix, err := oursIndex(ctx, o, o.Rlsearch, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, err := startOurs(ctx, o, o.Rlsearch, ix, &bytes.Buffer{})
+	ours, err := startOurs(ctx, o, o.Rlsearch, ix, "", &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ours.stop()
-	peer, err := startSearchR1(ctx, o, &bytes.Buffer{})
+	peer, err := startSearchR1(ctx, o, "", &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}

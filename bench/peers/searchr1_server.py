@@ -12,14 +12,23 @@ project run today:
 Search-R1's BM25 route is Pyserini (Lucene, k1=0.9 b=0.4); Pyserini is not packaged by Debian, so
 the sparse route here is Xapian (python3-xapian 1.4) with BM25Weight(k1=0.9, k2=0, k3=1, b=0.4,
 min_normlen=0.5), English stemming, OR of the query terms: the same ranking function family and
-parameters as ours. The dense route (Search-R1's faiss + E5) is not served: the wiki_multihop corpus
-has no precomputed E5 vectors here, so the comparison is sparse only.
+parameters as ours.
 
-  /usr/bin/python3 bench/peers/searchr1_server.py --corpus corpus.jsonl --index DIR --port 8001
+The dense route (Search-R1's faiss + E5), with --dense DIR: faiss IndexFlatIP (exact inner product, as
+Search-R1's flat index) over DIR/base.fvecs, the passage vectors of our index's dense shard widened to
+float32 (row i is passage DIR/base_ids.jsonl line i). Debian has no torch or onnxruntime for Python, so
+the peer does not encode queries: it looks each query text up in a table precomputed by the same model
+(DIR/queries.jsonl line i -> DIR/queries.fvecs row i; bench/peers/serve_dense.go writes all four files).
+A query not in the table is a 400. It therefore does less work per query than a real Search-R1 server
+(and than ours, which encodes every query). A request picks the route with "retriever": "bm25" | "e5"
+(our extension); the default is "e5" when --dense is given, else "bm25", as ours.
+
+  /usr/bin/python3 bench/peers/searchr1_server.py --corpus corpus.jsonl --index DIR --port 8001 [--dense VECDIR]
 
 The Xapian database is built into --index on first use (atomically: temp dir + rename) and reused.
 Also serves GET /healthz -> {"status": "ok", "docs": N}.
-Packages: python3-fastapi python3-uvicorn python3-xapian (`make bench-setup`).
+Packages: python3-fastapi python3-uvicorn python3-xapian, and python3-faiss python3-numpy for --dense
+(`make bench-setup`; the faiss AVX2 build when bench/peers/setup-faiss-avx2.sh built it, on PYTHONPATH).
 """
 import argparse
 import json
@@ -102,23 +111,106 @@ class Searcher:
         return out
 
 
-def make_app(searcher, ndocs):
-    from fastapi import FastAPI
+def read_fvecs(path):
+    """A TEXMEX .fvecs file (per row: int32 dimension, then float32 values) as a float32 matrix."""
+    import numpy as np
+
+    raw = np.fromfile(path, dtype="<i4")
+    if raw.size == 0:
+        sys.exit(f"{path}: empty")
+    d = int(raw[0])
+    if d < 1 or raw.size % (d + 1) != 0:
+        sys.exit(f"{path}: not an .fvecs file (dimension {d}, {raw.size} words)")
+    rows = raw.reshape(-1, d + 1)
+    if (rows[:, 0] != d).any():
+        sys.exit(f"{path}: rows of differing dimension")
+    return np.ascontiguousarray(rows[:, 1:].view("<f4").astype(np.float32))
+
+
+def read_lines_json(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+class Dense:
+    """faiss IndexFlatIP over precomputed passage vectors; queries looked up by text. Thread-safe
+    (faiss search on a built flat index is read-only)."""
+
+    def __init__(self, vdir, docs):
+        import faiss
+        import numpy as np
+
+        self.np = np
+        base = read_fvecs(os.path.join(vdir, "base.fvecs"))
+        ids = read_lines_json(os.path.join(vdir, "base_ids.jsonl"))
+        if len(ids) != base.shape[0]:
+            sys.exit(f"{vdir}: {base.shape[0]} passage vectors, {len(ids)} ids")
+        by_id = {d["id"]: d for d in docs}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            sys.exit(f"{vdir}: passage id {missing[0]!r} (and {len(missing) - 1} more) not in the corpus")
+        self.rows = [by_id[i] for i in ids]
+        qv = read_fvecs(os.path.join(vdir, "queries.fvecs"))
+        texts = read_lines_json(os.path.join(vdir, "queries.jsonl"))
+        if len(texts) != qv.shape[0] or qv.shape[1] != base.shape[1]:
+            sys.exit(f"{vdir}: {len(texts)} query texts, query vectors {qv.shape}, passage vectors {base.shape}")
+        self.table = {t: i for i, t in enumerate(texts)}
+        self.qv = qv
+        self.index = faiss.IndexFlatIP(base.shape[1])
+        self.index.add(base)
+        self.faiss = faiss
+
+    def search_batch(self, queries, k):
+        """Hits per query; raises KeyError naming the first query not in the table."""
+        np = self.np
+        out = [[] for _ in queries]
+        rows, where = [], []
+        for j, q in enumerate(queries):
+            if not q.strip():
+                continue
+            i = self.table.get(q)
+            if i is None:
+                raise KeyError(j)
+            rows.append(i)
+            where.append(j)
+        if rows:
+            k = min(k, self.index.ntotal)
+            scores, idx = self.index.search(self.qv[np.asarray(rows)], k)
+            for n, j in enumerate(where):
+                out[j] = [(self.rows[int(r)], float(s)) for r, s in zip(idx[n], scores[n]) if r >= 0]
+        return out
+
+
+def make_app(searcher, ndocs, dense=None):
+    from fastapi import FastAPI, HTTPException
     from pydantic import BaseModel
 
     class QueryRequest(BaseModel):
         queries: List[str]
         topk: Optional[int] = None
         return_scores: bool = False
+        retriever: Optional[str] = None  # our extension: "bm25" | "e5"
 
     app = FastAPI()
 
     @app.post("/retrieve")
     def retrieve_endpoint(request: QueryRequest):  # sync def: thread pool, as Search-R1's
         k = request.topk or 3
+        route = request.retriever or ("e5" if dense is not None else "bm25")
+        if route == "e5":
+            if dense is None:
+                raise HTTPException(status_code=400, detail="retriever e5: no dense index (start with --dense)")
+            try:
+                all_hits = dense.search_batch(request.queries, k)
+            except KeyError as e:
+                j = e.args[0]
+                raise HTTPException(status_code=400, detail=f"queries[{j}] {request.queries[j][:80]!r} has no precomputed vector")
+        elif route == "bm25":
+            all_hits = [searcher.search(q, k) for q in request.queries]
+        else:
+            raise HTTPException(status_code=400, detail=f"retriever {route!r}: want bm25 or e5")
         resp = []
-        for q in request.queries:
-            hits = searcher.search(q, k)
+        for hits in all_hits:
             if request.return_scores:
                 resp.append([{"document": d, "score": s} for d, s in hits])
             else:
@@ -127,7 +219,11 @@ def make_app(searcher, ndocs):
 
     @app.get("/healthz")
     def healthz():
-        return {"status": "ok", "docs": ndocs, "retriever": "xapian-bm25"}
+        h = {"status": "ok", "docs": ndocs, "retriever": "xapian-bm25"}
+        if dense is not None:
+            h["dense"] = {"faiss": dense.faiss.__version__, "vectors": dense.index.ntotal, "queries": len(dense.table),
+                          "faiss_file": dense.faiss.__file__}
+        return h
 
     return app
 
@@ -139,6 +235,7 @@ def main():
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8001)
     ap.add_argument("--build-only", action="store_true", help="build the index and exit")
+    ap.add_argument("--dense", help="directory of base.fvecs, base_ids.jsonl, queries.fvecs, queries.jsonl: serve the e5 route")
     args = ap.parse_args()
 
     t0 = time.time()
@@ -152,8 +249,15 @@ def main():
     print(f"searchr1_server: {len(docs)} passages ready in {time.time() - t0:.1f}s", file=sys.stderr, flush=True)
     if args.build_only:
         return
+    dense = None
+    if args.dense:
+        t1 = time.time()
+        dense = Dense(args.dense, docs)
+        print(f"searchr1_server: faiss {dense.faiss.__version__} ({dense.faiss.__file__}) IndexFlatIP over "
+              f"{dense.index.ntotal} vectors, {len(dense.table)} precomputed queries, in {time.time() - t1:.1f}s",
+              file=sys.stderr, flush=True)
     import uvicorn
-    uvicorn.run(make_app(Searcher(args.index, docs), len(docs)), host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(make_app(Searcher(args.index, docs), len(docs), dense), host=args.host, port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

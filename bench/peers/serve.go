@@ -55,6 +55,10 @@ type ServeOptions struct {
 	// Precision ends the bisection at failing/passing ≤ 1+Precision;
 	// default 0.1 (Quick 0.25).
 	Precision float64
+	// Routes are the /retrieve routes measured: RouteBM25 and/or RouteE5;
+	// default both (the dense route is skipped, with a progress line, when
+	// the model, ONNX Runtime or the peer's faiss is missing).
+	Routes []string
 	// Systems are the servers measured: SystemOurs and/or "python-searchr1";
 	// default both.
 	Systems []string
@@ -94,6 +98,9 @@ func (s ServeOptions) defaults(quick bool) ServeOptions {
 			s.Precision = 0.25
 		}
 	}
+	if len(s.Routes) == 0 {
+		s.Routes = []string{RouteBM25, RouteE5}
+	}
 	if len(s.Systems) == 0 {
 		s.Systems = []string{SystemOurs, peerSearchR1}
 	}
@@ -104,6 +111,11 @@ func (s ServeOptions) validate() error {
 	for _, sys := range s.Systems {
 		if sys != SystemOurs && sys != peerSearchR1 {
 			return fmt.Errorf("%w: Serve.Systems holds %q (want %q or %q)", ErrOptions, sys, SystemOurs, peerSearchR1)
+		}
+	}
+	for _, r := range s.Routes {
+		if r != RouteBM25 && r != RouteE5 {
+			return fmt.Errorf("%w: Serve.Routes holds %q (want %q or %q)", ErrOptions, r, RouteBM25, RouteE5)
 		}
 	}
 	switch {
@@ -244,9 +256,17 @@ func start(name string, cmd *exec.Cmd, progress io.Writer, onExit func()) (*serv
 
 var listening = regexp.MustCompile(`listening on (http://\S+)`)
 
-// startOurs runs `rlsearch serve` on an ephemeral loopback port.
-func startOurs(ctx context.Context, o Options, bin, index string, progress io.Writer) (*server, error) {
-	cmd := exec.Command(bin, "serve", "--index", index, "--addr", "127.0.0.1:0")
+// startOurs runs `rlsearch serve` on an ephemeral loopback port; with a
+// model (the dense route) it passes --model and o.ORTLib.
+func startOurs(ctx context.Context, o Options, bin, index, model string, progress io.Writer) (*server, error) {
+	args := []string{"serve", "--index", index, "--addr", "127.0.0.1:0"}
+	if model != "" {
+		args = append(args, "--model", model)
+	}
+	cmd := exec.Command(bin, args...)
+	if model != "" {
+		cmd.Env = env("ONNXRUNTIME_LIB", o.ORTLib)
+	}
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
 	s, err := start(SystemOurs, cmd, progress, func() { pw.Close() })
@@ -284,8 +304,10 @@ func startOurs(ctx context.Context, o Options, bin, index string, progress io.Wr
 }
 
 // startSearchR1 runs bench/peers/searchr1_server.py on a free loopback port
-// (its Xapian database is cached in WorkDir per corpus).
-func startSearchR1(ctx context.Context, o Options, progress io.Writer) (*server, error) {
+// (its Xapian database is cached in WorkDir per corpus). With dense (a
+// denseExport directory) it also serves the dense route from faiss, under
+// searchR1DenseEnv.
+func startSearchR1(ctx context.Context, o Options, dense string, progress io.Writer) (*server, error) {
 	p, err := script(o.WorkDir, "searchr1_server.py")
 	if err != nil {
 		return nil, err
@@ -297,6 +319,10 @@ func startSearchR1(ctx context.Context, o Options, progress io.Writer) (*server,
 	xdir := filepath.Join(o.WorkDir, "xapian-"+corpusKey(o.Corpus))
 	cmd := exec.Command(Python, p, "--corpus", o.Corpus, "--index", xdir, "--host", "127.0.0.1", "--port", fmt.Sprint(port))
 	cmd.Env = env("PYTHONPATH", "")
+	if dense != "" {
+		cmd.Args = append(cmd.Args, "--dense", dense)
+		cmd.Env = searchR1DenseEnv(o)
+	}
 	s, err := start(peerSearchR1, cmd, progress, nil)
 	if err != nil {
 		return nil, err
@@ -309,8 +335,19 @@ func startSearchR1(ctx context.Context, o Options, progress io.Writer) (*server,
 	return s, nil
 }
 
-// searchR1System names the Python peer with its packages' versions.
-func searchR1System() string {
+// searchR1System names the Python peer of route with its packages'
+// versions (and, for the dense route, the faiss build it loads).
+func searchR1System(o Options, route string) string {
+	if route == RouteE5 {
+		cmd := exec.Command(Python, "-c", "import faiss, fastapi, uvicorn; print(faiss.__version__, fastapi.__version__, uvicorn.__version__)")
+		cmd.Env = searchR1DenseEnv(o)
+		out, err := cmd.Output()
+		f := strings.Fields(string(out))
+		if err != nil || len(f) != 3 {
+			return peerSearchR1
+		}
+		return fmt.Sprintf("%s (FastAPI %s, uvicorn %s, faiss %s %s IndexFlatIP, precomputed query vectors)", peerSearchR1, f[1], f[2], f[0], searchR1FaissBuild(o))
+	}
 	out, err := exec.Command(Python, "-c", "import xapian, fastapi, uvicorn; print(xapian.version_string(), fastapi.__version__, uvicorn.__version__)").Output()
 	f := strings.Fields(string(out))
 	if err != nil || len(f) != 3 {
@@ -416,8 +453,8 @@ func readQuestions(path string, max int) ([]string, error) {
 	return qs, nil
 }
 
-// retrieveLoad is the loadgen.Config of /retrieve requests over qs.
-func retrieveLoad(url string, qs []string, so ServeOptions, seed uint64) loadgen.Config {
+// retrieveLoad is the loadgen.Config of /retrieve requests of route over qs.
+func retrieveLoad(url, route string, qs []string, so ServeOptions, seed uint64) loadgen.Config {
 	return loadgen.Config{
 		URL: url + "/retrieve", Arrivals: so.Arrivals, Seed: seed, Concurrency: so.Concurrency,
 		Duration: so.Step, Timeout: 10 * time.Second, SampleLatencies: 512,
@@ -426,7 +463,7 @@ func retrieveLoad(url string, qs []string, so ServeOptions, seed uint64) loadgen
 			for j := range batch {
 				batch[j] = qs[(i*so.QueriesPerRequest+j)%len(qs)]
 			}
-			b, _ := json.Marshal(map[string]any{"queries": batch, "topk": so.TopK, "return_scores": true})
+			b, _ := json.Marshal(map[string]any{"queries": batch, "topk": so.TopK, "return_scores": true, "retriever": route})
 			return b
 		},
 		Check: func(b []byte) error { return CheckRetrieve(b, so.QueriesPerRequest, so.TopK, true) },
@@ -445,7 +482,6 @@ func rep(r loadgen.Result, throughput float64) bench.Rep {
 }
 
 func runServe(ctx context.Context, o Options, progress io.Writer) (rows []bench.Row, err error) {
-	so := o.Serve
 	qs, err := readQuestions(o.Questions, 2000)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMissing, err)
@@ -454,6 +490,36 @@ func runServe(ctx context.Context, o Options, progress io.Writer) (rows []bench.
 	if err != nil {
 		return nil, err
 	}
+	for _, route := range o.Serve.Routes {
+		if route == RouteE5 {
+			if err := denseReady(o); err != nil {
+				fmt.Fprintf(progress, "peers: serve: dense route skipped: %v\n", err)
+				continue
+			}
+		}
+		rr, err := serveRoute(ctx, o, route, bin, qs, progress)
+		rows = append(rows, rr...)
+		if err != nil {
+			return rows, err
+		}
+	}
+	return rows, nil
+}
+
+// serveNote is the Note of the serve rows of route.
+func serveNote(route string) string {
+	common := "rlsearch serve on all cores, the peer as Search-R1 runs it (one uvicorn process); both on loopback, load generator in the bench process on the same cores"
+	if route == RouteE5 {
+		return "dense route (E5 model, exact inner-product search over the same passage vectors); the peer's query vectors are " +
+			"precomputed by the same model and looked up by text, so it does no query encoding while ours encodes every query: " +
+			"the ratio is conservative for us; " + common
+	}
+	return "sparse route (BM25; Xapian BM25 k1=0.9 b=0.4 in the peer); " + common
+}
+
+// serveRoute starts the systems for route, measures them and stops them.
+func serveRoute(ctx context.Context, o Options, route, bin string, qs []string, progress io.Writer) (rows []bench.Row, err error) {
+	so := o.Serve
 	type target struct {
 		sys string
 		srv *server
@@ -464,45 +530,58 @@ func runServe(ctx context.Context, o Options, progress io.Writer) (rows []bench.
 			t.srv.stop()
 		}
 	}()
+	var ix, model, dense string
+	if route == RouteE5 {
+		model = o.Model
+		if ix, err = denseIndex(ctx, o, bin, progress); err != nil {
+			return nil, err
+		}
+		if slices.Contains(so.Systems, peerSearchR1) {
+			if dense, err = denseExport(ctx, o, ix, qs, progress); err != nil {
+				return nil, err
+			}
+		}
+	} else if slices.Contains(so.Systems, SystemOurs) {
+		if ix, err = oursIndex(ctx, o, bin, progress); err != nil {
+			return nil, err
+		}
+	}
 	for _, sys := range so.Systems {
 		var s *server
 		name := sys
 		if sys == SystemOurs {
-			ix, err := oursIndex(ctx, o, bin, progress)
-			if err != nil {
-				return nil, err
-			}
-			s, err = startOurs(ctx, o, bin, ix, progress)
-			if err != nil {
+			if s, err = startOurs(ctx, o, bin, ix, model, progress); err != nil {
 				return nil, err
 			}
 		} else {
-			name = searchR1System()
-			if s, err = startSearchR1(ctx, o, progress); err != nil {
+			name = searchR1System(o, route)
+			if s, err = startSearchR1(ctx, o, dense, progress); err != nil {
 				return nil, err
 			}
 		}
 		targets = append(targets, target{name, s})
 	}
-	params := map[string]any{"route": "bm25", "topk": so.TopK, "queries_per_request": so.QueriesPerRequest,
+	params := map[string]any{"route": route, "topk": so.TopK, "queries_per_request": so.QueriesPerRequest,
 		"concurrency": so.Concurrency, "arrivals": so.Arrivals, "p99_bound_ms": float64(so.P99) / 1e6}
-	note := "sparse route only (BM25; the Python peer has no dense route: no precomputed E5 vectors of this corpus); " +
-		"rlsearch serve on all cores, the peer as Search-R1 runs it (one uvicorn process); both on loopback, load generator in the bench process on the same cores"
+	if route == RouteE5 {
+		params["model"] = filepath.Base(o.Model)
+	}
+	note := serveNote(route)
 	best := map[string][]float64{}
 	for _, t := range targets {
 		// Warm up (page cache, connection pool, Python imports on first call).
-		wc := retrieveLoad(t.srv.url, qs, so, 99)
+		wc := retrieveLoad(t.srv.url, route, qs, so, 99)
 		wc.Rate, wc.Duration = 50, 0
 		wc.MaxRequests = 100
 		if _, err := loadgen.Run(ctx, wc); err != nil {
 			return rows, err
 		}
-		row := bench.Row{Suite: "serve", System: t.sys, Config: ServeConfig("bm25", so.TopK, so.QueriesPerRequest, so.Concurrency, so.Arrivals, so.P99, 0),
+		row := bench.Row{Suite: "serve", System: t.sys, Config: ServeConfig(route, so.TopK, so.QueriesPerRequest, so.Concurrency, so.Arrivals, so.P99, 0),
 			Params: withRate(params, "max"), Unit: "requests/s", Note: note}
 		for r := 0; r < o.Reps; r++ {
-			fmt.Fprintf(progress, "peers: serve %s: rate search (p99 ≤ %v, steps of %v), rep %d/%d\n", t.sys, so.P99, so.Step, r+1, o.Reps)
+			fmt.Fprintf(progress, "peers: serve %s %s: rate search (p99 ≤ %v, steps of %v), rep %d/%d\n", route, t.sys, so.P99, so.Step, r+1, o.Reps)
 			sr, err := loadgen.Search(ctx, loadgen.SearchConfig{
-				Base: retrieveLoad(t.srv.url, qs, so, uint64(r+1)), Start: so.Start, Max: so.Max, P99: so.P99, Precision: so.Precision,
+				Base: retrieveLoad(t.srv.url, route, qs, so, uint64(r+1)), Start: so.Start, Max: so.Max, P99: so.P99, Precision: so.Precision,
 				MinRequests: so.MinRequests,
 			}, func(st loadgen.Step) {
 				fmt.Fprintf(progress, "  %8.1f req/s: p50 %6.1f ms p99 %7.1f ms ok %d/%d %s\n", st.Rate,
@@ -531,17 +610,17 @@ func runServe(ctx context.Context, o Options, progress io.Writer) (rows []bench.
 	}
 	if common = math.Floor(common / 2); common >= 1 && !math.IsInf(common, 1) {
 		for _, t := range targets {
-			row := bench.Row{Suite: "serve", System: t.sys, Config: ServeConfig("bm25", so.TopK, so.QueriesPerRequest, so.Concurrency, so.Arrivals, so.P99, common),
+			row := bench.Row{Suite: "serve", System: t.sys, Config: ServeConfig(route, so.TopK, so.QueriesPerRequest, so.Concurrency, so.Arrivals, so.P99, common),
 				Params: withRate(params, common), Unit: "requests/s", Note: note}
 			for r := 0; r < o.Reps; r++ {
-				c := retrieveLoad(t.srv.url, qs, so, uint64(100+r))
+				c := retrieveLoad(t.srv.url, route, qs, so, uint64(100+r))
 				c.Rate = common
 				c.Duration = 2 * so.Step
 				res, err := loadgen.Run(ctx, c)
 				if err != nil {
 					return rows, err
 				}
-				fmt.Fprintf(progress, "peers: serve %s at %.0f req/s: p50 %.1f ms p99 %.1f ms errors %d\n", t.sys, common,
+				fmt.Fprintf(progress, "peers: serve %s %s at %.0f req/s: p50 %.1f ms p99 %.1f ms errors %d\n", route, t.sys, common,
 					float64(res.P50)/1e6, float64(res.P99)/1e6, res.Errors)
 				row.Reps = append(row.Reps, rep(res, res.Throughput))
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rlsearch/rlsearch/bench"
@@ -216,7 +217,9 @@ func CPythonPeer(ctx context.Context, suite string, o bench.PeerOptions) ([]benc
 }
 
 // Serve is the serve suite: `rlsearch serve` and the Search-R1-style
-// FastAPI + Xapian server (bench/peers) on loopback, each under the
+// FastAPI server (bench/peers; Xapian BM25 for the bm25 route, faiss over
+// the same vectors with precomputed query vectors for the e5 route) on
+// loopback, each under the
 // open-loop load of bench/loadgen: the highest request rate whose p99 stays
 // at or under 100 ms (one rate search per repetition), then latency at a
 // common rate (half the lower of the two maxima). Both systems' rows come
@@ -231,6 +234,14 @@ func Serve() bench.Suite {
 			}
 			if !env.Peers {
 				po.Serve.Systems = []string{peers.SystemOurs}
+			}
+			// The dense route: serve.model (default the test model of
+			// `make testmodel`), serve.ort (default $ONNXRUNTIME_LIB, else
+			// .cache/ort); serve.routes=bm25 leaves it out.
+			po.Model = env.Get("serve", "model", "")
+			po.ORTLib = env.Get("serve", "ort", "")
+			if r := env.Get("serve", "routes", ""); r != "" {
+				po.Serve.Routes = strings.Split(r, ",")
 			}
 			rows, err := peers.Run(ctx, "serve", po, env.Log)
 			return rows, peerErr(err)

@@ -35,10 +35,15 @@ func main() {
 	dur := flag.Duration("duration", 0, "time per measurement (default 2s, 0.5s with -quick)")
 	step := flag.Duration("step", 0, "serve: rate-search step length (default 2s, 1s with -quick)")
 	bin := flag.String("rlsearch", "", "serve: rlsearch binary (default bin/rlsearch)")
+	routes := flag.String("routes", "", "serve: routes bm25,e5 (default both; e5 skipped without model, ONNX Runtime or faiss)")
+	model := flag.String("model", "", "serve: E5 model directory of the dense route (default .cache/models/tiny, make testmodel)")
 	out := flag.String("out", "", "write the rows as a JSON array here")
 	flag.Parse()
-	o := peers.Options{Quick: *quick, Reps: *reps, Duration: *dur, Rlsearch: *bin}
+	o := peers.Options{Quick: *quick, Reps: *reps, Duration: *dur, Rlsearch: *bin, Model: *model}
 	o.Serve.Step = *step
+	if *routes != "" {
+		o.Serve.Routes = strings.Split(*routes, ",")
+	}
 	var err error
 	if o.Threads, err = ints(*threads); err == nil {
 		if o.Batches, err = ints(*batches); err == nil {

@@ -235,14 +235,13 @@ func Serve() bench.Suite {
 			if !env.Peers {
 				po.Serve.Systems = []string{peers.SystemOurs}
 			}
-			// The dense route: serve.model (default the test model of
-			// `make testmodel`), serve.ort (default $ONNXRUNTIME_LIB, else
-			// .cache/ort); serve.routes=bm25 leaves it out.
+			// The dense route is opt-in (serve.routes=bm25,e5): it adds
+			// 1.5-2 minutes per repetition, past the 15-minute report.
+			// serve.model (default the test model of `make testmodel`),
+			// serve.ort (default $ONNXRUNTIME_LIB, else .cache/ort).
 			po.Model = env.Get("serve", "model", "")
 			po.ORTLib = env.Get("serve", "ort", "")
-			if r := env.Get("serve", "routes", ""); r != "" {
-				po.Serve.Routes = strings.Split(r, ",")
-			}
+			po.Serve.Routes = strings.Split(env.Get("serve", "routes", peers.RouteBM25), ",")
 			rows, err := peers.Run(ctx, "serve", po, env.Log)
 			return rows, peerErr(err)
 		}}

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/rlsearch/rlsearch/internal/atomicfile"
+	"github.com/rlsearch/rlsearch/internal/jsonbody"
 )
 
 // DefaultMaxLine is the longest line a Reader accepts when MaxLine is 0:
@@ -96,18 +97,12 @@ func (r *Reader) Each(fn func(line int, raw []byte) error) error {
 	}
 }
 
-// DecodeStrict decodes one JSON value from b into v, rejecting unknown
-// fields and data after the value.
+// DecodeStrict decodes one JSON object from b into v exactly as the HTTP
+// endpoints decode a body (internal/jsonbody, Reject): unknown and
+// near-miss keys (any other capitalisation included), invalid UTF-8, deep
+// nesting and data after the object are errors naming the field path.
 func DecodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("data after the JSON object")
-	}
-	return nil
+	return jsonbody.Decode(b, v, jsonbody.Reject)
 }
 
 // Open opens path for reading, or stdin for "" and "-". The closer is a

@@ -76,6 +76,19 @@ func TestDecodeStrict(t *testing.T) {
 			t.Errorf("DecodeStrict(%s) = %v, want ok=%v", tc.in, err, tc.ok)
 		}
 	}
+	// Files decode like HTTP bodies (fresh-user report: `rlsearch
+	// programs` accepted "Code" in any capitalisation, the endpoint not).
+	var req struct {
+		Code string `json:"code"`
+	}
+	for _, in := range []string{`{"Code": "print(1)"}`, `{"CODE": "print(1)"}`, "{\"code\": \"\xff\"}", `{"code": "x"}]]]`} {
+		if err := DecodeStrict([]byte(in), &req); err == nil {
+			t.Errorf("DecodeStrict(%q) accepted", in)
+		}
+	}
+	if err := DecodeStrict([]byte(`{"code": "print(1)"}`), &req); err != nil || req.Code != "print(1)" {
+		t.Errorf("DecodeStrict of a valid line: %v, %+v", err, req)
+	}
 }
 
 func TestWriteFile(t *testing.T) {

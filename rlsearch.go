@@ -121,3 +121,22 @@ type Reranker interface {
 type TokenCounter interface {
 	CountTokens(text string) int
 }
+
+// Distinct returns the distinct values of xs in first-seen order and, for
+// each position of xs, the index of its value in uniq (so xs[i] ==
+// uniq[at[i]]). Batch endpoints use it to do the work of a repeated query
+// or document once. O(len(xs)) time and memory; xs is not modified.
+func Distinct[T comparable](xs []T) (uniq []T, at []int) {
+	first := make(map[T]int, len(xs))
+	at = make([]int, len(xs))
+	for i, x := range xs {
+		k, ok := first[x]
+		if !ok {
+			k = len(uniq)
+			first[x] = k
+			uniq = append(uniq, x)
+		}
+		at[i] = k
+	}
+	return uniq, at
+}

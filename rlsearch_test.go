@@ -1,6 +1,9 @@
 package rlsearch
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestDocumentParts(t *testing.T) {
 	for _, tc := range []struct{ contents, title, text string }{
@@ -33,5 +36,21 @@ func TestLess(t *testing.T) {
 		if got := Less(tc.a, tc.b); got != tc.want {
 			t.Errorf("Less(%+v, %+v) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+func TestDistinct(t *testing.T) {
+	xs := []string{"b", "a", "b", "c", "a"}
+	uniq, at := Distinct(xs)
+	if want := []string{"b", "a", "c"}; !slices.Equal(uniq, want) {
+		t.Fatalf("uniq %v, want %v", uniq, want)
+	}
+	for i, x := range xs {
+		if uniq[at[i]] != x {
+			t.Errorf("uniq[at[%d]] = %q, want %q", i, uniq[at[i]], x)
+		}
+	}
+	if u, a := Distinct([]int(nil)); len(u) != 0 || len(a) != 0 {
+		t.Errorf("empty input: %v %v", u, a)
 	}
 }

@@ -273,7 +273,7 @@ func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([
 		// Work shared within a request: RL rollout batches repeat queries
 		// (the samples of one prompt often issue the same search), so each
 		// distinct query string is searched once and its hits copied.
-		uniq, where := dedupe(queries)
+		uniq, where := rlsearch.Distinct(queries)
 		hits, err := r.ix.SearchBatch(ctx, uniq, k)
 		if errors.Is(err, bm25.ErrCorrupt) {
 			err = fmt.Errorf("%s: %w", r.path, err)
@@ -304,23 +304,6 @@ func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([
 		out[i] = hits
 	}
 	return out, nil
-}
-
-// dedupe returns the distinct queries in first-seen order and, for each
-// query, the index of its distinct copy.
-func dedupe(queries []string) (uniq []string, where []int) {
-	first := make(map[string]int, len(queries))
-	where = make([]int, len(queries))
-	for i, q := range queries {
-		u, ok := first[q]
-		if !ok {
-			u = len(uniq)
-			first[q] = u
-			uniq = append(uniq, q)
-		}
-		where[i] = u
-	}
-	return uniq, where
 }
 
 type denseRetriever struct {

@@ -208,18 +208,7 @@ func (c ServiceConfig) withDefaults() ServiceConfig {
 // (exact duplicates: same id and contents) and, for each input position,
 // the index of its document in the result.
 func Dedup(docs []rlsearch.Document) (uniq []rlsearch.Document, at []int) {
-	seen := make(map[rlsearch.Document]int, len(docs))
-	at = make([]int, len(docs))
-	for i, d := range docs {
-		k, ok := seen[d]
-		if !ok {
-			k = len(uniq)
-			seen[d] = k
-			uniq = append(uniq, d)
-		}
-		at[i] = k
-	}
-	return uniq, at
+	return rlsearch.Distinct(docs)
 }
 
 // RerankLists scores each query against its own documents only, with the

@@ -1,7 +1,6 @@
 package ann
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -12,21 +11,18 @@ import (
 	"runtime/debug"
 	"strconv"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/procstat"
 )
 
-// procKB reads a "VmRSS:"-style line of /proc/self/status in bytes.
+// procKB reads a kB field of /proc/self/status ("VmRSS", "VmHWM") in
+// bytes, skipping b where there is none.
 func procKB(b testing.TB, field string) int64 {
-	s, err := os.ReadFile("/proc/self/status")
+	n, err := procstat.Bytes(0, field)
 	if err != nil {
-		b.Skip("no /proc/self/status")
+		b.Skip(err)
 	}
-	i := bytes.Index(s, []byte(field+":"))
-	if i < 0 {
-		b.Skipf("no %s in /proc/self/status", field)
-	}
-	var kb int64
-	fmt.Sscan(string(s[i+len(field)+1:]), &kb)
-	return kb * 1024
+	return n
 }
 
 // resetPeak resets VmHWM to the current RSS (Linux ≥ 4.0, clear_refs 5).

@@ -2,44 +2,22 @@ package sdk
 
 import (
 	"context"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rlsearch/rlsearch/internal/procstat"
 )
 
-// rssBytes reads the process's resident set size from /proc (0 elsewhere).
-func rssBytes() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			f := strings.Fields(l)
-			n, _ := strconv.ParseUint(f[1], 10, 64)
-			return n << 10
-		}
-	}
-	return 0
-}
+// rssBytes is the process's resident set size (0 off Linux).
+func rssBytes() uint64 { return uint64(procstat.RSS(0)) }
 
-// cpuTime reads the process's user+system CPU time from /proc (ticks of 10 ms).
-func cpuTime() time.Duration {
-	b, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b)[strings.LastIndexByte(string(b), ')')+2:])
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * 10 * time.Millisecond
-}
+// cpuTime is the process's user+system CPU time (0 off Linux).
+func cpuTime() time.Duration { return procstat.CPU(0) }
 
 // BenchmarkHostilePrograms runs issue 13's four hostile programs at once on
 // one Runtime (default budgets but unlimited steps, so that the deadline

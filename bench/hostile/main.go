@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rlsearch/rlsearch/internal/procstat"
 	"github.com/rlsearch/rlsearch/sdk"
 )
 
@@ -230,30 +231,7 @@ func execute(base, code string, timeoutMS int64) (string, string, error) {
 }
 
 // rss is the VmRSS of pid in bytes (0 when unreadable).
-func rss(pid int) uint64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			f := strings.Fields(l)
-			n, _ := strconv.ParseUint(f[1], 10, 64)
-			return n << 10
-		}
-	}
-	return 0
-}
+func rss(pid int) uint64 { return uint64(procstat.RSS(pid)) }
 
-// cpu is pid's user+system CPU time (clock ticks of 10 ms).
-func cpu(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	k, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+k) * 10 * time.Millisecond
-}
+// cpu is pid's user+system CPU time.
+func cpu(pid int) time.Duration { return procstat.CPU(pid) }

@@ -23,6 +23,8 @@ need_apt=()
 /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null || need_apt+=(python3-onnx python3-numpy)
 /usr/bin/python3 -c 'import faiss, numpy' 2>/dev/null || need_apt+=(python3-faiss python3-numpy libopenblas0-pthread)
 /usr/bin/python3 -c 'import requests, yaml' 2>/dev/null || need_apt+=(python3-requests python3-yaml)
+# cgo (onnxruntime_go) and `go test -race` need a C compiler.
+command -v gcc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

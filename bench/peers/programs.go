@@ -156,27 +156,10 @@ func measureGoPrograms(ctx context.Context, rt *sdk.Runtime, progs []string, thr
 		}()
 	}
 	wg.Wait()
-	return latRep(slices.Concat(lats...), time.Since(start))
+	all := slices.Concat(lats...)
+	return bench.RepFrom(int64(len(all)), time.Since(start), all)
 }
 
-// latRep summarizes per-operation latencies (ms) over elapsed.
-func latRep(all []float64, elapsed time.Duration) bench.Rep {
-	slices.Sort(all)
-	pick := func(p float64) float64 {
-		if len(all) == 0 {
-			return 0
-		}
-		r := int(float64(len(all))*p/100 + 0.999999)
-		return all[min(max(r, 1), len(all))-1]
-	}
-	rep := bench.Rep{Throughput: float64(len(all)) / elapsed.Seconds(), P50ms: pick(50), P95ms: pick(95), P99ms: pick(99),
-		Ops: int64(len(all)), Elapsed: elapsed}
-	step := max(1, len(all)/512)
-	for i := 0; i < len(all) && len(rep.Latencies) < 512; i += step {
-		rep.Latencies = append(rep.Latencies, all[i])
-	}
-	return rep
-}
 
 // measurePyPrograms runs threads CPython processes at once, each cycling
 // over progs for d, and merges them into one Rep (throughputs summed).
@@ -224,10 +207,6 @@ func measurePyPrograms(ctx context.Context, o Options, progs []string, system st
 			merged.P50ms, merged.P95ms, merged.P99ms = max(merged.P50ms, r.P50ms), max(merged.P95ms, r.P95ms), max(merged.P99ms, r.P99ms)
 		}
 	}
-	slices.Sort(lats)
-	merged.Latencies = lats
-	if len(lats) > 512 {
-		merged.Latencies = latRep(lats, time.Second).Latencies
-	}
+	merged.Latencies = bench.RepFrom(0, 0, lats).Latencies
 	return merged, nil
 }

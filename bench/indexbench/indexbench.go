@@ -6,7 +6,6 @@
 package indexbench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,17 +15,16 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/rlsearch/rlsearch/bench"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/procstat"
 )
 
 // Modes are the measurement sets: all; bm25 (no HTTP, no dense); http
@@ -259,18 +257,6 @@ func httpLoad(ctx context.Context, url, retriever string, texts []string, k, c i
 
 // PeakRSS is the process's peak resident set size in bytes (VmHWM), or 0.
 func PeakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			var kb int64
-			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
-			return kb << 10
-		}
-	}
-	return 0
+	n, _ := procstat.Bytes(0, "VmHWM")
+	return n
 }

@@ -160,7 +160,6 @@ func measureGoPrograms(ctx context.Context, rt *sdk.Runtime, progs []string, thr
 	return bench.RepFrom(int64(len(all)), time.Since(start), all)
 }
 
-
 // measurePyPrograms runs threads CPython processes at once, each cycling
 // over progs for d, and merges them into one Rep (throughputs summed).
 func measurePyPrograms(ctx context.Context, o Options, progs []string, system string, params map[string]any, threads, rep int, progress io.Writer) (bench.Rep, error) {

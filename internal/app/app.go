@@ -144,7 +144,12 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		return nil, err
 	}
 	cfg.Reranker.Model.ORTLib = cmp.Or(cfg.Reranker.Model.ORTLib, cfg.Index.Model.ORTLib)
-	rt, rr, closeRT, err := runtimeOver(ctx, ix, cfg.Reranker, cfg.PolicyTokenizer, cfg.Budgets)
+	if cfg.Reranker.MaxBodyBytes < 0 {
+		return nil, fmt.Errorf("%w: --rerank-max-body %d is negative", ErrConfig, cfg.Reranker.MaxBodyBytes)
+	}
+	// Programs search through the same retrievers as /retrieve, so their
+	// e5 calls join the cross-request batches too.
+	rt, rr, closeRT, err := runtimeOver(ctx, ix, sc.Retrievers, cfg.Reranker, cfg.PolicyTokenizer, cfg.Budgets)
 	if err != nil {
 		return nil, err
 	}
@@ -153,9 +158,6 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		return nil, err
 	}
 	if rr != nil {
-		if cfg.Reranker.MaxBodyBytes < 0 {
-			return nil, fmt.Errorf("%w: --rerank-max-body %d is negative", ErrConfig, cfg.Reranker.MaxBodyBytes)
-		}
 		if err := AddRerank(m, rr, cfg.Reranker); err != nil {
 			return nil, err
 		}
@@ -257,7 +259,7 @@ func OpenRuntime(ctx context.Context, cfg RuntimeConfig) (*sdk.Runtime, func(), 
 		return nil, nil, err
 	}
 	cfg.Reranker.Model.ORTLib = cmp.Or(cfg.Reranker.Model.ORTLib, cfg.Index.Model.ORTLib)
-	rt, _, closeRT, err := runtimeOver(ctx, ix, cfg.Reranker, cfg.PolicyTokenizer, cfg.Budgets)
+	rt, _, closeRT, err := runtimeOver(ctx, ix, ix.Retrievers(), cfg.Reranker, cfg.PolicyTokenizer, cfg.Budgets)
 	if err != nil {
 		closeIx()
 		return nil, nil, err
@@ -266,14 +268,15 @@ func OpenRuntime(ctx context.Context, cfg RuntimeConfig) (*sdk.Runtime, func(), 
 }
 
 // runtimeOver opens the reranker and the policy tokenizer and returns the
-// program runtime over ix with them, and the reranker (nil without one).
-func runtimeOver(ctx context.Context, ix *index.Index, rc RerankConfig, tokenizer string, b sdk.Budgets) (*sdk.Runtime, *rerank.Reranker, func(), error) {
+// program runtime over ix's documents and retrievers with them, and the
+// reranker (nil without one).
+func runtimeOver(ctx context.Context, ix *index.Index, retrievers map[string]rlsearch.Retriever, rc RerankConfig, tokenizer string, b sdk.Budgets) (*sdk.Runtime, *rerank.Reranker, func(), error) {
 	rr, err := OpenReranker(ctx, rc)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	closer := func() {}
-	cfg := sdk.Config{Retrievers: ix.Retrievers(), Docs: ix, Budgets: b}
+	cfg := sdk.Config{Retrievers: retrievers, Docs: ix, Budgets: b}
 	if rr != nil {
 		cfg.Reranker, closer = rr, func() { rr.Close() }
 	}

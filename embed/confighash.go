@@ -7,8 +7,9 @@ import (
 )
 
 // ConfigHash is the FNV-64a hash of the model's ConfigFile (rlsearch.json)
-// in dir: index.BuildConfig.ConfigHash, recorded in a dense shard so that
-// a shard is served only with the model configuration that built it.
+// in dir: index.BuildConfig.ConfigHash, recorded in the dense shard's
+// header and in meta.json; `rlsearch verify` checks that the two agree.
+// Opening an index does not compare it with the serving model.
 func ConfigHash(dir string) (uint64, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	if err != nil {

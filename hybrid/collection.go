@@ -261,7 +261,7 @@ func toCell(typ string, vals []any) cell {
 // every table (see Meta). Everything is written into a temporary sibling
 // directory that replaces Dir by rename, so a reader opening Dir finds the
 // old collection, the new one or (between two renames) none, never a mix;
-// a crash between the renames leaves the old one under Dir.old-*. Not safe to run twice on one Dir at
+// a crash between the renames leaves the old one at Dir.old-*/c. Not safe to run twice on one Dir at
 // the same time.
 func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 	if err := cfg.Validate(); err != nil {

@@ -177,8 +177,6 @@ func hasKey(raw json.RawMessage, key string) bool {
 	return ok
 }
 
-// missingResponse is the error of a rollout without "response": a typo of
-// the key ("respnse", "output") would otherwise score the rollout 0.
 // Per-rollout size limits, checked before any rollout is scored (an
 // *InputError, 400 over HTTP). Scoring is linear in the response but
 // multiplies golds by answer length (contains, F1) and plan steps by
@@ -222,6 +220,8 @@ func checkSearchP1Size(i int, r SearchP1Rollout) error {
 	return nil
 }
 
+// missingResponse is the error of a rollout without "response": a typo of
+// the key ("respnse", "output") would otherwise score the rollout 0.
 func missingResponse(i int, what string) error {
 	return &InputError{Index: i, Field: "response", Err: fmt.Errorf("missing \"response\" %s", what)}
 }

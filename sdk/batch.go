@@ -34,7 +34,7 @@ type BatchOptions struct {
 // programs not yet started get a cancelled result.
 //
 // A program stuck in one uninterruptible Starlark operation past its
-// deadline gets its budget_exceeded result abandonGrace (250 ms) after the
+// deadline gets its budget_exceeded result abandonGrace (50 ms) after the
 // deadline; its goroutine keeps its Config.MaxConcurrent slot until the
 // operation ends, so the process stays bounded.
 func (rt *Runtime) RunBatch(ctx context.Context, reqs []Request, opt BatchOptions) []Result {

@@ -14,8 +14,9 @@ import (
 )
 
 // DefaultMaxLine is the longest line a Reader accepts when MaxLine is 0:
-// 64 MiB, above the largest request body any endpoint accepts
-// (sdk.DefaultMaxBodyBytes is 8 MiB).
+// 64 MiB, the largest request body any endpoint accepts
+// (sdk.DefaultMaxBodyBytes, reward.DefaultMaxBodyBytes), so a line that
+// would be a valid request body is a valid line.
 const DefaultMaxLine = 64 << 20
 
 // ErrLineTooLong: a line is longer than the Reader's limit.

@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-short test-integrations demo-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-setup bench-peers bench-report
+.PHONY: all setup build demo test test-short test-integrations demo-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-apt bench-setup bench-peers bench-report
 
 all: build
 
@@ -68,9 +68,10 @@ clean:
 # (bench/peers/setup-faiss-avx2.sh: about 7 minutes on 2 busy cores, once). Not part of `make test`.
 BENCH_APT := python3-faiss python3-numpy libopenblas0-openmp python3-fastapi python3-uvicorn python3-xapian \
 	liblucene8-java libjackson2-core-java default-jdk-headless
-bench-setup:
+bench-apt:
 	@dpkg -s $(BENCH_APT) >/dev/null 2>&1 || { apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(BENCH_APT); }
+bench-setup: bench-apt
 	bash bench/peers/setup-faiss-avx2.sh
 
 # Every peer suite on its own (what `rlsearch bench` runs next to ours): rows in out/peers.json.
@@ -83,8 +84,7 @@ bench-peers: build
 # to OpenMP collapsed batch-64 flat search to 337 q/s against 751-912) and OMP_WAIT_POLICY=PASSIVE.
 # FAISS=avx2 runs the AVX2 rebuild of `make bench-setup` (the fair peer) instead of Debian's generic build.
 FAISS ?= debian
-bench-ann:
-	apt-get install -y --no-install-recommends python3-faiss python3-numpy libopenblas0-openmp
+bench-ann: bench-apt
 	@if [ "$(FAISS)" = avx2 ] && [ ! -f .cache/faiss-avx2/python/faiss/.built ]; then echo "FAISS=avx2: run make bench-setup first"; exit 1; fi
 	LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp OMP_WAIT_POLICY=PASSIVE \
 		PYTHONPATH=$(if $(filter avx2,$(FAISS)),$(ROOT)/.cache/faiss-avx2/python,) \

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -270,27 +269,13 @@ func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([
 		return nil, fmt.Errorf("%w: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
 	}
 	if r.parallel <= 1 || len(queries) >= r.parallel {
-		// Work shared within a request: RL rollout batches repeat queries
-		// (the samples of one prompt often issue the same search), so each
-		// distinct query string is searched once and its hits copied.
-		uniq, where := rlsearch.Distinct(queries)
-		hits, err := r.ix.SearchBatch(ctx, uniq, k)
+		// (Repeated queries of a /retrieve request are searched once by
+		// the server, for every retriever.)
+		hits, err := r.ix.SearchBatch(ctx, queries, k)
 		if errors.Is(err, bm25.ErrCorrupt) {
 			err = fmt.Errorf("%s: %w", r.path, err)
 		}
-		if err != nil || len(uniq) == len(queries) {
-			return hits, err
-		}
-		out := make([][]rlsearch.Hit, len(queries))
-		seen := make([]bool, len(uniq))
-		for i, u := range where {
-			if seen[u] {
-				out[i] = slices.Clone(hits[u]) // each list is the caller's own
-			} else {
-				out[i], seen[u] = hits[u], true
-			}
-		}
-		return out, nil
+		return hits, err
 	}
 	out := make([][]rlsearch.Hit, len(queries))
 	for i, q := range queries {

@@ -218,17 +218,25 @@ func (s *Server) search(ctx context.Context, req *retrieveRequest) ([]rlsearch.H
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
+			// RL rollout batches repeat queries (the samples of one
+			// prompt often issue the same search): each distinct query of
+			// the chunk is searched once, whatever the retriever; check
+			// only reads the lists, so repeats share one.
+			uniq, at := rlsearch.Distinct(qs)
 			start := time.Now()
-			got, err := req.retriever.Retrieve(ctx, qs, req.topK)
+			got, err := req.retriever.Retrieve(ctx, uniq, req.topK)
 			s.metrics.retrieval.WithLabelValues(req.name).Observe(time.Since(start).Seconds())
 			s.metrics.queriesTot.WithLabelValues(req.name).Add(float64(len(qs)))
 			if err != nil {
 				return nil, nil, err
 			}
-			if len(got) != len(qs) {
-				return nil, nil, fmt.Errorf("retriever %s returned %d lists for %d queries", req.name, len(got), len(qs))
+			if len(got) != len(uniq) {
+				return nil, nil, fmt.Errorf("retriever %s returned %d lists for %d queries", req.name, len(got), len(uniq))
 			}
-			lists = got
+			lists = make([][]rlsearch.Hit, len(qs))
+			for j, u := range at {
+				lists[j] = got[u]
+			}
 		}
 		j := 0
 		for i := lo; i < hi; i++ {

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/jsonbody"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
 )
 
@@ -28,11 +29,14 @@ func (c *Collection) ExecJSONL(ctx context.Context, r io.Reader, name string, w 
 		out := map[string]any{}
 		err := json.Unmarshal(raw, &pl)
 		if err == nil {
-			body := raw
+			// Decoded as /v1/hybrid/execute decodes a program: unknown
+			// keys refused inside "program"; a bare program line may
+			// also carry "id", so there only near-misses ("SQL") are.
 			if len(pl.Program) > 0 {
-				body = pl.Program
+				err = jsonbody.Decode(pl.Program, &p, jsonbody.Reject)
+			} else {
+				err = jsonbody.Decode(raw, &p, jsonbody.Ignore)
 			}
-			err = json.Unmarshal(body, &p)
 		}
 		if err != nil {
 			out["error"] = fmt.Sprintf("line %d: %v", line, err)

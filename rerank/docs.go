@@ -1,10 +1,10 @@
 package rerank
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/jsonbody"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
 )
 
@@ -24,7 +24,9 @@ func ReadDocuments(r io.Reader, name string) ([]rlsearch.Document, []int, error)
 			Title    string  `json:"title"`
 			Text     *string `json:"text"`
 		}
-		if err := json.Unmarshal(raw, &d); err != nil {
+		// As /rerank decodes a candidate: extra keys pass, near-misses
+		// ("Contents", "txt") and wrong types are errors.
+		if err := jsonbody.Decode(raw, &d, jsonbody.Ignore); err != nil {
 			return jr.Errorf(line, "%w: %v", rlsearch.ErrBadInput, err)
 		}
 		switch {

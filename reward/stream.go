@@ -1,7 +1,6 @@
 package reward
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,7 +20,7 @@ import (
 // field: reason"), and afterBatch's, read and write errors.
 func (s *Scorer) ScoreJSONL(ctx context.Context, kind Kind, batch int, r io.Reader, w io.Writer, afterBatch func() error) error {
 	batch = max(batch, 1)
-	out := bufio.NewWriterSize(w, 1<<20)
+	out := jsonl.NewWriter(w)
 	var raws []json.RawMessage
 	var lines []int
 	flush := func() error {
@@ -37,12 +36,9 @@ func (s *Scorer) ScoreJSONL(ctx context.Context, kind Kind, batch int, r io.Read
 			return err
 		}
 		for _, x := range res {
-			b, err := json.Marshal(x)
-			if err != nil {
+			if err := out.Write(x); err != nil {
 				return err
 			}
-			out.Write(b)
-			out.WriteByte('\n')
 		}
 		raws, lines = raws[:0], lines[:0]
 		if afterBatch != nil {

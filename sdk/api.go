@@ -87,19 +87,27 @@ func (br *BatchRequest) Check() error {
 		return rlsearch.TooLarge("programs", "%d programs, at most %d per request", len(br.Programs), DefaultMaxBatchPrograms)
 	}
 	for i, p := range br.Programs {
-		if p.Code == "" && p.Response == "" {
-			return badArg(fmt.Sprintf("programs[%d].code", i), "programs[%d] has neither code nor response", i)
-		}
-		if p.Code != "" && p.Response != "" {
-			return badArg(fmt.Sprintf("programs[%d].response", i), "programs[%d] has both code and response; give one (code runs as is, response runs its last <code> block)", i)
-		}
-		if p.Budgets != nil {
-			if err := p.Budgets.Validate(); err != nil {
-				return badArg(fmt.Sprintf("programs[%d].budgets", i), "programs[%d]: %v", i, err)
-			}
+		if field, err := p.check(); err != nil {
+			return badArg(fmt.Sprintf("programs[%d].%s", i, field), "programs[%d]: %v", i, err)
 		}
 	}
 	return nil
+}
+
+// check reports what is wrong with one program request, and in which
+// field: the HTTP batch and the JSONL file readers share it.
+func (r Request) check() (field string, err error) {
+	switch {
+	case r.Code == "" && r.Response == "":
+		return "code", errors.New("neither code nor response")
+	case r.Code != "" && r.Response != "":
+		return "response", errors.New("both code and response; give one (code runs as is, response runs its last <code> block)")
+	case r.Budgets != nil:
+		if err := r.Budgets.Validate(); err != nil {
+			return "budgets", err
+		}
+	}
+	return "", nil
 }
 
 // MaxBodyBytes is Config.MaxBodyBytes (defaults applied): the body limit

@@ -58,16 +58,8 @@ func ReadRequests(r io.Reader, name string) ([]Request, error) {
 		if err := jsonl.DecodeStrict(b, &req); err != nil {
 			return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, line, err)
 		}
-		if req.Code == "" && req.Response == "" {
-			return fmt.Errorf("%w: line %d: neither code nor response", rlsearch.ErrBadInput, line)
-		}
-		if req.Code != "" && req.Response != "" {
-			return fmt.Errorf("%w: line %d: both code and response; give one", rlsearch.ErrBadInput, line)
-		}
-		if req.Budgets != nil {
-			if err := req.Budgets.Validate(); err != nil {
-				return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, line, err)
-			}
+		if _, err := req.check(); err != nil {
+			return fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, line, err)
 		}
 		reqs = append(reqs, req)
 		return nil

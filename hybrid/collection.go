@@ -641,8 +641,9 @@ type Collection struct {
 	cells  [][]cell   // [row][column]
 	texts  [][]string // [text field][row]
 	colIdx map[string]int
-	text   []fieldIndex // per Schema.Text
-	image  []fieldIndex // per Schema.Image
+	nonNFC map[string]bool // columns holding a value not in NFC (see nonNFCColumns)
+	text   []fieldIndex    // per Schema.Text
+	image  []fieldIndex    // per Schema.Image
 }
 
 type fieldIndex struct {
@@ -844,6 +845,7 @@ func (c *Collection) load(ctx context.Context) error {
 		}
 		c.image[i] = fx
 	}
+	c.nonNFC = nonNFCColumns(c.Meta.Schema.ID, c.ids, c.colIdx, c.cells)
 	return nil
 }
 

@@ -269,7 +269,7 @@ func (c *Collection) run(ctx context.Context, cp *Compiled, cands []candidates) 
 		sorted[i] = slices.Clone(cs)
 		slices.Sort(sorted[i])
 	}
-	q, args := sqlNFC(cp.Expr, func(s *InSet) []int32 { return sorted[slotOf[s]] }, c.nonNFCColumns())
+	q, args := sqlNFC(cp.Expr, func(s *InSet) []int32 { return sorted[slotOf[s]] }, c.nonNFC)
 	t0 := time.Now()
 	rs, err := c.db.QueryContext(ctx, q, args...)
 	if err != nil {

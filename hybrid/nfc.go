@@ -2,10 +2,7 @@ package hybrid
 
 import (
 	"database/sql/driver"
-	"runtime"
-	"sync"
 	"unicode/utf8"
-	"weak"
 
 	"golang.org/x/text/unicode/norm"
 	"modernc.org/sqlite"
@@ -49,44 +46,24 @@ func nfcString(s string) string {
 	return s
 }
 
-// nfcInfo records, per collection, the TEXT columns (and the id column)
-// that hold at least one value not in NFC.
-type nfcInfo struct {
-	once sync.Once
-	cols map[string]bool
-}
-
-// nfcInfos caches nfcInfo per open Collection without keeping it alive:
-// the entry is dropped when the Collection is garbage collected.
-var nfcInfos sync.Map // weak.Pointer[Collection] -> *nfcInfo
-
-// nonNFCColumns returns the columns of c that must be compared through
-// nfcFunc. It scans the rows in memory once per collection (O(cells)
-// byte scans) and is safe for concurrent use. The returned map must not be
-// modified.
-func (c *Collection) nonNFCColumns() map[string]bool {
-	key := weak.Make(c)
-	v, loaded := nfcInfos.LoadOrStore(key, &nfcInfo{})
-	if !loaded {
-		runtime.AddCleanup(c, func(k weak.Pointer[Collection]) { nfcInfos.Delete(k) }, key)
+// nonNFCColumns returns the columns (the id column included) holding at
+// least one value not in NFC, which filters must compare through nfcFunc;
+// the others keep their SQLite index. One scan of the rows at load.
+func nonNFCColumns(idCol string, ids []string, colIdx map[string]int, cells [][]cell) map[string]bool {
+	cols := map[string]bool{}
+	for _, id := range ids {
+		if !norm.NFC.IsNormalString(id) {
+			cols[idCol] = true
+			break
+		}
 	}
-	info := v.(*nfcInfo)
-	info.once.Do(func() {
-		info.cols = map[string]bool{}
-		for _, id := range c.ids {
-			if !norm.NFC.IsNormalString(id) {
-				info.cols[c.Meta.Schema.ID] = true
+	for name, i := range colIdx {
+		for _, row := range cells {
+			if x := row[i]; x.Kind == ValString && !norm.NFC.IsNormalString(x.S) {
+				cols[name] = true
 				break
 			}
 		}
-		for name, i := range c.colIdx {
-			for _, row := range c.cells {
-				if x := row[i]; x.Kind == ValString && !norm.NFC.IsNormalString(x.S) {
-					info.cols[name] = true
-					break
-				}
-			}
-		}
-	})
-	return info.cols
+	}
+	return cols
 }

@@ -59,7 +59,7 @@ func nfcCollection(t *testing.T) *Collection {
 func TestTextFiltersNFC(t *testing.T) {
 	ctx := context.Background()
 	c := nfcCollection(t)
-	if got := c.nonNFCColumns(); !got["name"] || !got["city"] || got["kind"] || got["doc_id"] {
+	if got := c.nonNFC; !got["name"] || !got["city"] || got["kind"] || got["doc_id"] {
 		t.Fatalf("non-NFC columns %v, want name and city only", got)
 	}
 	for _, tc := range []struct {
@@ -116,7 +116,7 @@ func TestTextFiltersNFC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, _ := sqlNFC(cp.Expr, nil, c.nonNFCColumns())
+	q, _ := sqlNFC(cp.Expr, nil, c.nonNFC)
 	if !strings.Contains(q, `"kind" = ?`) || !strings.Contains(q, nfcFunc+`("name") = ?`) {
 		t.Errorf("SQL %s: want kind compared as stored and name through %s", q, nfcFunc)
 	}

@@ -3,7 +3,9 @@ package rlsearch
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Document is one corpus passage as Search-R1 and FlashRAG ship it.
@@ -139,4 +141,19 @@ func Distinct[T comparable](xs []T) (uniq []T, at []int) {
 		at[i] = k
 	}
 	return uniq, at
+}
+
+// QuoteShort quotes s (strconv.Quote) for an error message, cut at a rune
+// boundary to its first 80 bytes with "…" after the quote when longer: a
+// query in an error stays readable whatever its length.
+func QuoteShort(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…"
 }

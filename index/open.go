@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/ann"
@@ -329,15 +328,7 @@ func (r denseRetriever) Retrieve(ctx context.Context, queries []string, k int) (
 		for j := range texts {
 			for d, v := range vecs[j*dim : (j+1)*dim] {
 				if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-					q := texts[j]
-					if len(q) > 80 {
-						cut := 80
-						for cut > 0 && !utf8.RuneStart(q[cut]) {
-							cut--
-						}
-						q = q[:cut] + "…"
-					}
-					return nil, fmt.Errorf("%w: %s embedded queries[%d] %q with %v at dimension %d", ErrNonFiniteEmbedding, r.enc.Name(), where[j], q, v, d)
+					return nil, fmt.Errorf("%w: %s embedded queries[%d] %s with %v at dimension %d", ErrNonFiniteEmbedding, r.enc.Name(), where[j], rlsearch.QuoteShort(texts[j]), v, d)
 				}
 			}
 		}

@@ -107,10 +107,10 @@ type NonFiniteError struct {
 }
 
 func (e *NonFiniteError) Error() string {
-	q := "query " + quoteShort(e.Query)
+	q := "query " + rlsearch.QuoteShort(e.Query)
 	d := fmt.Sprintf("document %d", e.Doc)
 	if e.QueryIndex >= 0 {
-		q = fmt.Sprintf("queries[%d] %s", e.QueryIndex, quoteShort(e.Query))
+		q = fmt.Sprintf("queries[%d] %s", e.QueryIndex, rlsearch.QuoteShort(e.Query))
 		d = fmt.Sprintf("documents[%d][%d]", e.QueryIndex, e.Doc)
 	}
 	return fmt.Sprintf("rerank: model %s scored %v for %s, %s (id %q): a NaN or infinite score is a model fault (broken export or weights)",
@@ -120,18 +120,6 @@ func (e *NonFiniteError) Error() string {
 // Unwrap returns ErrNonFinite.
 func (e *NonFiniteError) Unwrap() error { return ErrNonFinite }
 
-// quoteShort quotes s for an error message, cut to its first 80 bytes.
-func quoteShort(s string) string {
-	const max = 80
-	if len(s) <= max {
-		return fmt.Sprintf("%q", s)
-	}
-	cut := max
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return fmt.Sprintf("%q…", s[:cut])
-}
 
 // checkFinite returns a *NonFiniteError for the first NaN or infinite
 // score, nil when all are finite.

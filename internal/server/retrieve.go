@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/jsonbody"
@@ -281,7 +280,7 @@ next:
 			continue // padding id from a short top-k; never a document
 		}
 		if int(h.Row) >= n {
-			return nil, seen, fmt.Errorf("retriever %s returned row %d outside the corpus of %d documents for queries[%d] %s", req.name, h.Row, n, i, quoteShort(req.queries[i]))
+			return nil, seen, fmt.Errorf("retriever %s returned row %d outside the corpus of %d documents for queries[%d] %s", req.name, h.Row, n, i, rlsearch.QuoteShort(req.queries[i]))
 		}
 		if big {
 			if _, dup := seen[h.Row]; dup {
@@ -296,24 +295,11 @@ next:
 			}
 		}
 		if math.IsNaN(float64(h.Score)) || math.IsInf(float64(h.Score), 0) {
-			return nil, seen, fmt.Errorf("retriever %s scored %v for queries[%d] %s, row %d: %w", req.name, h.Score, i, quoteShort(req.queries[i]), h.Row, errBadScore)
+			return nil, seen, fmt.Errorf("retriever %s scored %v for queries[%d] %s, row %d: %w", req.name, h.Score, i, rlsearch.QuoteShort(req.queries[i]), h.Row, errBadScore)
 		}
 		hits = append(hits, h)
 	}
 	return hits, seen, nil
-}
-
-// quoteShort quotes s for an error message, cut to its first 80 bytes.
-func quoteShort(s string) string {
-	const max = 80
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + "…"
 }
 
 // retrieveFailed answers a failed retrieval with the server's one error

@@ -120,7 +120,6 @@ func (e *NonFiniteError) Error() string {
 // Unwrap returns ErrNonFinite.
 func (e *NonFiniteError) Unwrap() error { return ErrNonFinite }
 
-
 // checkFinite returns a *NonFiniteError for the first NaN or infinite
 // score, nil when all are finite.
 func checkFinite(model, query string, docs []rlsearch.Document, scores []float32) error {

@@ -2,7 +2,6 @@ package peers
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -416,41 +415,17 @@ func oursIndex(ctx context.Context, o Options, bin string, progress io.Writer) (
 	return dir, os.WriteFile(done, nil, 0o644)
 }
 
-// readQuestions returns the question texts of a questions JSONL
-// ({"question": ...} per line) or plain text lines.
+// readQuestions returns the texts of the first max questions of a
+// question-set JSONL (bench.LoadQuestions).
 func readQuestions(path string, max int) ([]string, error) {
-	f, err := os.Open(path)
+	qs, err := bench.LoadQuestions(path)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var qs []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() && len(qs) < max {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var q struct {
-			Question string `json:"question"`
-		}
-		if line[0] == '{' {
-			if err := json.Unmarshal(line, &q); err != nil || q.Question == "" {
-				return nil, fmt.Errorf("%s: line %d has no \"question\"", path, len(qs)+1)
-			}
-			qs = append(qs, q.Question)
-		} else {
-			qs = append(qs, string(line))
-		}
-	}
-	if err := sc.Err(); err != nil {
 		return nil, err
 	}
 	if len(qs) == 0 {
 		return nil, fmt.Errorf("%s: no questions", path)
 	}
-	return qs, nil
+	return bench.Texts(qs[:min(max, len(qs))]), nil
 }
 
 // retrieveLoad is the loadgen.Config of /retrieve requests of route over qs.

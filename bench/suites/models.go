@@ -1,15 +1,15 @@
 package suites
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench"
+	"github.com/rlsearch/rlsearch/corpus"
 )
 
 // python is Debian's interpreter with python3-onnx and python3-numpy, which
@@ -77,26 +77,25 @@ func tokenizer(env *bench.Env, name string) (string, error) {
 	return p, nil
 }
 
-// loadPassages reads the first n documents of a Search-R1 corpus JSONL
-// ({"id", "contents"}, or {"id", "title", "text"}).
+// loadPassages reads the first n passages of a Search-R1 corpus JSONL
+// through the corpus reader ({"id", "contents"} or {"id", "title",
+// "text"}; empty passages skipped).
 func loadPassages(path string, n int) ([]rlsearch.Document, error) {
-	f, err := os.Open(path)
+	r, err := corpus.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	defer r.Close()
 	var out []rlsearch.Document
-	for line := 1; sc.Scan() && len(out) < n; line++ {
-		var d struct{ ID, Contents, Title, Text string }
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return nil, fmt.Errorf("suites: %s line %d: %v", path, line, err)
+	for len(out) < n {
+		p, err := r.Next()
+		if err == io.EOF {
+			break
 		}
-		if d.Contents == "" {
-			d.Contents = fmt.Sprintf("%q\n%s", d.Title, d.Text)
+		if err != nil {
+			return nil, fmt.Errorf("suites: %s: %w", path, err)
 		}
-		out = append(out, rlsearch.Document{ID: d.ID, Contents: d.Contents})
+		out = append(out, p.Document)
 	}
-	return out, sc.Err()
+	return out, nil
 }

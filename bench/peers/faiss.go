@@ -186,7 +186,9 @@ func pint(p map[string]any, k string) int {
 	return 0
 }
 
-// readRows reads a peer's JSON array of bench.Row.
+// readRows reads a peer script's JSON array of bench.Row. Not
+// bench.ReadRows: the scripts leave Config empty for the Go side to fill
+// from the measured parameters, so the rows validate only after that.
 func readRows(path string) ([]bench.Row, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

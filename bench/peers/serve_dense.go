@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -21,6 +20,7 @@ import (
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/atomicfile"
+	"github.com/rlsearch/rlsearch/internal/jsonl"
 )
 
 // Routes of the serve suite (the /retrieve "retriever" field).
@@ -187,13 +187,12 @@ func writeVecFile(path string, v []float32, d int) error {
 
 // writeJSONLines writes one JSON string per line atomically.
 func writeJSONLines(path string, ss []string) error {
-	return atomicfile.WriteFile(path, 0o644, func(f io.Writer) error {
-		w := bufio.NewWriter(f)
+	return jsonl.WriteFile(path, nil, func(w *jsonl.Writer) error {
 		for _, s := range ss {
-			b, _ := json.Marshal(s)
-			w.Write(b)
-			w.WriteByte('\n')
+			if err := w.Write(s); err != nil {
+				return err
+			}
 		}
-		return w.Flush()
+		return nil
 	})
 }

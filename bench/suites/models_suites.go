@@ -29,43 +29,59 @@ func Rerank() bench.Suite {
 	return bench.Suite{Name: "rerank", Doc: "Qwen3-style reranker (rerank, ONNX Runtime): pairs/s by documents per call", Setup: setupRerank}
 }
 
-func setupEncode(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error) {
-	lib, err := ortLib(env, "encode")
+// modelWorkload is what the encode and rerank suites share: the ONNX
+// Runtime library, the model directory ("<suite>.model", else the
+// generated test model of script), and the first nDocs wiki_multihop
+// passages and the real questions.
+type modelWorkload struct {
+	lib, model string
+	docs       []rlsearch.Document
+	qs         []bench.Question
+}
+
+func loadModelWorkload(env *bench.Env, suite, tokFile, name, script string, args []string, nDocs int) (*modelWorkload, error) {
+	lib, err := ortLib(env, suite)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	tok, err := tokenizer(env, "bert-uncased.json")
-	if err != nil && env.Get("encode", "model", "") == "" {
-		return nil, nil, err
+	tok, err := tokenizer(env, tokFile)
+	if err != nil && env.Get(suite, "model", "") == "" {
+		return nil, err
 	}
-	model, err := testModel(env, "encode", "tiny", "gen_bert.py", "--preset", "tiny", "--tokenizer", tok)
+	model, err := testModel(env, suite, name, script, append(args, "--tokenizer", tok)...)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	corpus, err := dataFile(env, wikiCorpus)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	qpath, err := dataFile(env, wikiQuestions)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	docs, err := loadPassages(corpus, 2048)
+	docs, err := loadPassages(corpus, nDocs)
 	if err != nil {
-		return nil, nil, err
-	}
-	passages := make([]string, len(docs))
-	for i, d := range docs {
-		passages[i] = d.Contents
+		return nil, err
 	}
 	qs, err := bench.LoadQuestions(qpath)
 	if err != nil {
+		return nil, err
+	}
+	return &modelWorkload{lib: lib, model: model, docs: docs, qs: qs}, nil
+}
+
+func setupEncode(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error) {
+	w, err := loadModelWorkload(env, "encode", "bert-uncased.json", "tiny", "gen_bert.py", []string{"--preset", "tiny"}, 2048)
+	if err != nil {
 		return nil, nil, err
 	}
-	questions := make([]string, len(qs))
-	for i, q := range qs {
-		questions[i] = q.Question
+	lib, model := w.lib, w.model
+	passages := make([]string, len(w.docs))
+	for i, d := range w.docs {
+		passages[i] = d.Contents
 	}
+	questions := bench.Texts(w.qs)
 	lens, err := ints("encode.len", env.Get("encode", "len", pick(env, "128", "64,128,256")))
 	if err != nil {
 		return nil, nil, err
@@ -128,34 +144,11 @@ func setupEncode(ctx context.Context, env *bench.Env) ([]bench.Case, func(), err
 }
 
 func setupRerank(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error) {
-	lib, err := ortLib(env, "rerank")
+	w, err := loadModelWorkload(env, "rerank", "qwen3.json", "qwen3-tiny", "gen_qwen3.py", []string{"--variant", "last"}, 1024)
 	if err != nil {
 		return nil, nil, err
 	}
-	tok, err := tokenizer(env, "qwen3.json")
-	if err != nil && env.Get("rerank", "model", "") == "" {
-		return nil, nil, err
-	}
-	model, err := testModel(env, "rerank", "qwen3-tiny", "gen_qwen3.py", "--variant", "last", "--tokenizer", tok)
-	if err != nil {
-		return nil, nil, err
-	}
-	corpus, err := dataFile(env, wikiCorpus)
-	if err != nil {
-		return nil, nil, err
-	}
-	qpath, err := dataFile(env, wikiQuestions)
-	if err != nil {
-		return nil, nil, err
-	}
-	docs, err := loadPassages(corpus, 1024)
-	if err != nil {
-		return nil, nil, err
-	}
-	qs, err := bench.LoadQuestions(qpath)
-	if err != nil {
-		return nil, nil, err
-	}
+	lib, model, docs, qs := w.lib, w.model, w.docs, w.qs
 	counts, err := ints("rerank.docs", env.Get("rerank", "docs", pick(env, "10", "10,50")))
 	if err != nil {
 		return nil, nil, err

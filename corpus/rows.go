@@ -27,7 +27,9 @@ func ParseRows(arg string) (path string, from, to int, err error) {
 	}
 	m := rowsSuffix.FindStringSubmatch(arg)
 	if m == nil {
-		if i := strings.LastIndexByte(arg, '@'); i >= 0 {
+		// An '@' in a directory name ("/home/u@x/c.jsonl") is no suffix:
+		// the missing file is then reported by whoever opens it.
+		if i := strings.LastIndexByte(arg, '@'); i >= 0 && i > strings.LastIndexByte(arg, '/') {
 			return "", 0, 0, fmt.Errorf("%w %q in %q: want @FROM:TO with FROM < TO, both 0-based row numbers (either may be empty)", ErrBadRows, arg[i:], arg)
 		}
 		return arg, 0, 0, nil

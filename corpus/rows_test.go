@@ -29,6 +29,7 @@ func TestParseRows(t *testing.T) {
 		{"a.jsonl@5:5", "", 0, 0, true},
 		{"a.jsonl@x", "", 0, 0, true},
 		{"a.jsonl@99999999999999999999:", "", 0, 0, true},
+		{"/home/u@x/c.jsonl", "/home/u@x/c.jsonl", 0, 0, false}, // an @ in a directory is no range
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
 			path, from, to, err := ParseRows(tc.arg)

@@ -96,10 +96,7 @@ func runBenchIndex(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(qs) == 0 {
 		return usageErr("--questions %s has no questions", questions)
 	}
-	texts := make([]string, len(qs))
-	for i, q := range qs {
-		texts[i] = q.Question
-	}
+	texts := bench.Texts(qs)
 	if batch == 0 {
 		batch = len(texts)
 	}

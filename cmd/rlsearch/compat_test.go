@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/app"
 	"github.com/rlsearch/rlsearch/internal/server"
@@ -12,7 +14,7 @@ import (
 // serve's environment configuration), for the tests of those endpoints.
 
 func addHybridEndpoints(m map[string]server.Endpoint, ix *index.Index, dir string) (reward.HybridExecutor, error) {
-	exec, _, err := app.AddHybrid(m, ix, dir)
+	exec, _, err := app.AddHybrid(context.Background(), m, ix, dir)
 	return exec, err
 }
 

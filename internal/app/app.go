@@ -131,7 +131,7 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		return nil, fmt.Errorf("%w: --retriever %q is not served by this index (have %v; e5 needs --model)", ErrConfig, sc.Default, ix.RetrieverNames())
 	}
 	m := map[string]server.Endpoint{}
-	exec, closeCols, err := AddHybrid(m, ix, cfg.Collections)
+	exec, closeCols, err := AddHybrid(ctx, m, ix, cfg.Collections)
 	if err != nil {
 		return nil, err
 	}

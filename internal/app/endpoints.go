@@ -41,12 +41,12 @@ func OpenCollections(ctx context.Context, dir string, enc rlsearch.Encoder) (map
 // AddHybrid mounts POST /v1/hybrid/execute over the collections under dir
 // (OpenCollections, with ix's encoder; ix may be nil). It returns the
 // executor over the collections and their closer.
-func AddHybrid(m map[string]server.Endpoint, ix *index.Index, dir string) (reward.HybridExecutor, func(), error) {
+func AddHybrid(ctx context.Context, m map[string]server.Endpoint, ix *index.Index, dir string) (reward.HybridExecutor, func(), error) {
 	var enc rlsearch.Encoder
-	if ix != nil && ix.Encoder() != nil {
+	if ix != nil {
 		enc = ix.Encoder()
 	}
-	cols, exec, closer, err := OpenCollections(context.Background(), dir, enc)
+	cols, exec, closer, err := OpenCollections(ctx, dir, enc)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,10 +43,6 @@ func Tokens(s string) []string { return answer.Tokens(s) }
 // untrimmed tokens are returned. Articles are kept.
 func LightTokens(s string) []string { return answer.LightTokens(s) }
 
-// blank reports whether g is empty after UnicodeFold and trimming spaces:
-// such a gold never matches.
-func blank(g string) bool { return answer.Blank(g) }
-
 // GoldEmptyAfterNormalize reports whether some non-blank gold of golds
 // normalises to the empty string (it is then matched by LightTokens).
 func GoldEmptyAfterNormalize(golds []string) bool { return answer.GoldEmptyAfterNormalize(golds) }

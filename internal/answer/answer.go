@@ -167,7 +167,7 @@ type goldForm struct {
 // form; empty reports whether some non-blank gold normalises to "".
 func prepareGolds(golds []string) (forms []goldForm, empty bool) {
 	for _, g := range golds {
-		if blank(g) {
+		if Blank(g) {
 			continue
 		}
 		if n := Normalize(g); n != "" {
@@ -180,15 +180,15 @@ func prepareGolds(golds []string) (forms []goldForm, empty bool) {
 	return forms, empty
 }
 
-// blank reports whether g is empty after UnicodeFold and trimming spaces:
+// Blank reports whether g is empty after UnicodeFold and trimming spaces:
 // such a gold never matches.
-func blank(g string) bool { return strings.TrimSpace(UnicodeFold(g)) == "" }
+func Blank(g string) bool { return strings.TrimSpace(UnicodeFold(g)) == "" }
 
 // GoldEmptyAfterNormalize reports whether some non-blank gold of golds
 // normalises to the empty string (it is then matched by LightTokens).
 func GoldEmptyAfterNormalize(golds []string) bool {
 	for _, g := range golds {
-		if !blank(g) && Normalize(g) == "" {
+		if !Blank(g) && Normalize(g) == "" {
 			return true
 		}
 	}
@@ -353,7 +353,3 @@ func Compare(pred string, golds []string) Match {
 	}
 	return m
 }
-
-// Blank reports whether g is empty after UnicodeFold and trimming spaces:
-// such a gold never matches.
-func Blank(g string) bool { return blank(g) }

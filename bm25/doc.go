@@ -68,13 +68,14 @@
 //
 // # FORMAT
 //
-// One file, little-endian, no padding. Version 2 (version 1, one
-// whole-file checksum and unblocked postings, is refused with an error
-// asking to rebuild the index). Header, 128 bytes:
+// One file, little-endian, no padding. Version 3 (versions 1 and 2 are
+// refused with an error asking to rebuild the index: version 1 had one
+// whole-file checksum and unblocked postings, version 2 no norm slots).
+// Header, 128 bytes:
 //
 //	offset  size  field
 //	0       8     magic "RLSBM25\x00"
-//	8       4     version, uint32 = 2
+//	8       4     version, uint32 = 3
 //	12      4     flags, uint32 = 1 (FlagNFC: terms analyzed after NFC;
 //	              a file without it, written before NFC analysis, is
 //	              refused with ErrAnalyzer asking to rebuild; other bits
@@ -97,11 +98,16 @@
 //
 //	4·N       document lengths: N × uint32, terms per row
 //	postLen   postings: for each term in term order, its blocks in row
-//	          order; a block holds min(128, postings left) pairs
-//	          (uvarint gap, uvarint tf) with gap = row - previous row - 1,
-//	          the previous row of a block's first posting being the last
-//	          row of the term's previous block (-1 for its first block);
-//	          rows increasing, tf >= 1
+//	          order; a block of n = min(128, postings left) postings is
+//	            n bytes   norm slots, one per posting: the slot of the
+//	                      row's length (see Norm slots)
+//	            n pairs   (uvarint gap, uvarint tf) with gap = row -
+//	                      previous row - 1, the previous row of a block's
+//	                      first posting being the last row of the term's
+//	                      previous block (-1 for its first block); rows
+//	                      increasing, tf >= 1
+//	            4·e bytes for each of the e postings whose slot is 255,
+//	                      in posting order: its row's length, uint32
 //	12·B      skip entries, one per block, terms in order:
 //	            0  uint32   last row of the block
 //	            4  float32  maxX: max over the block of float32(tf) · normInv(row),
@@ -120,6 +126,16 @@
 //	blobLen   term bytes: the T terms (UTF-8), concatenated in term order
 //	4·⌈T/4096⌉ chunk checksums: for each chunk of 4096 terms, the CRC-32C
 //	          of its term entries followed by its term bytes
+//
+// Norm slots: the 255 most frequent document lengths below 4096 (by
+// decreasing number of rows, ties by increasing length) get slots 0 to
+// 254 in that order; every other length gets 255. The table is a function
+// of the document lengths section alone, so Open derives it in the same
+// pass that checks the lengths, and the file does not store it. A posting
+// carries its row's slot so that the search reads norms sequentially with
+// the postings instead of one random per-row read each (5M generated
+// passages: 825 distinct lengths, the top 255 cover 99.3% of the rows and
+// 96% of the postings; 1 byte per posting, +40% on this section).
 //
 // normInv(row) = 1 / (k1 · (1 - b + b · dl / avgdl)) in float32 as in
 // Scoring. Because a term's float32 score is non-decreasing in

@@ -1,6 +1,8 @@
 package bm25
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +10,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -15,7 +18,7 @@ import (
 // File format constants; the layout is documented in doc.go (FORMAT).
 const (
 	magic         = "RLSBM25\x00"
-	formatVersion = 2
+	formatVersion = 3
 	headerSize    = 128
 	// BlockSize is the number of postings per block (the unit of skipping,
 	// of block-max bounds and of decoding), Lucene's and PISA's 128.
@@ -80,11 +83,12 @@ type Index struct {
 	numBlocks                                       uint64
 
 	normInv []float32 // per document: 1 / (k1 * (1 - b + b*dl/avgdl))
-	// In memory only (search.go, compactNorms): per row a byte index into
-	// norm8Vals, or normEscape (read normInv).
-	normOnce  sync.Once
-	norm8     []uint8
-	norm8Vals *[256]float32
+	// slots maps a document length to the norm slot its postings carry;
+	// normVals[s] is normInv of slot s's length (normEscape: none, the
+	// block holds the length, whose norm norms gives).
+	slots    *normSlots
+	normVals [256]float32
+	norms    *normTable
 
 	noCRC   bool            // fuzzing only: skip checksums to reach the structural checks
 	termOK  []atomic.Uint64 // bit per term: checksum verified
@@ -152,8 +156,11 @@ func corrupt(format string, args ...any) error {
 // index held in data. verifyCRC is false only in the fuzz test, so that it
 // reaches the structural checks.
 func parse(data []byte, verifyCRC bool) (*Index, error) {
-	if len(data) >= 12 && string(data[:8]) == magic && le.Uint32(data[8:]) == 1 {
-		return nil, corrupt("header at offset 8: format version 1 is no longer supported, rebuild the index (want version %d)", formatVersion)
+	if len(data) >= 12 && string(data[:8]) == magic {
+		switch le.Uint32(data[8:]) {
+		case 1, 2:
+			return nil, corrupt("header at offset 8: format version %d is no longer supported (version %d adds a norm slot to every posting, see the bm25 package documentation), rebuild the index with this version (rlsearch index)", le.Uint32(data[8:]), formatVersion)
+		}
 	}
 	if len(data) < headerSize {
 		return nil, corrupt("file is %d bytes, shorter than the %d-byte header", len(data), headerSize)
@@ -259,10 +266,14 @@ func parse(data []byte, verifyCRC bool) (*Index, error) {
 func (ix *Index) initNorms() error {
 	var docCount uint32
 	var sum uint64
+	var count [slotMaxLen]uint64
 	for d := 0; d < ix.numDocs; d++ {
 		dl := le.Uint32(ix.docLens[4*d:])
 		if dl > 0 {
 			docCount++
+		}
+		if dl < slotMaxLen {
+			count[dl]++
 		}
 		sum += uint64(dl)
 	}
@@ -278,7 +289,56 @@ func (ix *Index) initNorms() error {
 	for d := range ix.normInv {
 		ix.normInv[d] = nt.get(le.Uint32(ix.docLens[4*d:]))
 	}
+	ix.slots, ix.norms = newNormSlots(&count), nt
+	for s, dl := range ix.slots.lens {
+		ix.normVals[s] = nt.get(dl)
+	}
 	return nil
+}
+
+// normEscape is the norm slot of a posting whose row's length has no slot
+// of its own: the search reads that row's norm from Index.normInv.
+const normEscape = 255
+
+// slotMaxLen bounds the document lengths that get a norm slot.
+const slotMaxLen = 4096
+
+// normSlots is the table of norm slots, a function of the document lengths
+// only, so that the writer and Open derive the same one: the normEscape
+// (255) most frequent lengths below slotMaxLen, by decreasing count, ties
+// by increasing length, get slots 0, 1, ...; every other length (rarer,
+// or of slotMaxLen terms or more) gets normEscape. Passages of ~100 words
+// have far fewer distinct lengths (825 at 5M generated wiki passages, of
+// which the top 255 cover 99.3% of the rows).
+type normSlots struct {
+	of   [slotMaxLen]uint8 // slot per length
+	lens []uint32          // length per slot
+}
+
+func newNormSlots(count *[slotMaxLen]uint64) *normSlots {
+	lens := make([]uint32, 0, normEscape)
+	for dl, c := range count {
+		if c > 0 {
+			lens = append(lens, uint32(dl))
+		}
+	}
+	slices.SortStableFunc(lens, func(a, b uint32) int { return cmp.Compare(count[b], count[a]) })
+	ns := &normSlots{lens: lens[:min(len(lens), normEscape)]}
+	for i := range ns.of {
+		ns.of[i] = normEscape
+	}
+	for s, dl := range ns.lens {
+		ns.of[dl] = uint8(s)
+	}
+	return ns
+}
+
+// slot is the norm slot of a row of dl terms.
+func (ns *normSlots) slot(dl uint32) uint8 {
+	if dl < slotMaxLen {
+		return ns.of[dl]
+	}
+	return normEscape
 }
 
 // normTable caches normInverse for short documents (the vast majority), so
@@ -471,11 +531,45 @@ func (ix *Index) postingsOf(t int) (e termEntry, skips, post []byte, err error) 
 	return e, skips, post, nil
 }
 
-// decodeBlock decodes the n postings of one block from p, which must be
-// exactly the block's bytes: rows strictly increasing after prev, the last
-// one equal to last, all below numDocs, tf >= 1. off is the file offset of
-// p, for messages.
-func decodeBlock(p []byte, n int, prev, last int32, numDocs int, docs []int32, tfs []uint32, off int64) error {
+// escSep is normEscape as a separator for bytes.Count.
+var escSep = []byte{normEscape}
+
+// decodePostings decodes block p of n postings (see FORMAT) into docs and
+// tfs, and returns the block's n norm slots and its escaped lengths (a
+// little-endian uint32 for each posting whose slot is normEscape, in
+// posting order: escapeLen). Any slot value decodes; Verify checks slots
+// and lengths against the document lengths. off is the file offset of p,
+// for messages; errors wrap ErrCorrupt.
+func decodePostings(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize]int32, tfs *[BlockSize]uint32, off int64) (slots, esc []byte, err error) {
+	if n > len(p) || n > BlockSize {
+		return nil, nil, corrupt("postings at offset %d: block of %d postings has %d bytes, fewer than its %d norm slots", off, n, len(p), n)
+	}
+	slots, pairs := p[:n:n], p[n:]
+	end, ok := decodeFast(pairs, n, prev, last, numDocs, docs, tfs)
+	if !ok {
+		if end, err = decodeBlock(pairs, n, prev, last, numDocs, docs[:], tfs[:], off+int64(n)); err != nil {
+			return nil, nil, err
+		}
+	}
+	esc = pairs[end:]
+	if e := bytes.Count(slots, escSep); len(esc) != 4*e {
+		return nil, nil, corrupt("postings at offset %d: block of %d postings with %d escaped norm slots has %d bytes of escaped lengths, want %d", off, n, e, len(esc), 4*e)
+	}
+	return slots, esc, nil
+}
+
+// escapeLen is the row length of posting i of a block decoded by
+// decodePostings, whose slot is normEscape: the r-th escaped length, r
+// being the number of escaped slots before i.
+func escapeLen(slots, esc []byte, i int) uint32 {
+	return le.Uint32(esc[4*bytes.Count(slots[:i], escSep):])
+}
+
+// decodeBlock decodes the n (gap, tf) varint pairs at the start of p (a
+// block's pairs and what follows them) and returns the byte length of the
+// pairs: rows strictly increasing after prev, the last one equal to last,
+// all below numDocs, tf >= 1. off is the file offset of p, for messages.
+func decodeBlock(p []byte, n int, prev, last int32, numDocs int, docs []int32, tfs []uint32, off int64) (int, error) {
 	pos := 0
 	row := int64(prev)
 	for i := 0; i < n; i++ {
@@ -487,31 +581,28 @@ func decodeBlock(p []byte, n int, prev, last int32, numDocs int, docs []int32, t
 			var k int
 			gap, k = binary.Uvarint(p[pos:])
 			if k <= 0 {
-				return corrupt("postings at offset %d: bad row varint", off+int64(pos))
+				return 0, corrupt("postings at offset %d: bad row varint", off+int64(pos))
 			}
 			pos += k
 			tf, k = binary.Uvarint(p[pos:])
 			if k <= 0 {
-				return corrupt("postings at offset %d: bad tf varint", off+int64(pos))
+				return 0, corrupt("postings at offset %d: bad tf varint", off+int64(pos))
 			}
 			pos += k
 		}
 		if gap >= uint64(numDocs) || row+1+int64(gap) >= int64(numDocs) {
-			return corrupt("postings at offset %d: row beyond %d documents", off+int64(pos), numDocs)
+			return 0, corrupt("postings at offset %d: row beyond %d documents", off+int64(pos), numDocs)
 		}
 		if tf == 0 || tf > math.MaxUint32 {
-			return corrupt("postings at offset %d: tf %d", off+int64(pos), tf)
+			return 0, corrupt("postings at offset %d: tf %d", off+int64(pos), tf)
 		}
 		row += 1 + int64(gap)
 		docs[i], tfs[i] = int32(row), uint32(tf)
 	}
-	if pos != len(p) {
-		return corrupt("postings at offset %d: block of %d postings ends after %d of its %d bytes", off, n, pos, len(p))
-	}
 	if row != int64(last) {
-		return corrupt("postings at offset %d: block ends at row %d, its skip entry says %d", off, row, last)
+		return 0, corrupt("postings at offset %d: block ends at row %d, its skip entry says %d", off, row, last)
 	}
-	return nil
+	return pos, nil
 }
 
 // Verify checks the whole file: every checksum (dictionary chunks, each
@@ -611,7 +702,9 @@ func (ix *Index) verifyTerms(lo, hi int) (uint64, error) {
 				return 0, corrupt("skip entries at offset %d: block of %d bytes past the postings", soff, n)
 			}
 			cnt := min(left, BlockSize)
-			if err := decodeBlock(post[pos:pos+n], cnt, prev, last, ix.numDocs, docs[:], tfs[:], ix.offPost+int64(e.postOff+pos)); err != nil {
+			boff := ix.offPost + int64(e.postOff+pos)
+			slots, esc, err := decodePostings(post[pos:pos+n], cnt, prev, last, ix.numDocs, &docs, &tfs, boff)
+			if err != nil {
 				return 0, fmt.Errorf("term %d: %w", t, err)
 			}
 			m := float32(0)
@@ -619,6 +712,14 @@ func (ix *Index) verifyTerms(lo, hi int) (uint64, error) {
 				dl := le.Uint32(ix.docLens[4*docs[j]:])
 				if tfs[j] > dl {
 					return 0, corrupt("postings at offset %d: term %d row %d has tf %d > length %d", ix.offPost+int64(e.postOff+pos), t, docs[j], tfs[j], dl)
+				}
+				if want := ix.slots.slot(dl); slots[j] != want {
+					return 0, corrupt("postings at offset %d: term %d row %d of length %d has norm slot %d, want %d", boff+int64(j), t, docs[j], dl, slots[j], want)
+				}
+				if slots[j] == normEscape {
+					if el := escapeLen(slots, esc, j); el != dl {
+						return 0, corrupt("postings at offset %d: term %d row %d of length %d has escaped length %d", boff, t, docs[j], dl, el)
+					}
 				}
 				total += uint64(tfs[j])
 				m = max(m, tfNorm(tfs[j], ix.normInv[docs[j]]))

@@ -274,6 +274,7 @@ type indexWriter struct {
 	blobW              *bufio.Writer
 	norm               *normTable
 	docLens            []uint32
+	slots              *normSlots
 	postLen, numBlocks uint64
 	blobLen            uint64
 	numTerms           int
@@ -328,12 +329,20 @@ func (w *indexWriter) flushBlock() error {
 	}
 	w.blk = w.blk[:0]
 	m := float32(0)
+	for i := 0; i < w.nb; i++ {
+		w.blk = append(w.blk, w.slots.slot(w.docLens[w.docs[i]]))
+	}
 	prev := w.prev
 	for i := 0; i < w.nb; i++ {
 		w.blk = binary.AppendUvarint(w.blk, uint64(w.docs[i]-prev-1))
 		w.blk = binary.AppendUvarint(w.blk, uint64(w.tfs[i]))
 		prev = w.docs[i]
 		m = max(m, tfNorm(w.tfs[i], w.norm.get(w.docLens[w.docs[i]])))
+	}
+	for i := 0; i < w.nb; i++ {
+		if w.blk[i] == normEscape {
+			w.blk = le.AppendUint32(w.blk, w.docLens[w.docs[i]])
+		}
 	}
 	w.prev = prev
 	w.maxX = max(w.maxX, m)
@@ -422,9 +431,13 @@ func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, sumTF
 	}
 
 	docCount := uint32(0)
+	var count [slotMaxLen]uint64
 	for _, dl := range docLens {
 		if dl > 0 {
 			docCount++
+		}
+		if dl < slotMaxLen {
+			count[dl]++
 		}
 	}
 	var avgdl float32
@@ -447,6 +460,7 @@ func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, sumTF
 		blobW:    bufio.NewWriterSize(side[2], 1<<20),
 		norm:     newNormTable(k1, b, avgdl),
 		docLens:  docLens,
+		slots:    newNormSlots(&count),
 	}
 	if err = merge(srcs, w); err != nil {
 		return fmt.Errorf("bm25: write %s: %w", path, err)

@@ -167,64 +167,61 @@ func checkPrunedEqualsExhaustive(t *testing.T, ix *Index, queries []string) {
 	if matched < len(queries)/2 {
 		t.Errorf("only %d of %d queries match any row: the test queries are too weak", matched, len(queries))
 	}
-	checkCompactNorms(t, ix)
+	checkNormSlots(t, ix)
 }
 
-// checkCompactNorms checks that the byte-per-row norms the pruned search
-// reads give every row's normInv bit for bit, unless escaped.
-func checkCompactNorms(t *testing.T, ix *Index) (escaped int) {
+// checkNormSlots checks that the norm slots the postings carry give every
+// row's normInv bit for bit through Index.normVals, unless escaped, and
+// returns the number of escaped rows.
+func checkNormSlots(t *testing.T, ix *Index) (escaped int) {
 	t.Helper()
-	ix.compactNorms()
-	if ix.norm8 == nil {
-		if len(ix.normInv) >= compactNormsMinRows {
-			t.Fatalf("%d rows (>= %d) and no byte norms", len(ix.normInv), compactNormsMinRows)
-		}
-		return -1
-	}
-	if len(ix.norm8) != len(ix.normInv) {
-		t.Fatalf("norm8 has %d rows, normInv %d", len(ix.norm8), len(ix.normInv))
-	}
 	for d, v := range ix.normInv {
-		if ix.norm8[d] == normEscape {
+		sl := ix.slots.slot(uint32(ix.DocLen(int32(d))))
+		if sl == normEscape {
 			escaped++
 			continue
 		}
-		if got := ix.norm8Vals[ix.norm8[d]]; math.Float32bits(got) != math.Float32bits(v) {
-			t.Fatalf("row %d: compact norm %g, normInv %g", d, got, v)
+		if got := ix.normVals[sl]; math.Float32bits(got) != math.Float32bits(v) {
+			t.Fatalf("row %d: norm of slot %d is %g, normInv %g", d, sl, got, v)
 		}
+	}
+	if err := ix.Verify(); err != nil { // every posting's slot is its row's
+		t.Fatal(err)
 	}
 	return escaped
 }
 
-// withCompactNorms makes the indexes opened by the test use byte norms
-// (compactNorms) whatever their size.
-func withCompactNorms(t *testing.T) {
-	old := compactNormsMinRows
-	compactNormsMinRows = 0
-	t.Cleanup(func() { compactNormsMinRows = old })
-}
-
 // TestPrunedEqualsExhaustiveManyLengths has more than 255 distinct
 // document lengths, so some rows' norms are escaped to normInv in the
-// pruned search.
+// pruned search (and rows of 4096 terms or more, which never get a slot).
 func TestPrunedEqualsExhaustiveManyLengths(t *testing.T) {
-	withCompactNorms(t)
 	r := rand.New(rand.NewPCG(300, 7))
 	texts := make([]string, 4000)
 	for i := range texts {
 		texts[i] = randomText(r, 600)
+		if i%500 == 7 { // some rows past slotMaxLen terms (stop words aside)
+			texts[i] = randomText(r, 3*slotMaxLen) + " " + randomText(r, 3*slotMaxLen)
+		}
 	}
 	ix := buildAndOpen(t, Config{}, texts)
+	long := 0
+	for d := range ix.NumDocs() {
+		if ix.DocLen(int32(d)) >= slotMaxLen {
+			long++
+		}
+	}
+	if long == 0 {
+		t.Fatalf("no row of %d terms or more", slotMaxLen)
+	}
 	checkPrunedEqualsExhaustive(t, ix, sample(randomQueries(r, texts, 400), 4))
-	if e := checkCompactNorms(t, ix); e < 100 {
+	if e := checkNormSlots(t, ix); e < 100 {
 		t.Fatalf("%d rows with lengths up to 600 words: %d escaped norms, want many", ix.NumDocs(), e)
 	}
 }
 
-func TestCompactNormsSmall(t *testing.T) {
-	withCompactNorms(t)
+func TestNormSlotsSmall(t *testing.T) {
 	ix := buildAndOpen(t, Config{}, []string{"alpha beta", "alpha", "", "gamma gamma gamma alpha"})
-	if e := checkCompactNorms(t, ix); e != 0 {
+	if e := checkNormSlots(t, ix); e != 0 {
 		t.Fatalf("4 rows of 3 lengths: %d escaped norms, want 0", e)
 	}
 }
@@ -277,7 +274,6 @@ func TestPrunedEqualsExhaustiveGenerated200k(t *testing.T) {
 		n = 40_000
 	}
 	texts := genTopicalCorpus(n, 42, w.contents)
-	withCompactNorms(t) // the Wiki test covers normInv
 	ix := buildAndOpen(t, Config{TempDir: t.TempDir()}, texts)
 	if err := ix.Verify(); err != nil {
 		t.Fatal(err)
@@ -298,7 +294,6 @@ func TestPrunedEqualsExhaustiveSynthetic(t *testing.T) {
 	for i, p := range []struct{ k1, b float64 }{{0.9, 0.4}, {0, 0.5}, {2, 0}, {1.2, 1}} {
 		t.Run(fmt.Sprintf("k1=%g/b=%g", p.k1, p.b), func(t *testing.T) {
 			if i%2 == 1 {
-				withCompactNorms(t)
 			}
 			r := rand.New(rand.NewPCG(uint64(p.k1*10), uint64(p.b*10)))
 			texts := make([]string, 3000)

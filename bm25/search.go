@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -71,6 +72,9 @@ type cursor struct {
 	pos      int32 // current row when decoded; else a lower bound of the next row
 	docs     [BlockSize]int32
 	tfs      [BlockSize]uint32
+	// The decoded block's norm slots (Index.normVals) and escaped lengths
+	// (escapeLen), in the file.
+	slots, esc []byte
 	// Window state: mw bounds the term's score on the rows of the window.
 	// An essential term (ess) has its postings in the window at
 	// scratch.ld[l0:l1] (scores at scratch.ls[l0:l1]), walked by wp.
@@ -174,34 +178,32 @@ func (c *cursor) decode() error {
 	}
 	c.n = min(c.left, BlockSize)
 	off := c.postBase + int64(c.blkOff)
-	p := c.post[c.blkOff : c.blkOff+uint64(c.blen)]
-	if decodeFast(p, c.n, c.prevLast, c.last, c.ix.numDocs, &c.docs, &c.tfs) {
-		c.decoded, c.i = true, 0
-		return nil
-	}
-	if err := decodeBlock(p, c.n, c.prevLast, c.last, c.ix.numDocs, c.docs[:], c.tfs[:], off); err != nil {
+	slots, esc, err := decodePostings(c.post[c.blkOff:c.blkOff+uint64(c.blen)], c.n, c.prevLast, c.last, c.ix.numDocs, &c.docs, &c.tfs, off)
+	if err != nil {
 		return fmt.Errorf("term %d block %d: %w", c.t, c.blk, err)
 	}
+	c.slots, c.esc = slots, esc
 	c.decoded, c.i = true, 0
 	return nil
 }
 
-// decodeFast is decodeBlock's common case: it decodes the n postings of
-// block p when every row gap and tf is a varint of at most 2 bytes, into
-// docs and tfs, and reports whether the block was valid that way. Then the
-// result is exactly decodeBlock's (same varint decoding; rows strictly
-// increase, so the last row equal to the skip entry's last < numDocs puts
-// every row in range). Otherwise (longer varints, or any error) it returns
-// false and the caller runs decodeBlock, which decodes or names the error.
-func decodeFast(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize]int32, tfs *[BlockSize]uint32) bool {
+// decodeFast is decodeBlock's common case: it decodes the n (gap, tf)
+// pairs at the start of p when every row gap and tf is a varint of at most
+// 2 bytes, into docs and tfs, and returns their byte length and whether
+// the pairs were valid that way. Then the result is exactly decodeBlock's
+// (same varint decoding; rows strictly increase, so the last row equal to
+// the skip entry's last < numDocs puts every row in range). Otherwise
+// (longer varints, or any error) ok is false and the caller runs
+// decodeBlock, which decodes or names the error.
+func decodeFast(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize]int32, tfs *[BlockSize]uint32) (end int, ok bool) {
 	if n > BlockSize || int64(last) >= int64(numDocs) {
-		return false
+		return 0, false
 	}
 	row, pos, zero := int64(prev), 0, false
 	for i := range n {
 		var gap, tf uint32
 		if pos+1 >= len(p) {
-			return false
+			return 0, false
 		}
 		if b := p[pos]; b < 0x80 {
 			gap = uint32(b)
@@ -210,10 +212,10 @@ func decodeFast(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize
 			gap = uint32(b&0x7f) | uint32(b2)<<7
 			pos += 2
 		} else {
-			return false
+			return 0, false
 		}
 		if pos >= len(p) {
-			return false
+			return 0, false
 		}
 		if b := p[pos]; b < 0x80 {
 			tf = uint32(b)
@@ -222,13 +224,13 @@ func decodeFast(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize
 			tf = uint32(b&0x7f) | uint32(p[pos+1])<<7
 			pos += 2
 		} else {
-			return false
+			return 0, false
 		}
 		zero = zero || tf == 0
 		row += 1 + int64(gap)
 		docs[i], tfs[i] = int32(row), tf
 	}
-	return pos == len(p) && row == int64(last) && !zero
+	return pos, row == int64(last) && !zero
 }
 
 // next moves past the current (decoded) posting.
@@ -252,68 +254,6 @@ func (c *cursor) next() error {
 // score is the term's contribution to the current row.
 func (c *cursor) score() float32 {
 	return termScore(c.w, tfNorm(c.tfs[c.i], c.ix.normInv[c.pos]))
-}
-
-// normEscape in Index.norm8 sends the search to normInv for that row.
-const normEscape = 255
-
-// compactNormsMinRows is the smallest index for which compactNorms builds
-// the byte norms: 2^21 rows, 8 MiB of normInv (a variable for tests).
-var compactNormsMinRows = 1 << 21
-
-// compactNorms builds, once per index, ix.norm8: for every row an index
-// into ix.norm8Vals, whose entries are the normInv values of the 255 most
-// frequent document lengths below 4096 (passages of ~100 words have far
-// fewer distinct lengths), or normEscape for a row of any other length,
-// whose norm the search then reads from normInv. So norm8Vals[norm8[row]]
-// == normInv[row] bit for bit unless norm8[row] == normEscape, and the
-// random per-row reads of the pruned search touch a byte instead of 4
-// (5 MiB instead of 20 at 5M rows, so mostly in cache). Cost: two passes
-// over the rows on the first pruned search, and 1 byte per row of heap.
-// Only for indexes of at least compactNormsMinRows rows: below, normInv
-// (under 8 MiB) stays mostly in cache and the indirection costs more than
-// it saves (1M rows, k=10: 577 -> 570 queries/s); norm8 is then nil.
-// Safe for concurrent use.
-func (ix *Index) compactNorms() {
-	ix.normOnce.Do(func() {
-		if len(ix.normInv) < compactNormsMinRows {
-			return
-		}
-		const maxLen = 4096
-		var count [maxLen]int
-		for d := range ix.normInv {
-			if dl := le.Uint32(ix.docLens[4*d:]); dl < maxLen {
-				count[dl]++
-			}
-		}
-		lens := make([]int, 0, maxLen)
-		for dl, c := range count {
-			if c > 0 {
-				lens = append(lens, dl)
-			}
-		}
-		slices.SortStableFunc(lens, func(a, b int) int { return count[b] - count[a] })
-		var slot [maxLen]uint8
-		for i := range slot {
-			slot[i] = normEscape
-		}
-		for i, dl := range lens[:min(len(lens), normEscape)] {
-			slot[dl] = uint8(i)
-		}
-		vals := new([256]float32)
-		idx := make([]uint8, len(ix.normInv))
-		for d, v := range ix.normInv {
-			i := uint8(normEscape)
-			if dl := le.Uint32(ix.docLens[4*d:]); dl < maxLen {
-				i = slot[dl]
-			}
-			if i != normEscape {
-				vals[i] = v // every row of one length has the same norm
-			}
-			idx[d] = i
-		}
-		ix.norm8, ix.norm8Vals = idx, vals
-	})
 }
 
 // Search returns the k best rows for query by BM25 (Lucene 9
@@ -557,10 +497,12 @@ const windowMax = 4096
 // sum of n terms and the exact sum, so a skipped or pruned row's float32
 // score is provably <= θ.
 //
-// On an index of at least compactNormsMinRows rows, per-row norms are
-// read through Index.norm8 (compactNorms), a byte per row, instead of the
-// float32 normInv (5 MiB instead of 20 at 5M rows for the random reads of
-// scattered postings), bit-identical values.
+// Norms come with the postings: each posting's norm slot indexes
+// Index.normVals, whose entry is bit for bit the normInv of the row (a row
+// whose length has no slot, normEscape, has its length in the block and
+// Index.norms gives its norm), so scoring an essential term's postings
+// reads them sequentially instead of one random per-row norm each (at 5M
+// rows, 213k postings per question: 121 -> N queries/s).
 //
 // Only rows in [lo, hi) are searched (SearchWith's row ranges).
 func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit, error) {
@@ -578,8 +520,7 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 		s.winBits = make([]uint64, windowMax/64)
 	}
 	order, gorder, pre, gpre, contrib, win, winBits := s.order, s.gorder, s.pre, s.gpre, s.contrib, s.win, s.winBits
-	ix.compactNorms()
-	norm8, norm8Vals, normInv := ix.norm8, ix.norm8Vals, ix.normInv
+	normVals, norms := &ix.normVals, ix.norms
 	for i := range order {
 		order[i], gorder[i] = i, i
 	}
@@ -685,32 +626,29 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 							j++
 						}
 					}
-					docs, tfs := c.docs[c.i:j], c.tfs[c.i:j]
+					docs, tfs, sl := c.docs[c.i:j], c.tfs[c.i:j], c.slots[c.i:j]
+					tfs, sl = tfs[:len(docs)], sl[:len(docs)]
+					er := -1 // escaped lengths before the next escaped posting, once needed
 					l := len(ld)
 					ld, ls = slices.Grow(ld, len(docs))[:l+len(docs)], slices.Grow(ls, len(docs))[:l+len(docs)]
 					lds, lss := ld[l:], ls[l:len(ld)]
+					lds, lss = lds[:len(docs)], lss[:len(docs)]
 					w := c.w
-					if norm8 != nil {
-						for t, d := range docs {
-							ni := norm8[d]
-							nv := norm8Vals[ni]
-							if ni == normEscape {
-								nv = normInv[d]
+					for t, d := range docs {
+						ni := sl[t]
+						nv := normVals[ni]
+						if ni == normEscape {
+							if er < 0 {
+								er = bytes.Count(c.slots[:c.i+t], escSep)
 							}
-							x := termScore(w, tfNorm(tfs[t], nv))
-							r := d - wStart
-							win[r] += float64(x)
-							winBits[r>>6] |= 1 << (r & 63)
-							lds[t], lss[t] = d, x
+							nv = norms.get(le.Uint32(c.esc[4*er:]))
+							er++
 						}
-					} else {
-						for t, d := range docs {
-							x := termScore(w, tfNorm(tfs[t], normInv[d]))
-							r := d - wStart
-							win[r] += float64(x)
-							winBits[r>>6] |= 1 << (r & 63)
-							lds[t], lss[t] = d, x
-						}
+						x := termScore(w, tfNorm(tfs[t], nv))
+						r := d - wStart
+						win[r] += float64(x)
+						winBits[r>>6] |= 1 << (r & 63)
+						lds[t], lss[t] = d, x
 					}
 					c.i = j
 					if j < c.n {
@@ -769,15 +707,10 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 								}
 							}
 							if c.pos == d {
-								var nv float32
-								if norm8 != nil {
-									ni := norm8[d]
-									nv = norm8Vals[ni]
-									if ni == normEscape {
-										nv = normInv[d]
-									}
-								} else {
-									nv = normInv[d]
+								ni := c.slots[c.i]
+								nv := normVals[ni]
+								if ni == normEscape {
+									nv = norms.get(escapeLen(c.slots, c.esc, c.i))
 								}
 								x := termScore(c.w, tfNorm(c.tfs[c.i], nv))
 								contrib[c.qi] = x

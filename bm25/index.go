@@ -531,73 +531,84 @@ func (ix *Index) postingsOf(t int) (e termEntry, skips, post []byte, err error) 
 	return e, skips, post, nil
 }
 
-// escSep is normEscape as a separator for bytes.Count.
-var escSep = []byte{normEscape}
+// tfEscape is the tf byte of a posting whose tf does not fit it (>= 255):
+// the block holds the tf among its escaped tfs.
+const tfEscape = 255
 
-// decodePostings decodes block p of n postings (see FORMAT) into docs and
-// tfs, and returns the block's n norm slots and its escaped lengths (a
-// little-endian uint32 for each posting whose slot is normEscape, in
-// posting order: escapeLen). Any slot value decodes; Verify checks slots
-// and lengths against the document lengths. off is the file offset of p,
-// for messages; errors wrap ErrCorrupt.
-func decodePostings(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize]int32, tfs *[BlockSize]uint32, off int64) (slots, esc []byte, err error) {
-	if n > len(p) || n > BlockSize {
-		return nil, nil, corrupt("postings at offset %d: block of %d postings has %d bytes, fewer than its %d norm slots", off, n, len(p), n)
+// escSep and tfSep are normEscape and tfEscape as separators for bytes.Count.
+var escSep, tfSep = []byte{normEscape}, []byte{tfEscape}
+
+// blockParts are the parts of one block in the file besides its row gaps
+// (see FORMAT): n norm slots, n tf bytes, and the escaped lengths and tfs
+// (a little-endian uint32 each, in posting order).
+type blockParts struct {
+	slots, tfs      []byte
+	escLens, escTfs []byte
+}
+
+// tf is posting i's term frequency.
+func (b *blockParts) tf(i int) uint32 {
+	if t := b.tfs[i]; t != tfEscape {
+		return uint32(t)
 	}
-	slots, pairs := p[:n:n], p[n:]
-	end, ok := decodeFast(pairs, n, prev, last, numDocs, docs, tfs)
+	return le.Uint32(b.escTfs[4*bytes.Count(b.tfs[:i], tfSep):])
+}
+
+// escapedLen is the row length of posting i, whose slot is normEscape: the
+// r-th escaped length, r being the number of escaped slots before i.
+func (b *blockParts) escapedLen(i int) uint32 {
+	return le.Uint32(b.escLens[4*bytes.Count(b.slots[:i], escSep):])
+}
+
+// decodePostings decodes the rows of block p of n postings (see FORMAT)
+// into docs and returns the block's other parts, checked to fit it exactly.
+// Slot and tf values are not checked here (a hostile value gives a wrong
+// score, never a panic; the term checksum, verified on a term's first use,
+// and Verify catch them). off is the file offset of p, for messages;
+// errors wrap ErrCorrupt.
+func decodePostings(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize]int32, off int64) (blockParts, error) {
+	if 2*n > len(p) || n > BlockSize {
+		return blockParts{}, corrupt("postings at offset %d: block of %d postings has %d bytes, fewer than its norm slots and tf bytes", off, n, len(p))
+	}
+	b := blockParts{slots: p[:n:n], tfs: p[n : 2*n : 2*n]}
+	e, g := bytes.Count(b.slots, escSep), bytes.Count(b.tfs, tfSep)
+	gapEnd := len(p) - 4*(e+g)
+	if gapEnd < 2*n {
+		return blockParts{}, corrupt("postings at offset %d: block of %d bytes has %d escaped norm slots and %d escaped tfs, too many", off, len(p), e, g)
+	}
+	gaps := p[2*n : gapEnd]
+	end, ok := decodeFast(gaps, n, prev, last, numDocs, docs)
 	if !ok {
-		if end, err = decodeBlock(pairs, n, prev, last, numDocs, docs[:], tfs[:], off+int64(n)); err != nil {
-			return nil, nil, err
+		var err error
+		if end, err = decodeBlock(gaps, n, prev, last, numDocs, docs[:], off+int64(2*n)); err != nil {
+			return blockParts{}, err
 		}
 	}
-	esc = pairs[end:]
-	if e := bytes.Count(slots, escSep); len(esc) != 4*e {
-		return nil, nil, corrupt("postings at offset %d: block of %d postings with %d escaped norm slots has %d bytes of escaped lengths, want %d", off, n, e, len(esc), 4*e)
+	if end != len(gaps) {
+		return blockParts{}, corrupt("postings at offset %d: block of %d postings: its row gaps end after %d of their %d bytes", off, n, end, len(gaps))
 	}
-	return slots, esc, nil
+	b.escLens, b.escTfs = p[gapEnd:gapEnd+4*e], p[gapEnd+4*e:]
+	return b, nil
 }
 
-// escapeLen is the row length of posting i of a block decoded by
-// decodePostings, whose slot is normEscape: the r-th escaped length, r
-// being the number of escaped slots before i.
-func escapeLen(slots, esc []byte, i int) uint32 {
-	return le.Uint32(esc[4*bytes.Count(slots[:i], escSep):])
-}
-
-// decodeBlock decodes the n (gap, tf) varint pairs at the start of p (a
-// block's pairs and what follows them) and returns the byte length of the
-// pairs: rows strictly increasing after prev, the last one equal to last,
-// all below numDocs, tf >= 1. off is the file offset of p, for messages.
-func decodeBlock(p []byte, n int, prev, last int32, numDocs int, docs []int32, tfs []uint32, off int64) (int, error) {
+// decodeBlock decodes the n row gaps (uvarints) at the start of p into
+// docs and returns their byte length: rows strictly increasing after prev,
+// the last one equal to last, all below numDocs. off is the file offset of
+// p, for messages.
+func decodeBlock(p []byte, n int, prev, last int32, numDocs int, docs []int32, off int64) (int, error) {
 	pos := 0
 	row := int64(prev)
 	for i := 0; i < n; i++ {
-		var gap, tf uint64
-		if pos+1 < len(p) && p[pos] < 0x80 && p[pos+1] < 0x80 { // fast path: both fit one byte
-			gap, tf = uint64(p[pos]), uint64(p[pos+1])
-			pos += 2
-		} else {
-			var k int
-			gap, k = binary.Uvarint(p[pos:])
-			if k <= 0 {
-				return 0, corrupt("postings at offset %d: bad row varint", off+int64(pos))
-			}
-			pos += k
-			tf, k = binary.Uvarint(p[pos:])
-			if k <= 0 {
-				return 0, corrupt("postings at offset %d: bad tf varint", off+int64(pos))
-			}
-			pos += k
+		gap, k := binary.Uvarint(p[pos:])
+		if k <= 0 {
+			return 0, corrupt("postings at offset %d: bad row varint", off+int64(pos))
 		}
+		pos += k
 		if gap >= uint64(numDocs) || row+1+int64(gap) >= int64(numDocs) {
 			return 0, corrupt("postings at offset %d: row beyond %d documents", off+int64(pos), numDocs)
 		}
-		if tf == 0 || tf > math.MaxUint32 {
-			return 0, corrupt("postings at offset %d: tf %d", off+int64(pos), tf)
-		}
 		row += 1 + int64(gap)
-		docs[i], tfs[i] = int32(row), uint32(tf)
+		docs[i] = int32(row)
 	}
 	if row != int64(last) {
 		return 0, corrupt("postings at offset %d: block ends at row %d, its skip entry says %d", off, row, last)
@@ -682,7 +693,6 @@ func (ix *Index) Verify() error {
 // verifyTerms decodes every block of terms [lo, hi) and returns their tf sum.
 func (ix *Index) verifyTerms(lo, hi int) (uint64, error) {
 	var docs [BlockSize]int32
-	var tfs [BlockSize]uint32
 	var total uint64
 	for t := lo; t < hi; t++ {
 		e, skips, post, err := ix.postingsOf(t)
@@ -703,26 +713,27 @@ func (ix *Index) verifyTerms(lo, hi int) (uint64, error) {
 			}
 			cnt := min(left, BlockSize)
 			boff := ix.offPost + int64(e.postOff+pos)
-			slots, esc, err := decodePostings(post[pos:pos+n], cnt, prev, last, ix.numDocs, &docs, &tfs, boff)
+			bp, err := decodePostings(post[pos:pos+n], cnt, prev, last, ix.numDocs, &docs, boff)
 			if err != nil {
 				return 0, fmt.Errorf("term %d: %w", t, err)
 			}
 			m := float32(0)
 			for j := 0; j < cnt; j++ {
 				dl := le.Uint32(ix.docLens[4*docs[j]:])
-				if tfs[j] > dl {
-					return 0, corrupt("postings at offset %d: term %d row %d has tf %d > length %d", ix.offPost+int64(e.postOff+pos), t, docs[j], tfs[j], dl)
+				tf := bp.tf(j)
+				if tf == 0 || (bp.tfs[j] == tfEscape && tf < tfEscape) || tf > dl {
+					return 0, corrupt("postings at offset %d: term %d row %d of length %d has tf %d (tf byte %d)", boff+int64(cnt+j), t, docs[j], dl, tf, bp.tfs[j])
 				}
-				if want := ix.slots.slot(dl); slots[j] != want {
-					return 0, corrupt("postings at offset %d: term %d row %d of length %d has norm slot %d, want %d", boff+int64(j), t, docs[j], dl, slots[j], want)
+				if want := ix.slots.slot(dl); bp.slots[j] != want {
+					return 0, corrupt("postings at offset %d: term %d row %d of length %d has norm slot %d, want %d", boff+int64(j), t, docs[j], dl, bp.slots[j], want)
 				}
-				if slots[j] == normEscape {
-					if el := escapeLen(slots, esc, j); el != dl {
+				if bp.slots[j] == normEscape {
+					if el := bp.escapedLen(j); el != dl {
 						return 0, corrupt("postings at offset %d: term %d row %d of length %d has escaped length %d", boff, t, docs[j], dl, el)
 					}
 				}
-				total += uint64(tfs[j])
-				m = max(m, tfNorm(tfs[j], ix.normInv[docs[j]]))
+				total += uint64(tf)
+				m = max(m, tfNorm(tf, ix.normInv[docs[j]]))
 			}
 			if math.Float32bits(m) != math.Float32bits(bmax) {
 				return 0, corrupt("skip entries at offset %d: term %d block bound %v, postings give %v", soff+4, t, bmax, m)

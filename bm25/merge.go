@@ -329,19 +329,27 @@ func (w *indexWriter) flushBlock() error {
 	}
 	w.blk = w.blk[:0]
 	m := float32(0)
-	for i := 0; i < w.nb; i++ {
+	n := w.nb
+	for i := 0; i < n; i++ {
 		w.blk = append(w.blk, w.slots.slot(w.docLens[w.docs[i]]))
 	}
+	for i := 0; i < n; i++ {
+		w.blk = append(w.blk, uint8(min(w.tfs[i], tfEscape)))
+	}
 	prev := w.prev
-	for i := 0; i < w.nb; i++ {
+	for i := 0; i < n; i++ {
 		w.blk = binary.AppendUvarint(w.blk, uint64(w.docs[i]-prev-1))
-		w.blk = binary.AppendUvarint(w.blk, uint64(w.tfs[i]))
 		prev = w.docs[i]
 		m = max(m, tfNorm(w.tfs[i], w.norm.get(w.docLens[w.docs[i]])))
 	}
-	for i := 0; i < w.nb; i++ {
+	for i := 0; i < n; i++ {
 		if w.blk[i] == normEscape {
 			w.blk = le.AppendUint32(w.blk, w.docLens[w.docs[i]])
+		}
+	}
+	for i := 0; i < n; i++ {
+		if w.blk[n+i] == tfEscape {
+			w.blk = le.AppendUint32(w.blk, w.tfs[i])
 		}
 	}
 	w.prev = prev

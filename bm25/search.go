@@ -72,10 +72,7 @@ type cursor struct {
 	n, i     int
 	pos      int32 // current row when decoded; else a lower bound of the next row
 	docs     [BlockSize]int32
-	tfs      [BlockSize]uint32
-	// The decoded block's norm slots (Index.normVals) and escaped lengths
-	// (escapeLen), in the file.
-	slots, esc []byte
+	bp       blockParts // the decoded block's slots, tfs and escapes, in the file
 	// Window state: mw bounds the term's score on the rows of the window.
 	// An essential term (ess) has its postings in the window at
 	// scratch.ld[l0:l1] (scores at scratch.ls[l0:l1]), walked by wp.
@@ -180,59 +177,43 @@ func (c *cursor) decode() error {
 	}
 	c.n = min(c.left, BlockSize)
 	off := c.postBase + int64(c.blkOff)
-	slots, esc, err := decodePostings(c.post[c.blkOff:c.blkOff+uint64(c.blen)], c.n, c.prevLast, c.last, c.ix.numDocs, &c.docs, &c.tfs, off)
+	bp, err := decodePostings(c.post[c.blkOff:c.blkOff+uint64(c.blen)], c.n, c.prevLast, c.last, c.ix.numDocs, &c.docs, off)
 	if err != nil {
 		return fmt.Errorf("term %d block %d: %w", c.t, c.blk, err)
 	}
-	c.slots, c.esc = slots, esc
+	c.bp = bp
 	c.decoded, c.i = true, 0
 	return nil
 }
 
-// decodeFast is decodeBlock's common case: it decodes the n (gap, tf)
-// pairs at the start of p when every row gap and tf is a varint of at most
-// 2 bytes, into docs and tfs, and returns their byte length and whether
-// the pairs were valid that way. Then the result is exactly decodeBlock's
-// (same varint decoding; rows strictly increase, so the last row equal to
-// the skip entry's last < numDocs puts every row in range). Otherwise
-// (longer varints, or any error) ok is false and the caller runs
-// decodeBlock, which decodes or names the error.
-func decodeFast(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize]int32, tfs *[BlockSize]uint32) (end int, ok bool) {
+// decodeFast is decodeBlock's common case: it decodes the n row gaps at
+// the start of p when every gap is a varint of at most 2 bytes, into docs,
+// and returns their byte length and whether they were valid that way. Then
+// the result is exactly decodeBlock's (same varint decoding; rows strictly
+// increase, so the last row equal to the skip entry's last < numDocs puts
+// every row in range). Otherwise (longer varints, or any error) ok is
+// false and the caller runs decodeBlock, which decodes or names the error.
+func decodeFast(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize]int32) (end int, ok bool) {
 	if n > BlockSize || int64(last) >= int64(numDocs) {
 		return 0, false
 	}
-	row, pos, zero := int64(prev), 0, false
+	row, pos := int64(prev), 0
 	for i := range n {
-		var gap, tf uint32
-		if pos+1 >= len(p) {
-			return 0, false
-		}
-		if b := p[pos]; b < 0x80 {
-			gap = uint32(b)
-			pos++
-		} else if b2 := p[pos+1]; b2 < 0x80 {
-			gap = uint32(b&0x7f) | uint32(b2)<<7
-			pos += 2
-		} else {
-			return 0, false
-		}
 		if pos >= len(p) {
 			return 0, false
 		}
 		if b := p[pos]; b < 0x80 {
-			tf = uint32(b)
+			row += 1 + int64(b)
 			pos++
 		} else if pos+1 < len(p) && p[pos+1] < 0x80 {
-			tf = uint32(b&0x7f) | uint32(p[pos+1])<<7
+			row += 1 + int64(uint32(b&0x7f)|uint32(p[pos+1])<<7)
 			pos += 2
 		} else {
 			return 0, false
 		}
-		zero = zero || tf == 0
-		row += 1 + int64(gap)
-		docs[i], tfs[i] = int32(row), tf
+		docs[i] = int32(row)
 	}
-	return pos, row == int64(last) && !zero
+	return pos, row == int64(last)
 }
 
 // next moves past the current (decoded) posting.
@@ -255,7 +236,7 @@ func (c *cursor) next() error {
 
 // score is the term's contribution to the current row.
 func (c *cursor) score() float32 {
-	return termScore(c.w, tfNorm(c.tfs[c.i], c.ix.normInv[c.pos]))
+	return termScore(c.w, tfNorm(c.bp.tf(c.i), c.ix.normInv[c.pos]))
 }
 
 // Search returns the k best rows for query by BM25 (Lucene 9
@@ -647,7 +628,7 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 							j++
 						}
 					}
-					docs, tfs, sl := c.docs[c.i:j], c.tfs[c.i:j], c.slots[c.i:j]
+					docs, tfs, sl := c.docs[c.i:j], c.bp.tfs[c.i:j], c.bp.slots[c.i:j]
 					tfs, sl = tfs[:len(docs)], sl[:len(docs)]
 					er := -1 // escaped lengths before the next escaped posting, once needed
 					l := len(ld)
@@ -660,12 +641,16 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 						nv := normVals[ni]
 						if ni == normEscape {
 							if er < 0 {
-								er = bytes.Count(c.slots[:c.i+t], escSep)
+								er = bytes.Count(c.bp.slots[:c.i+t], escSep)
 							}
-							nv = norms.get(le.Uint32(c.esc[4*er:]))
+							nv = norms.get(le.Uint32(c.bp.escLens[4*er:]))
 							er++
 						}
-						x := termScore(w, tfNorm(tfs[t], nv))
+						tf := uint32(tfs[t])
+						if tf == tfEscape {
+							tf = c.bp.tf(c.i + t)
+						}
+						x := termScore(w, tfNorm(tf, nv))
 						r := d - wStart
 						win[r] += float64(x)
 						winBits[r>>6] |= 1 << (r & 63)
@@ -728,12 +713,12 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 								}
 							}
 							if c.pos == d {
-								ni := c.slots[c.i]
+								ni := c.bp.slots[c.i]
 								nv := normVals[ni]
 								if ni == normEscape {
-									nv = norms.get(escapeLen(c.slots, c.esc, c.i))
+									nv = norms.get(c.bp.escapedLen(c.i))
 								}
-								x := termScore(c.w, tfNorm(c.tfs[c.i], nv))
+								x := termScore(c.w, tfNorm(c.bp.tf(c.i), nv))
 								contrib[c.qi] = x
 								probed = append(probed, c.qi)
 								partial += float64(x)

@@ -297,7 +297,7 @@ func (ix *Index) initNorms() error {
 }
 
 // normEscape is the norm slot of a posting whose row's length has no slot
-// of its own: the search reads that row's norm from Index.normInv.
+// of its own: the block holds that length (blockParts.escapedLen).
 const normEscape = 255
 
 // slotMaxLen bounds the document lengths that get a norm slot.
@@ -308,8 +308,8 @@ const slotMaxLen = 4096
 // (255) most frequent lengths below slotMaxLen, by decreasing count, ties
 // by increasing length, get slots 0, 1, ...; every other length (rarer,
 // or of slotMaxLen terms or more) gets normEscape. Passages of ~100 words
-// have far fewer distinct lengths (825 at 5M generated wiki passages, of
-// which the top 255 cover 99.3% of the rows).
+// have few distinct lengths (825 at 5M generated wiki passages, of which
+// the top 255 cover 99.3% of the rows and 96% of the postings).
 type normSlots struct {
 	of   [slotMaxLen]uint8 // slot per length
 	lens []uint32          // length per slot

@@ -447,9 +447,12 @@ const windowMax = 4096
 //     of a globally essential term; rows before it are skipped unread.
 //  2. Window partition. Each term's window bound mw is the largest block
 //     bound among its blocks that intersect the window (skip entries only;
-//     a frequent term spans several blocks of one window). Sorted by mw,
-//     the terms split again into window non-essential terms (a prefix of
-//     bound sum at most θ) and essential ones.
+//     a frequent term spans several blocks of one window). The terms split
+//     again into window non-essential terms, whose bounds sum to at most θ,
+//     and essential ones: taken by increasing mw / df (Lucene's
+//     MaxScoreBulkScorer.partitionScorers), each term is non-essential if
+//     it still fits under θ, which leaves the costly frequent terms out of
+//     the essential set first.
 //  3. The postings of the essential terms in the window are scored term at
 //     a time into a window buffer (and kept per term, in scratch.ld/ls).
 //     Only rows they match are candidates. A block of an essential term
@@ -485,7 +488,8 @@ const windowMax = 4096
 // whose length has no slot, normEscape, has its length in the block and
 // Index.norms gives its norm), so scoring an essential term's postings
 // reads them sequentially instead of one random per-row norm each (at 5M
-// rows, 213k postings per question: 121 -> 140 queries/s on one core).
+// rows, ~200k essential postings per question: +15% queries/s, measured
+// interleaved against per-row norm reads).
 //
 // Only rows in [lo, hi) are searched (SearchWith's row ranges).
 func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit, error) {

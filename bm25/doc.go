@@ -101,13 +101,19 @@
 //	          order; a block of n = min(128, postings left) postings is
 //	            n bytes   norm slots, one per posting: the slot of the
 //	                      row's length (see Norm slots)
-//	            n pairs   (uvarint gap, uvarint tf) with gap = row -
-//	                      previous row - 1, the previous row of a block's
-//	                      first posting being the last row of the term's
-//	                      previous block (-1 for its first block); rows
-//	                      increasing, tf >= 1
+//	            n bytes   tf bytes: tf for 1 <= tf <= 254, 255 for a tf
+//	                      of 255 or more (escaped)
+//	            n gaps    uvarint row gaps, gap = row - previous row - 1,
+//	                      the previous row of a block's first posting
+//	                      being the last row of the term's previous block
+//	                      (-1 for its first block); rows increasing
 //	            4·e bytes for each of the e postings whose slot is 255,
 //	                      in posting order: its row's length, uint32
+//	            4·g bytes for each of the g postings whose tf byte is
+//	                      255, in posting order: its tf (>= 255), uint32
+//	          The counts e and g are those of the 255 bytes among the
+//	          slots and tf bytes; the gaps end exactly where the escaped
+//	          lengths begin. Decoding a block reads one varint per posting.
 //	12·B      skip entries, one per block, terms in order:
 //	            0  uint32   last row of the block
 //	            4  float32  maxX: max over the block of float32(tf) · normInv(row),

@@ -309,7 +309,7 @@ const slotMaxLen = 4096
 // by increasing length, get slots 0, 1, ...; every other length (rarer,
 // or of slotMaxLen terms or more) gets normEscape. Passages of ~100 words
 // have few distinct lengths (825 at 5M generated wiki passages, of which
-// the top 255 cover 99.3% of the rows and 96% of the postings).
+// the top 255 cover 99.3% of the rows and about 96% of the terms).
 type normSlots struct {
 	of   [slotMaxLen]uint8 // slot per length
 	lens []uint32          // length per slot

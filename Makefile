@@ -51,7 +51,7 @@ test-short:
 	$(GO) test -short ./...
 
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./ann/ ./bm25/ ./docstore/ ./internal/server/
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./ann/ ./bm25/ ./docstore/ ./server/
 
 # Regenerate the committed GPU kernel images (kernels/*.ptx, *.cubin) from kernels/topk.cu. Needs nvcc
 # (Debian 12: nvidia-cuda-toolkit from `contrib non-free`, ~1.6 GB), so it is not part of setup or test;

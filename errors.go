@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Error kinds that the HTTP layer (internal/server) maps to statuses.
+// Error kinds that the HTTP layer (server) maps to statuses.
 // Domain packages (sdk, rerank, reward, hybrid) return them, wrapped, from
 // their plain Serve functions and never import net/http:
 //

@@ -15,7 +15,7 @@ import (
 // Limits of POST /v1/hybrid/execute.
 const (
 	DefaultMaxPrograms  = 256     // programs per request
-	DefaultMaxBodyBytes = 8 << 20 // request body (applied by the HTTP layer, internal/server)
+	DefaultMaxBodyBytes = 8 << 20 // request body (applied by the HTTP layer, server)
 )
 
 // ServiceConfig configures NewService. Zero fields mean the defaults.
@@ -49,7 +49,7 @@ type ExecuteResponse struct {
 }
 
 // Service answers POST /v1/hybrid/execute over the given collections (by
-// Schema.Name) as a plain call; the HTTP side is internal/server's. Safe for
+// Schema.Name) as a plain call; the HTTP side is server's. Safe for
 // concurrent use.
 type Service struct {
 	cols map[string]*Collection

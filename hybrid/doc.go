@@ -80,7 +80,7 @@
 // # Serving
 //
 // Service.Serve answers POST /v1/hybrid/execute (batch of programs, one
-// result or error per program) as a plain call; internal/server owns the
+// result or error per program) as a plain call; server owns the
 // HTTP side (decoding, statuses). NewExecutor adapts collections to
 // reward.HybridExecutor for the ProRetrieval reward. The only HTTP in this
 // package is an outbound client: OpenAIVerbalizer calls an

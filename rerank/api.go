@@ -33,7 +33,7 @@ const (
 
 // ServiceConfig configures NewService. Zero fields take the defaults
 // above. The body limit (DefaultMaxRerankBody) is applied by the HTTP
-// layer, internal/server.
+// layer, server.
 type ServiceConfig struct {
 	DefaultTopK int
 	MaxQueries  int
@@ -288,7 +288,7 @@ func RerankLists(ctx context.Context, r rlsearch.Reranker, queries []string, doc
 }
 
 // Service answers Search-R1's rerank contract as a plain call (the HTTP
-// side, POST /rerank, is internal/server's):
+// side, POST /rerank, is server's):
 //
 //	{"queries": [str], "documents": [[doc]], "rerank_topk": int >= 0 (0 or absent: ServiceConfig.DefaultTopK, 3), "return_scores": bool}
 //	→ {"result": [[{"document": doc, "score": float}, ...] per query]}

@@ -15,7 +15,7 @@
 //   - Service: Search-R1's POST /rerank contract over any
 //     rlsearch.Reranker as a plain call, Serve(ctx, RerankRequest)
 //     (rerank_topk absent, null or 0 keeps 3, Search-R1's default);
-//     internal/server owns the HTTP side and this package does not import
+//     server owns the HTTP side and this package does not import
 //     net/http. Check: the startup sanity check for real weights.
 //
 // Non-finite scores. No NaN or ±Inf score ever leaves this package: the

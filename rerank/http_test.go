@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/rlsearch/rlsearch"
-	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/server"
 )
 
 // handlerConfig is what cmd/rlsearch serve gives POST /rerank.
@@ -22,7 +22,7 @@ type handlerConfig struct {
 	MaxBodyBytes                     int64
 }
 
-// newHandler serves svc as serve mounts it: through internal/server, with
+// newHandler serves svc as serve mounts it: through server, with
 // unknown keys ignored (Search-R1 clients send extras).
 func newHandler(r rlsearch.Reranker, c handlerConfig) (http.Handler, error) {
 	svc, err := NewService(r, ServiceConfig{DefaultTopK: c.DefaultTopK, MaxQueries: c.MaxQueries, MaxDocs: c.MaxDocs})

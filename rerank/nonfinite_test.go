@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rlsearch/rlsearch"
-	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/server"
 )
 
 // nanWord is the word whose token makes the generated NaN model's logits

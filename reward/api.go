@@ -13,7 +13,7 @@ import (
 // Limits of the reward endpoints.
 const (
 	DefaultMaxBatch     = 4096     // rollouts per request
-	DefaultMaxBodyBytes = 64 << 20 // bytes per request body (applied by the HTTP layer, internal/server)
+	DefaultMaxBodyBytes = 64 << 20 // bytes per request body (applied by the HTTP layer, server)
 )
 
 // ServiceConfig configures NewService.
@@ -28,7 +28,7 @@ type ServiceConfig struct {
 
 // Service answers the reward endpoints POST
 // /v1/rewards/{qa,rpl,search-p1,proretrieval} as plain calls; the HTTP side
-// (decoding, statuses) is internal/server's. Safe for concurrent use.
+// (decoding, statuses) is server's. Safe for concurrent use.
 type Service struct {
 	cfg ServiceConfig
 }

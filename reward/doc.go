@@ -95,7 +95,7 @@
 //
 // Scorer.ScoreBatch scores a batch of JSON rollouts of one Kind;
 // Service.Serve answers POST /v1/rewards/{qa,rpl,search-p1,proretrieval}
-// as a plain call (internal/server owns the HTTP side; bad rollouts are
+// as a plain call (server owns the HTTP side; bad rollouts are
 // *InputError values naming "rollouts[i].field"); the only net/http in
 // this package is OpenAIJudge's outbound client. The CLI is "rlsearch reward --kind K < rollouts.jsonl > rewards.jsonl".
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // The README's /v1/rewards/qa example: the body of POST /v1/rewards/qa
-// and its answer (serve mounts Service.Serve through internal/server).
+// and its answer (serve mounts Service.Serve through server).
 func ExampleService_Serve() {
 	s, _ := reward.New(reward.Config{})
 	svc, _ := reward.NewService(reward.ServiceConfig{Scorer: s})

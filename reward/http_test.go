@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/server"
 )
 
 // handlerConfig is the service's configuration plus the body limit of the
@@ -20,7 +20,7 @@ type handlerConfig struct {
 }
 
 // newRewardServer mounts the four reward endpoints as cmd/rlsearch serve
-// does: through internal/server, unknown top-level keys ignored.
+// does: through server, unknown top-level keys ignored.
 func newRewardServer(t *testing.T, cfg Config, mut func(*handlerConfig)) *httptest.Server {
 	s, err := New(cfg)
 	if err != nil {

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/rlsearch/rlsearch/index"
-	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/reward"
 	"github.com/rlsearch/rlsearch/sdk"
+	"github.com/rlsearch/rlsearch/server"
 )
 
 // post sends body to h and returns the response body; it fails the test

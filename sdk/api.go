@@ -115,7 +115,7 @@ func (r Request) check() (field string, err error) {
 func (rt *Runtime) MaxBodyBytes() int64 { return rt.cfg.MaxBodyBytes }
 
 // Serve answers POST /v1/programs/execute (the HTTP side is
-// internal/server's): it checks br (Check) and runs its programs as one
+// server's): it checks br (Check) and runs its programs as one
 // batch. The response holds one result per program, in order, even when
 // programs fail (their failures are in each result's code and
 // observation); the error is a bad request only. Safe for concurrent use.

@@ -198,7 +198,7 @@ type Config struct {
 	MaxBatch     int
 	CoalesceWait time.Duration
 	// MaxBodyBytes bounds a request body of POST /v1/programs/execute
-	// (applied by the HTTP layer, internal/server); 0 means
+	// (applied by the HTTP layer, server); 0 means
 	// DefaultMaxBodyBytes (64 MiB).
 	MaxBodyBytes int64
 	// MaxConcurrent bounds the programs executing at once across all

@@ -121,7 +121,7 @@
 // Runtime.Serve answers POST /v1/programs/execute and Verifier.Serve POST
 // /v1/programs/mutate as plain calls (decoded requests in, responses or
 // errors carrying a kind out: *rlsearch.FieldError for bad input, wrapping
-// rlsearch.ErrTooLarge over a limit); internal/server owns the HTTP side,
+// rlsearch.ErrTooLarge over a limit); server owns the HTTP side,
 // and the package does not import net/http. `rlsearch programs` runs JSONL
 // files. A Runtime and a Cache are safe for concurrent use.
 //

@@ -168,7 +168,7 @@ func (v *Verifier) with(req MutateRequest) (*Verifier, error) {
 }
 
 // Serve answers POST /v1/programs/mutate (the HTTP side is
-// internal/server's): proposals for trajectories, records for records, one
+// server's): proposals for trajectories, records for records, one
 // per input in order, even when some rollouts are not mutable or have no
 // verified mutation (their Error says why). It returns Check's error for a
 // bad request and ctx's error when ctx ends. Safe for concurrent use.

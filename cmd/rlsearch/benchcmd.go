@@ -15,7 +15,7 @@ import (
 	"github.com/rlsearch/rlsearch/bench"
 	"github.com/rlsearch/rlsearch/bench/indexbench"
 	"github.com/rlsearch/rlsearch/index"
-	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/server"
 )
 
 // runBench dispatches `rlsearch bench`: `compare OLD NEW`, `render

@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"github.com/rlsearch/rlsearch/index"
-	"github.com/rlsearch/rlsearch/internal/app"
-	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/reward"
+	"github.com/rlsearch/rlsearch/server"
+	"github.com/rlsearch/rlsearch/server/app"
 )
 
 // addHybridEndpoints and addRewardEndpoints mount what serve mounts for

@@ -16,8 +16,8 @@ import (
 	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
-	"github.com/rlsearch/rlsearch/internal/app"
 	"github.com/rlsearch/rlsearch/internal/cli"
+	"github.com/rlsearch/rlsearch/server/app"
 	"github.com/rlsearch/rlsearch/verify"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/rlsearch/rlsearch/bench/hybrideval"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/hybrid"
-	"github.com/rlsearch/rlsearch/internal/app"
 	"github.com/rlsearch/rlsearch/internal/cli"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
+	"github.com/rlsearch/rlsearch/server/app"
 )
 
 func runHybrid(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/server"
 )
 
 const hybridSchema = `{"name": "toys", "id": "product_id", "columns": [

@@ -5,7 +5,7 @@
 // (the table in commands); `rlsearch CMD -h` lists a command's flags.
 //
 // main only turns flags into configurations and calls the packages; the
-// server is assembled by internal/app.
+// server is assembled by server/app.
 package main
 
 import (
@@ -20,9 +20,9 @@ import (
 	"github.com/rlsearch/rlsearch/bench/gencorpus"
 	"github.com/rlsearch/rlsearch/bench/mutateeval"
 	"github.com/rlsearch/rlsearch/index"
-	"github.com/rlsearch/rlsearch/internal/app"
 	"github.com/rlsearch/rlsearch/internal/cli"
 	"github.com/rlsearch/rlsearch/reward"
+	"github.com/rlsearch/rlsearch/server/app"
 )
 
 // command is one (sub)command of the table in commands (package cli runs

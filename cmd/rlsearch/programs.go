@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch/bench/mutateeval"
-	"github.com/rlsearch/rlsearch/internal/app"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/sdk"
+	"github.com/rlsearch/rlsearch/server/app"
 )
 
 // programFlags open an index and the models behind the program runtime

@@ -8,9 +8,9 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/rlsearch/rlsearch/internal/app"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
 	"github.com/rlsearch/rlsearch/reward"
+	"github.com/rlsearch/rlsearch/server/app"
 )
 
 // rewardFlags bind the reward configuration once for "rlsearch reward" and

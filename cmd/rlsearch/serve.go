@@ -13,11 +13,11 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
-	"github.com/rlsearch/rlsearch/internal/app"
 	"github.com/rlsearch/rlsearch/internal/cli"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
-	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/rerank"
+	"github.com/rlsearch/rlsearch/server"
+	"github.com/rlsearch/rlsearch/server/app"
 )
 
 // serveFlags configure the server (app.Config); bench uses the same ones.

@@ -17,7 +17,7 @@ import (
 
 // TestServeHostileBodies sends the hostile bodies of testutil.HostileCases
 // to every path `rlsearch serve` answers (without --reranker; /rerank is
-// covered by internal/server's TestHostileBodiesEveryEndpoint), each with
+// covered by server's TestHostileBodiesEveryEndpoint), each with
 // its served body limit, and expects the same status and error JSON.
 func TestServeHostileBodies(t *testing.T) {
 	dir, _ := buildIndex(t)

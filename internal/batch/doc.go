@@ -1,5 +1,5 @@
 // Package batch is the one gather-until-full-or-timeout loop behind every
-// batching owner goroutine (the E5 batcher of internal/server, the GPU
+// batching owner goroutine (the E5 batcher of server, the GPU
 // index of package ann, the reranker's queue): an owner goroutine calls
 // Gatherer.Next, runs the batch it returns, and calls Next again.
 //

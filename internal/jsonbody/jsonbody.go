@@ -1,5 +1,5 @@
 // Package jsonbody decodes request bodies of every JSON endpoint the same
-// way, so that the HTTP layer (internal/server) and the plain decoders of
+// way, so that the HTTP layer (server) and the plain decoders of
 // the domain packages (sdk.DecodeBatch, ...) accept and refuse the same
 // bodies with the same messages.
 //

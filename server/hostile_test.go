@@ -15,11 +15,11 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/hybrid"
-	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 	"github.com/rlsearch/rlsearch/rerank"
 	"github.com/rlsearch/rlsearch/reward"
 	"github.com/rlsearch/rlsearch/sdk"
+	"github.com/rlsearch/rlsearch/server"
 )
 
 // limit is every endpoint's body limit in this test, so that the over-size
@@ -61,7 +61,7 @@ func (lenReranker) Rerank(_ context.Context, _ string, docs []rlsearch.Document)
 }
 
 // allEndpoints builds a server with every endpoint `rlsearch serve`
-// mounts (internal/app's Add functions), each over the domain
+// mounts (server/app's Add functions), each over the domain
 // package's plain Serve function, and returns it with a valid body per
 // POST path and the status that body gets.
 func allEndpoints(t *testing.T) (*server.Server, map[string]string, map[string]int) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch"
-	"github.com/rlsearch/rlsearch/internal/server"
+	"github.com/rlsearch/rlsearch/server"
 )
 
 type docs []rlsearch.Document

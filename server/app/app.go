@@ -12,10 +12,10 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
-	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/rerank"
 	"github.com/rlsearch/rlsearch/reward"
 	"github.com/rlsearch/rlsearch/sdk"
+	"github.com/rlsearch/rlsearch/server"
 )
 
 // ErrConfig marks a Config the assembly cannot serve (a usage error).
@@ -43,7 +43,7 @@ type RerankConfig struct {
 	Check bool
 	// Service holds /rerank's per-request limits and default rerank_topk.
 	Service rerank.ServiceConfig
-	// MaxBodyBytes bounds a /rerank body (0 = internal/server's default).
+	// MaxBodyBytes bounds a /rerank body (0 = server's default).
 	MaxBodyBytes int64
 }
 

@@ -7,10 +7,10 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/index"
-	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/rerank"
 	"github.com/rlsearch/rlsearch/reward"
 	"github.com/rlsearch/rlsearch/sdk"
+	"github.com/rlsearch/rlsearch/server"
 )
 
 // Each Add function mounts one endpoint family into m (path → endpoint,

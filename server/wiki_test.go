@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch/index"
-	"github.com/rlsearch/rlsearch/internal/server"
 	"github.com/rlsearch/rlsearch/internal/testutil"
+	"github.com/rlsearch/rlsearch/server"
 )
 
 var wikiIx struct {

@@ -27,6 +27,17 @@ func (d Document) Title() string {
 	return strings.TrimSuffix(strings.TrimPrefix(first, `"`), `"`)
 }
 
+// TitleLine returns the first line of Contents as stored, the title in its
+// double quotes (what Search-R1's _passages2string prints as the title),
+// or "" when Contents has no newline.
+func (d Document) TitleLine() string {
+	first, _, ok := strings.Cut(d.Contents, "\n")
+	if !ok {
+		return ""
+	}
+	return first
+}
+
 // Text returns the passage text after the title line (all of Contents when
 // there is no title line).
 func (d Document) Text() string {

@@ -105,7 +105,7 @@ func wikiRollouts(tb testing.TB, n int) []wikiRollout {
 					return
 				}
 				r.top = append(r.top, d.ID)
-				fmt.Fprintf(&obs, "Doc %d(Title: %s) %s\n", k+1, d.Title(), d.Text())
+				fmt.Fprintf(&obs, "Doc %d(Title: %s) %s\n", k+1, d.TitleLine(), d.Text())
 				for _, g := range q.GoldPassageIDs {
 					r.goldHit = r.goldHit || g == d.ID
 				}

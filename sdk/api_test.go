@@ -82,7 +82,7 @@ func TestFormatDoc(t *testing.T) {
 	if got := FormatDoc("[{index}] {id} {title}|{text}|{score}|{routes}\n", 3, d); got != "[3] wiki-1 T|body|0.5000|dense,sparse\n" {
 		t.Fatalf("got %q", got)
 	}
-	if got := FormatObservation("", []Doc{d, d}); got != "Doc 1(Title: T) body\nDoc 2(Title: T) body\n" {
+	if got := FormatObservation("", []Doc{d, d}); got != "Doc 1(Title: \"T\") body\nDoc 2(Title: \"T\") body\n" {
 		t.Fatalf("got %q", got)
 	}
 	rt := newRT(t, wikiIndex(t), Config{DocFormat: "<{index}|{id}>\n", ErrorFormat: "ERR {code}\n"})

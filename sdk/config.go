@@ -36,8 +36,12 @@ const (
 	// the largest single copy, a non-preemptible memmove that can hold up
 	// the collector's stop-the-world (and so every request) while it runs.
 	DefaultMaxMemoryBytes = 64 << 20
-	DefaultDocFormat      = "Doc {index}(Title: {title}) {text}\n"
-	DefaultErrorFormat    = "Error ({code}): {message}\n"
+	// DefaultDocFormat is Search-R1's _passages2string line
+	// (search_r1/llm_agent/generation.py): the title line as stored, in
+	// its double quotes, so that a <code> observation shows a passage
+	// exactly as a <search> observation does.
+	DefaultDocFormat   = "Doc {index}(Title: {title_line}) {text}\n"
+	DefaultErrorFormat = "Error ({code}): {message}\n"
 )
 
 // Budgets bound one program. Zero fields mean the defaults above. A request
@@ -179,9 +183,11 @@ type Config struct {
 	// al. 2009, RPL). fuse(..., k=) overrides it per call.
 	RRFK float64
 	// DocFormat renders one printed document; placeholders {index}
-	// (1-based over the observation), {id}, {title}, {text}, {score}
-	// (%.4f), {routes} (comma-separated). Default DefaultDocFormat, the
-	// Search-R1 observation format.
+	// (1-based over the observation), {id}, {title} (without its
+	// quotes), {title_line} (the first line of contents as stored, the
+	// title in its double quotes; "" for a passage without a title
+	// line), {text}, {score} (%.4f), {routes} (comma-separated). Default
+	// DefaultDocFormat, the Search-R1 observation format.
 	DocFormat string
 	// ErrorFormat renders the error line appended to the observation;
 	// placeholders {code} and {message}. Default DefaultErrorFormat.

@@ -34,6 +34,10 @@ type Doc struct {
 // Title is the title line of Contents without quotes.
 func (d Doc) Title() string { return rlsearch.Document{Contents: d.Contents}.Title() }
 
+// TitleLine is the first line of Contents as stored (the title in its
+// double quotes), "" without a title line (rlsearch.Document.TitleLine).
+func (d Doc) TitleLine() string { return rlsearch.Document{Contents: d.Contents}.TitleLine() }
+
 // Text is Contents after the title line.
 func (d Doc) Text() string { return rlsearch.Document{Contents: d.Contents}.Text() }
 

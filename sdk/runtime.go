@@ -506,6 +506,7 @@ func FormatDoc(format string, index int, d Doc) string {
 		"{index}", strconv.Itoa(index),
 		"{id}", d.ID,
 		"{title}", d.Title(),
+		"{title_line}", d.TitleLine(),
 		"{text}", d.Text(),
 		"{score}", strconv.FormatFloat(d.Score, 'f', 4, 64),
 		"{routes}", strings.Join(d.Routes, ","),

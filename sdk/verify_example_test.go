@@ -62,8 +62,8 @@ func ExampleVerifier_Propose() {
 	// original printed [wiki-0 wiki-1 wiki-2], mutation printed [wiki-0 wiki-1 wiki-2 wiki-3 wiki-4]
 	// prompt       [0,22) supervised=false
 	// program      [22,85) supervised=true
-	// observation  [85,260) supervised=false
-	// continuation [260,268) supervised=true
-	// answer       [268,274) supervised=true
-	// continuation [274,283) supervised=true
+	// observation  [85,270) supervised=false
+	// continuation [270,278) supervised=true
+	// answer       [278,284) supervised=true
+	// continuation [284,293) supervised=true
 }

@@ -5,7 +5,7 @@ The same rollout programs (Starlark is Python syntax) executed by CPython 3 with
 stub SDK with the semantics of sdk's primitives over precomputed result lists: a retrieval call of
 width k returns rows 0..k-1 shifted by a hash of the query (CRC-32 % 97, stride 7, 1000 stub docs),
 dedup keeps the first of equal ids and refuses one id with two contents, fuse is RRF with k = 60
-(ties by row then id), rerank scores len(contents) % 7, print renders "Doc {i}(Title: {title}) {text}".
+(ties by row then id), rerank scores len(contents) % 7, print renders "Doc {i}(Title: {title_line}) {text}".
 The stub is internal/stubsdk/stub_sdk.py (also BenchmarkStarlarkOverhead's peer), imported; bench/peers checks that its
 observations equal the Go runtime's over the Go stub (TestProgramsParity), so both do equal work and
 programs/s compare interpreter and runtime overhead only. No sandbox (exec in-process): the Python

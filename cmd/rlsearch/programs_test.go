@@ -32,8 +32,8 @@ func TestProgramsCommand(t *testing.T) {
 		code sdk.ErrorCode
 		obs  string
 	}{
-		{"a", sdk.CodeOK, "Doc 1(Title: Berlin) Berlin is the capital of Germany and its largest city.\n"},
-		{"b", sdk.CodeOK, "Doc 1(Title: Paris)"},
+		{"a", sdk.CodeOK, "Doc 1(Title: \"Berlin\") Berlin is the capital of Germany and its largest city.\n"},
+		{"b", sdk.CodeOK, "Doc 1(Title: \"Paris\")"},
 		{"c", sdk.CodeUnavailable, "no reranker is configured"},
 		{"d", sdk.CodeUnavailable, "dense retrieval is not available"},
 	}

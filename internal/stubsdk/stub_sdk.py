@@ -4,7 +4,7 @@ Runs the same retrieval programs against an in-process stub SDK that
 mirrors sdk's stub in bench_test.go (stubRetriever, stubCorpus, stubReranker):
 a retrieval call of width k returns rows 0..k-1 shifted by a hash of the
 query, RRF k = 60, rerank by a fixed function of the contents, print renders
-"Doc {i}(Title: {title}) {text}". Programs are exec()'d with the SDK as
+"Doc {i}(Title: {title_line}) {text}" (sdk.DefaultDocFormat). Programs are exec()'d with the SDK as
 globals, as a Python sandbox would run them (no isolation: this measures
 interpretation cost only).
 
@@ -27,6 +27,10 @@ class Doc:
     @property
     def title(self):
         return self.contents.split("\n", 1)[0].strip('"')
+
+    @property
+    def title_line(self):
+        return self.contents.split("\n", 1)[0]
 
     @property
     def text(self):
@@ -98,7 +102,7 @@ def make_sdk(out):
             for a in args:
                 for d in (a if isinstance(a, (list, tuple)) else [a]):
                     n += 1
-                    out.append("Doc %d(Title: %s) %s\n" % (n, d.title, d.text))
+                    out.append("Doc %d(Title: %s) %s\n" % (n, d.title_line, d.text))
             return
         out.append(" ".join(str(a) for a in args) + "\n")
 

@@ -6,7 +6,7 @@ capped at ``max_backoff`` (a ``Retry-After`` in seconds, when the server sends
 one on 429/503, is used instead, also capped), with up to ``jitter`` of it
 added at random so that thousands of rollouts do not retry in lock step. The
 server answers bad input with a 4xx and a JSON body ``{"error", "field"}``
-(house rule, see DESIGN.md): a 4xx is never retried and raises
+(one policy for every endpoint, server/doc.go): a 4xx is never retried and raises
 ``RequestError`` naming the field. When the retries run out, ``UnavailableError``
 says how many attempts were made and what the last one got.
 
@@ -22,6 +22,8 @@ import time
 import urllib.parse
 
 import requests
+
+from integrations._util import stat  # noqa: F401  (re-exported: older callers import it from here)
 
 # Paths of the endpoints this package calls (cmd/rlsearch, sdk, reward).
 PATH_RETRIEVE = "/retrieve"
@@ -263,16 +265,6 @@ class Client:
 
 
 REWARD_KINDS = ("qa", "rpl", "search-p1", "proretrieval")
-
-
-def stat(stats, *names, default=0):
-    """Returns the first of names present in the stats dict (field names may
-    change between server versions, e.g. "calls" / "retrieval_calls")."""
-    if isinstance(stats, dict):
-        for n in names:
-            if n in stats and stats[n] is not None:
-                return stats[n]
-    return default
 
 
 def _error_of(resp):

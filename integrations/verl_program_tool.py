@@ -20,11 +20,29 @@ integrations.client) and, when the retries run out, become "Error
 (unavailable): ...". A failing program is the server's own observation
 (printed text plus "Error (<code>): line N: ...").
 
+Observation budget: the observation is cut at a passage boundary to the
+tool's own budget (max_observation_chars, default 16,384 characters; with
+tokenizer, also max_observation_tokens of the policy's tokenizer, default
+2,048), with a marker line naming what was left out
+(integrations.observation). verl cuts every tool response longer than
+actor_rollout_ref.rollout.multi_turn.max_tool_response_length characters in
+the middle (default 256!): set it to max_observation_chars (README).
+
 Per-trajectory state (question, gold for calc_reward, the executed turns)
 comes from create's kwargs: verl's ToolAgentLoop calls
 create(create_kwargs=tools_kwargs[name]["create_kwargs"]); the older SGLang
 rollout passes the same dict flattened. Keys read: question,
 golden_answers / ground_truth, gold_ids / gold_passage_ids, gold_titles.
+Without a question there, execute takes it from verl's agent_data (another
+tool's create_kwargs, as verl's Search-R1 data keeps it under "search", else
+the "Question: ..." line of the prompt's last user message).
+
+Rewards: current verl's ToolAgentLoop creates, executes and releases an
+instance for every single call and never calls calc_reward (it was called
+by the SGLang rollout, removed in 2025-12), and it drops execute's metrics.
+The RPL reward is then computed by integrations.rewards (kind rpl), which
+replays the programs found in the response with this tool's settings
+(reward_kwargs tool_config=<this YAML>); calc_reward stays for the old rollout.
 
 Concurrency: one tool object serves many trajectories concurrently (asyncio);
 the HTTP call runs in a worker thread (asyncio.to_thread).
@@ -37,7 +55,9 @@ from typing import Any, Optional
 from uuid import uuid4
 
 from integrations import _util
-from integrations.client import Client, RequestError, ServiceError, UnavailableError, stat
+from integrations._util import stat
+from integrations.client import Client, RequestError, ServiceError, UnavailableError
+from integrations.observation import ObservationBudget
 from integrations.verl_compat import BaseTool, OpenAIFunctionToolSchema, ToolResponse
 
 logger = logging.getLogger(__name__)
@@ -81,8 +101,11 @@ class RetrievalProgramTool(BaseTool):
     backoff (s, 0.5), max_backoff (s, 8), budgets (dict of sdk budgets sent
     with every program, e.g. {"max_calls": 4}), empty_observation (text
     returned when a program prints nothing, default "(the program printed
-    nothing)"), reward_key (field of the RPL reward that calc_reward returns,
-    dotted, default "v_ret"). A bad value raises ValueError naming the key.
+    nothing)"), max_observation_chars (16,384), max_observation_tokens
+    (2,048, with tokenizer), tokenizer (the policy's: a tokenizer.json path or
+    a Hugging Face model name / directory; see integrations.observation),
+    reward_key (field of the RPL reward that calc_reward returns, dotted,
+    default "v_ret"). A bad value raises ValueError naming the key.
     """
 
     def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema):
@@ -104,6 +127,7 @@ class RetrievalProgramTool(BaseTool):
             raise ValueError(f"RetrievalProgramTool config 'budgets' must be a mapping, got {type(budgets).__name__}")
         self.budgets = dict(budgets) if budgets else None
         self.empty_observation = config.get("empty_observation", "(the program printed nothing)")
+        self.budget = ObservationBudget.from_config(config)
         self.reward_key = config.get("reward_key", "v_ret")
         if not isinstance(self.reward_key, str) or not self.reward_key:
             raise ValueError("RetrievalProgramTool config 'reward_key' must be a non-empty string")
@@ -147,11 +171,9 @@ class RetrievalProgramTool(BaseTool):
             got = type(code).__name__ if code is not None else "nothing"
             msg = f"Error (bad_request): the tool call needs a non-empty string argument 'code' (got {got})"
             return ToolResponse(text=msg), 0.0, {"status": "bad_request", "error": msg, "attempts": 0}
-        req = {"id": instance_id, "question": state["question"] or str(params.get("question") or "")}
+        question = state["question"] or str(params.get("question") or "") or _agent_question(kwargs.get("agent_data"))
         # A policy may wrap the program in its <code> tags: the server extracts the last block.
-        req["response" if "</code>" in code else "code"] = code
-        if self.budgets:
-            req["budgets"] = self.budgets
+        req = _util.program_request(code, question, self.budgets, rid=instance_id)
         try:
             results, info = await asyncio.to_thread(self.client.execute, [req])
         except RequestError as e:
@@ -168,16 +190,9 @@ class RetrievalProgramTool(BaseTool):
             return ToolResponse(text=msg), 0.0, {"status": "error", "error": str(e)}
         res = results[0]
         stats = res.get("stats") or {}
-        obs = res.get("observation") or ""
-        turn = {
-            "program": code,
-            "printed_ids": list(res.get("printed_ids") or []),
-            "observation": obs,
-            "retrieval_calls": int(stat(stats, "retrieval_calls", "calls")),
-            "candidates": int(stat(stats, "candidates")),
-        }
-        if "printed_tokens" in stats:
-            turn["printed_tokens"] = int(stats["printed_tokens"])
+        cut = self.budget.cut(res.get("observation") or "", res.get("printed_ids") or [])
+        obs = cut.text
+        turn = _util.turn_from_result(res, program=code, printed_ids=cut.printed_ids, observation=obs)
         state["turns"].append(turn)
         metrics = {
             "status": "ok" if res.get("code") == "ok" else "program_error",
@@ -188,6 +203,7 @@ class RetrievalProgramTool(BaseTool):
             "printed_tokens": int(stat(stats, "printed_tokens")),
             "reranks": int(stat(stats, "reranks")),
             "steps": int(stat(stats, "steps")),
+            "observation_cut": cut.docs_cut,
             "attempts": info.attempts,
             "latency_s": info.seconds,
         }
@@ -215,3 +231,22 @@ class RetrievalProgramTool(BaseTool):
 
     async def release(self, instance_id: str, **kwargs) -> None:
         self._instance_dict.pop(instance_id, None)
+
+
+def _agent_question(agent_data):
+    """The question of a verl AgentData (verl/experimental/agent_loop/
+    tool_agent_loop.py): another tool's create_kwargs["question"] (verl's
+    Search-R1 preprocessing puts it under "search"), else the "Question:"
+    line of the last user message; "" without one."""
+    if agent_data is None:
+        return ""
+    tk = getattr(agent_data, "tools_kwargs", None)
+    if isinstance(tk, dict):
+        for v in tk.values():
+            q = _util.first((v or {}).get("create_kwargs") if isinstance(v, dict) else None, "question")
+            if q:
+                return str(q)
+    for m in reversed(list(getattr(agent_data, "messages", None) or [])):
+        if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str):
+            return _util.question_from_prompt(m["content"])
+    return ""

@@ -2,7 +2,9 @@
 
 server() starts `rlsearch serve` on a free loopback port over a BM25 index of
 the wiki_multihop corpus ($RLSEARCH_DATA, default ../shared/data), built
-once into a temporary directory; it is stopped at exit.
+once into a temporary directory; it is stopped at exit. Observations are
+counted in Qwen3 tokens (`--policy-tokenizer`, the tokenizer.json that
+scripts/setup.sh fetches), so stats.printed_tokens is a real policy count.
 
 FlakyProxy sits between a client and that server: each request first takes
 the next entry of its script (an HTTP status answered with a JSON error
@@ -20,7 +22,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import requests
 
-from integrations.localserver import LocalServer, data_dir, free_port
+from integrations.localserver import REPO, LocalServer, data_dir, free_port
+
+QWEN3_TOKENIZER = os.path.join(REPO, ".cache", "tokenizers", "qwen3.json")
 
 _server = None
 _lock = threading.Lock()
@@ -48,7 +52,12 @@ def server():
         if _server is None:
             if not os.path.exists(corpus_path()):
                 raise unittest.SkipTest(f"{corpus_path()} missing (set RLSEARCH_DATA)")
-            _server = LocalServer().start()
+            args = []
+            if os.path.exists(QWEN3_TOKENIZER):
+                args = ["--policy-tokenizer", QWEN3_TOKENIZER]
+            elif os.environ.get("RLSEARCH_REQUIRE_NATIVE") == "1":
+                raise RuntimeError(f"{QWEN3_TOKENIZER} missing: run scripts/setup.sh")
+            _server = LocalServer(args=args).start()
             atexit.register(_server.stop)
         return _server
 

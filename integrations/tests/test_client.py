@@ -63,7 +63,7 @@ class LiveTest(unittest.TestCase):
         c = client(self.srv.url + "/retrieve")
         res, info = c.execute([PROGRAM, dict(PROGRAM, id="b", code="print(sparse(question, k=1))")])
         self.assertEqual([r["id"] for r in res], ["a", "b"])
-        self.assertIn("Doc 1(Title: The Informant!)", res[0]["observation"])
+        self.assertIn('Doc 1(Title: "The Informant!")', res[0]["observation"])
         self.assertEqual(len(res[0]["printed_ids"]), 2)
         self.assertEqual((info.attempts, info.status), (1, 200))
         self.assertEqual(c._sleep.delays, [])

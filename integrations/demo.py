@@ -9,7 +9,8 @@ tool (RetrievalProgramTool: create / execute / calc_reward / release) and
 through the Search-R1 hook (execute_predictions with one <search> and one
 <code> row); the final rollout text is scored with the QA, RPL and
 Search-P1 rewards (integrations.rewards.compute_score_batch), each one
-batched HTTP request.
+batched HTTP request, and the RPL reward once more replayed from the
+rollout text alone (what current verl, which never calls calc_reward, uses).
 """
 
 import argparse
@@ -92,11 +93,18 @@ async def run(url, qid):
         extra = {"question": q["question"], "gold_ids": q["gold_passage_ids"], "turns": turns, "index": q["id"]}
         scores[kind] = rewards.compute_score_batch(["wiki_multihop"] * n, [rollout, rollout.replace("YG", "SM"), ""],
                                                    [{"target": q["golden_answers"]}] * n, [extra] * n, kind=kind, url=url)
+    # current verl never calls calc_reward: the RPL reward replays the response's programs instead
+    replay = rewards.compute_score_batch(["wiki_multihop"], [rollout], [{"target": q["golden_answers"]}],
+                                         [{"question": q["question"], "gold_ids": q["gold_passage_ids"]}],
+                                         kind="rpl", url=url, score_key="v_ret")[0]
     for kind, s in scores.items():
         print(f"== reward {kind} (right answer / wrong answer / empty): "
               + " / ".join(f"{d['score']:.3f}" for d in s))
         keys = [k for k in ("em", "f1", "v_ret", "coverage", "qa_em", "total", "path", "outcome", "format") if k in s[0]]
         print("   components of the first: " + ", ".join(f"{k}={s[0][k]:.3f}" for k in keys))
+
+    print(f"== reward rpl replayed from the rollout text (no turns given): V_ret={replay['score']:.0f}, "
+          f"replayed={replay['replayed']:.0f} program(s), replay_mismatch={replay['replay_mismatch']:.0f}")
 
     search_r1_hook.install(_Manager)
     m = _Manager()

@@ -136,9 +136,12 @@ class QATest(unittest.TestCase):
             with self.assertRaises(RequestError) as cm:
                 batch("qa", sols, gts, url=p.url)
             self.assertEqual((cm.exception.status, cm.exception.field), (400, "rollouts[1].golden_answers"))
-            got = batch("qa", sols, gts, url=p.url, on_error="zero")
+            with self.assertLogs("integrations.rewards", "WARNING") as logs:
+                got = batch("qa", sols, gts, url=p.url, on_error="zero")
             self.assertEqual([g["score"] for g in got], [1.0, 0.0, 1.0])
-            self.assertIn("no gold answer", got[1]["error"])
+            self.assertEqual([g["error"] for g in got], [0.0, 1.0, 0.0])
+            self.assertIn("no gold answer", "\n".join(logs.output))
+            self.assertEqual(set(got[1]), set(got[0]), "a refused sample has the same keys as the others")
             self.assertEqual(p.counts["/v1/rewards/qa"], 3, "one refused request, then one without the bad rollout")
 
     def test_5xx_retried(self):
@@ -217,7 +220,7 @@ class SearchP1AndProRetrievalTest(unittest.TestCase):
         self.assertGreater(got[1]["score"], got[0]["score"])
         self.assertEqual(got[2]["format"], 0.0)
 
-    def test_mixed_kinds_keep_common_keys(self):
+    def test_mixed_kinds_fixed_keys(self):
         q = questions()[QID]
         with FlakyProxy(self.srv.url) as p:
             got = rewards.compute_score_batch(
@@ -225,9 +228,10 @@ class SearchP1AndProRetrievalTest(unittest.TestCase):
                 [{"target": q["golden_answers"]}] * 2, [{}, {"reward_kind": "search-p1", "question": q["question"]}],
                 url=p.url)
             self.assertEqual(sorted(p.counts), ["/v1/rewards/qa", "/v1/rewards/search-p1"])
-        self.assertEqual(set(got[0]), set(got[1]))
-        self.assertIn("score", got[0])
-        self.assertEqual(got[0]["score"], 1.0)
+        self.assertEqual(list(got[0]), list(rewards.keys()), "every kind's keys, in one order")
+        self.assertEqual(list(got[1]), list(rewards.keys()))
+        self.assertEqual((got[0]["score"], got[0]["em"], got[0]["outcome"]), (1.0, 1.0, 0.0), "qa: no search-p1 parts")
+        self.assertEqual((got[1]["outcome"], got[1]["em"]), (1.0, 0.0), "search-p1: no qa parts (its own are qa_*)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,158 @@
+"""Client-side micro-batching: concurrent per-sample calls become one request.
+
+verl's reward loop (verl >= 0.7, ``reward_model.use_reward_loop=True``, the
+default since 2025-12) calls the reward function once per sample, with
+keyword arguments, many at once: a coroutine function is awaited on the
+RewardLoopWorker's event loop (asyncio.gather over the batch,
+verl/experimental/reward_loop/reward_loop.py), a plain function runs in that
+loop's default thread pool (reward_manager/naive.py). One HTTP request per
+sample would cost thousands of round trips per step; these batchers gather
+what arrives together and run it as one call.
+
+- ``AsyncBatcher.submit(key, item)`` (await it): items with the same key that
+  arrive within ``window_s`` of the first (or until ``max_batch`` of them)
+  run together, in one ``run(key, items)`` call on the loop's default
+  executor.
+- ``ThreadBatcher.submit(key, item)`` (blocking, from any thread): the first
+  caller of a group sends it as soon as every caller inside ``submit`` has
+  joined (callers waiting for a sent batch come back when it returns), when
+  ``max_batch`` is reached, or after ``window_s``; a lone caller (verl's
+  sequential reward managers) is sent at once, never delayed.
+
+``run(key, items)`` returns one outcome per item, in order: a result, or an
+Exception instance, which is raised to that item's caller only (one refused
+sample does not fail the others). An exception raised by ``run`` itself goes
+to every caller of the batch. Both are safe for concurrent use.
+"""
+
+import asyncio
+import threading
+
+# Seconds a batch waits for company after its first item ("per few
+# milliseconds"), and most items per batch (the server's per-request limit,
+# reward.DefaultMaxBatch and sdk.DefaultMaxBatchPrograms: 4,096).
+DEFAULT_WINDOW_S = 0.005
+DEFAULT_MAX_BATCH = 4096
+
+
+def _deliver(outcomes, n):
+    if not isinstance(outcomes, (list, tuple)) or len(outcomes) != n:
+        got = len(outcomes) if isinstance(outcomes, (list, tuple)) else type(outcomes).__name__
+        raise RuntimeError(f"rlsearch microbatch: run returned {got} outcomes for {n} items")
+    return outcomes
+
+
+class AsyncBatcher:
+    """AsyncBatcher(run, window_s=0.005, max_batch=4096); see the module doc."""
+
+    def __init__(self, run, window_s=DEFAULT_WINDOW_S, max_batch=DEFAULT_MAX_BATCH):
+        self._run, self.window_s, self.max_batch = run, window_s, max_batch
+        self._groups = {}  # (loop, key) -> list of (item, future)
+        self._lock = threading.Lock()  # groups of different event loops (one per thread) share the dict
+        self.batches = 0  # batches run so far (a statistic for tests and logs)
+
+    async def submit(self, key, item):
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        gk = (loop, key)
+        with self._lock:
+            group = self._groups.get(gk)
+            first = group is None
+            if first:
+                group = self._groups[gk] = []
+            group.append((item, fut))
+            full = len(group) >= self.max_batch
+            if full:
+                del self._groups[gk]
+        if full:
+            loop.create_task(self._flush(loop, key, group))
+        elif first:
+            loop.call_later(self.window_s, self._due, loop, gk, group)
+        return await fut
+
+    def _due(self, loop, gk, group):
+        with self._lock:
+            if self._groups.get(gk) is not group:
+                return  # already sent when it filled up
+            del self._groups[gk]
+        loop.create_task(self._flush(loop, gk[1], group))
+
+    async def _flush(self, loop, key, group):
+        items = [it for it, _ in group]
+        self.batches += 1
+        try:
+            outcomes = _deliver(await loop.run_in_executor(None, self._run, key, items), len(items))
+        except Exception as e:  # noqa: BLE001 - handed to every caller of the batch
+            outcomes = [e] * len(items)
+        for (_, fut), out in zip(group, outcomes):
+            if fut.done():  # the caller was cancelled
+                continue
+            if isinstance(out, Exception):
+                fut.set_exception(out)
+            else:
+                fut.set_result(out)
+
+
+class _Group:
+    __slots__ = ("items", "outcomes", "sent", "done")
+
+    def __init__(self):
+        self.items, self.outcomes, self.sent, self.done = [], None, False, threading.Event()
+
+
+class ThreadBatcher:
+    """ThreadBatcher(run, window_s=0.005, max_batch=4096); see the module doc."""
+
+    def __init__(self, run, window_s=DEFAULT_WINDOW_S, max_batch=DEFAULT_MAX_BATCH):
+        self._run, self.window_s, self.max_batch = run, window_s, max_batch
+        self._cond = threading.Condition()
+        self._open = {}  # key -> the _Group still taking items
+        self._active = 0  # callers inside submit (in an open group, or waiting for a sent one)
+        self.batches = 0
+
+    def submit(self, key, item):
+        with self._cond:
+            self._active += 1
+            try:
+                group = self._open.get(key)
+                leader = group is None
+                if leader:
+                    group = self._open[key] = _Group()
+                idx = len(group.items)
+                group.items.append(item)
+                self._cond.notify_all()
+                if leader:
+                    self._cond.wait_for(lambda: self._ready(group), timeout=self.window_s)
+                    if self._open.get(key) is group:
+                        del self._open[key]
+                    group.sent = True
+                    self.batches += 1
+            except BaseException:
+                self._active -= 1
+                raise
+        try:
+            if leader:
+                try:
+                    group.outcomes = _deliver(self._run(key, list(group.items)), len(group.items))
+                except Exception as e:  # noqa: BLE001 - handed to every caller of the batch
+                    group.outcomes = [e] * len(group.items)
+                group.done.set()
+            else:
+                group.done.wait()
+            out = group.outcomes[idx]
+        finally:
+            with self._cond:
+                self._active -= 1
+                self._cond.notify_all()
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    def _ready(self, group):
+        # Send when the group is full, or when every caller inside submit has
+        # joined it: a lone caller at once; with other callers waiting for a
+        # sent batch, until they come back and join (or leave), at most
+        # window_s, so that the threads of a pool that finish a batch
+        # together go out together again.
+        n = len(group.items)
+        return n >= self.max_batch or n >= self._active

@@ -1,14 +1,17 @@
 """Search-R1 hook: <code> retrieval programs next to <search> in its generation loop.
 
-Search-R1's LLMGenerationManager (search_r1/llm_agent/generation.py) cuts each
-response at </search> or </answer> (_postprocess_responses), parses the first
-<search>/<answer> tag (postprocess_predictions) and runs one batched
-/retrieve per step (execute_predictions -> batch_search). install() replaces
-those three methods on the class so that a <code>...</code> block is a third
-action: every program of the step goes to rlsearch's /v1/programs/execute
-in one batched request, and its printed evidence comes back in the same
-wrapping as search results. <search> and <answer> behave exactly as before
-(same observation text, same dones / valid_action / is_search).
+Search-R1's LLMGenerationManager (search_r1/llm_agent/generation.py, checked at
+a14dc3a) cuts each response at </search> or </answer> (_postprocess_responses),
+parses the first <search>/<answer> tag (postprocess_predictions) and runs one
+batched /retrieve per step (execute_predictions -> batch_search). install()
+replaces those three methods on the class so that a <code>...</code> block is
+a third action: every program of the step goes to rlsearch's
+/v1/programs/execute in one batched request, and its printed evidence comes
+back in the same wrapping as search results, each passage printed as
+_passages2string prints a search result (`Doc 1(Title: "X") text`, the
+server's default sdk.DefaultDocFormat). <search> and <answer> behave exactly
+as before (same observation text, same dones / valid_action / is_search), and
+so does config.no_think_rl (upstream raises ValueError('stop') for it).
 
     from search_r1.llm_agent.generation import LLMGenerationManager
     from integrations import search_r1_hook
@@ -16,8 +19,13 @@ wrapping as search results. <search> and <answer> behave exactly as before
 
 Program URL: manager.config.program_url when the config has it, else the
 server of config.search_url (Search-R1's /retrieve URL, served by the same
-`rlsearch serve`). The `question` global of programs: manager.rlsearch_questions
-(a list aligned with the batch rows, set by the caller) when present, else "".
+`rlsearch serve`). The `question` global of programs, per batch row: the
+question of the row's prompt, found in the prompt Search-R1's templates build
+("... Question: {question}\n", scripts/data_process/nq_search.py make_prefix):
+install() also wraps run_llm_loop, which decodes each row's initial prompt
+once at the start of the rollout; manager.rlsearch_questions (a list aligned
+with the batch rows), when the caller sets it, overrides. So a stock
+Search-R1 trainer needs no change beyond install().
 
 is_search counts a program as a search action (valid_search_stats); the
 per-row action of the last step is kept in manager.last_actions.
@@ -30,6 +38,7 @@ out, become "Error (unavailable): ..."; the loop goes on either way.
 import re
 from typing import Any, List, Tuple
 
+from integrations import _util
 from integrations.client import Client, RequestError, ServiceError, UnavailableError
 
 # Search-R1's tag grammar, with code added.
@@ -65,6 +74,8 @@ def _postprocess_responses(self, responses):
     signature): returns (token ids, strings) cut by cut_response."""
     responses_str = self.tokenizer.batch_decode(responses, skip_special_tokens=True)
     responses_str = [cut_response(r) for r in responses_str]
+    if getattr(self.config, "no_think_rl", False):
+        raise ValueError("stop")  # upstream's no_think_rl branch raises before anything else (generation.py)
     return self._batch_tokenize(responses_str), responses_str
 
 
@@ -106,7 +117,7 @@ def batch_programs(self, programs: List[str], questions: List[str]) -> List[str]
     failed)."""
     if not programs:
         return []
-    reqs = [{"id": str(i), "code": code, "question": q} for i, (code, q) in enumerate(zip(programs, questions))]
+    reqs = [_util.program_request(code, q, rid=str(i)) for i, (code, q) in enumerate(zip(programs, questions))]
     try:
         results, _ = _program_client(self).execute(reqs)
     except RequestError as e:
@@ -134,8 +145,7 @@ def execute_predictions(self, predictions: List[str], pad_token: str, active_mas
     if do_search:
         search_results = self.batch_search(search_queries) if search_queries else []
         assert len(search_results) == len(search_queries)
-        qs = list(getattr(self, "rlsearch_questions", None) or [])
-        questions = [str(qs[i]) if i < len(qs) else "" for i in code_rows]
+        questions = [row_question(self, i) for i in code_rows]
         program_results = batch_programs(self, [contents[i] for i in code_rows], questions)
     else:
         search_results = [""] * len(search_queries)
@@ -174,17 +184,48 @@ def execute_predictions(self, predictions: List[str], pad_token: str, active_mas
     return next_obs, dones, valid_action, is_search
 
 
+def row_question(manager, row):
+    """The question of batch row `row`: manager.rlsearch_questions[row] when
+    the caller set that list, else the question found in the row's prompt by
+    the run_llm_loop wrapper, else ""."""
+    for attr in ("rlsearch_questions", "_rlsearch_prompt_questions"):
+        qs = getattr(manager, attr, None)
+        if qs is not None and row < len(qs) and qs[row]:
+            return str(qs[row])
+    return ""
+
+
+def _wrap_run_llm_loop(orig):
+    def run_llm_loop(self, gen_batch, initial_input_ids, **kwargs):
+        """Search-R1's run_llm_loop, after reading each row's question from
+        its prompt (initial_input_ids, decoded without special tokens)."""
+        try:
+            prompts = self.tokenizer.batch_decode(initial_input_ids, skip_special_tokens=True)
+            self._rlsearch_prompt_questions = [_util.question_from_prompt(p) for p in prompts]
+        except Exception:  # noqa: BLE001 - a prompt that cannot be decoded leaves the question empty
+            self._rlsearch_prompt_questions = None
+        return orig(self, gen_batch, initial_input_ids, **kwargs)
+
+    run_llm_loop._rlsearch_wrapped = orig
+    return run_llm_loop
+
+
+_PATCHED = ("_postprocess_responses", "postprocess_predictions", "execute_predictions", "run_llm_loop")
+
+
 def install(manager_cls=None):
     """Patches manager_cls (default: search_r1.llm_agent.generation.LLMGenerationManager)
     and returns it. Idempotent; uninstall() restores the originals."""
     if manager_cls is None:
         from search_r1.llm_agent.generation import LLMGenerationManager as manager_cls  # noqa: N813
     if not hasattr(manager_cls, _ORIGINALS):
-        setattr(manager_cls, _ORIGINALS, {n: manager_cls.__dict__.get(n) for n in
-                                          ("_postprocess_responses", "postprocess_predictions", "execute_predictions")})
+        setattr(manager_cls, _ORIGINALS, {n: manager_cls.__dict__.get(n) for n in _PATCHED})
     manager_cls._postprocess_responses = _postprocess_responses
     manager_cls.postprocess_predictions = postprocess_predictions
     manager_cls.execute_predictions = execute_predictions
+    loop = getattr(manager_cls, "run_llm_loop", None)
+    if loop is not None and not hasattr(loop, "_rlsearch_wrapped"):
+        manager_cls.run_llm_loop = _wrap_run_llm_loop(loop)
     return manager_cls
 
 
@@ -203,4 +244,4 @@ def uninstall(manager_cls):
 
 
 __all__ = ["install", "uninstall", "cut_response", "execute_predictions", "postprocess_predictions",
-           "batch_programs", "ACTION_PATTERN", "OBS_TEMPLATE", "INVALID_ACTION"]
+           "batch_programs", "row_question", "ACTION_PATTERN", "OBS_TEMPLATE", "INVALID_ACTION"]

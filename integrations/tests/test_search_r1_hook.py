@@ -26,9 +26,30 @@ class Tokenizer:
 
 
 class Config:
-    def __init__(self, search_url, topk=3, **kw):
-        self.search_url, self.topk = search_url, topk
+    """search_r1.llm_agent.generation.GenerationConfig's fields the manager reads."""
+
+    def __init__(self, search_url, topk=3, no_think_rl=False, **kw):
+        self.search_url, self.topk, self.no_think_rl = search_url, topk, no_think_rl
         self.__dict__.update(kw)
+
+
+class Actor:
+    def __init__(self, turns):
+        self.turns = turns
+
+
+# Search-R1's prompt (scripts/data_process/nq_search.py make_prefix, template "base"), in Qwen's chat template as
+# the trainer's initial_input_ids decode without special tokens.
+PREFIX = ("Answer the given question. You must conduct reasoning inside <think> and </think> first every time you "
+          "get new information. After reasoning, if you find you lack some knowledge, you can call a search engine by "
+          "<search> query </search> and it will return the top searched results between <information> and "
+          "</information>. You can search as many times as your want. If you find no further external knowledge "
+          "needed, you can directly provide the answer inside <answer> and </answer>, without detailed illustrations. "
+          "For example, <answer> Beijing </answer>. Question: {question}\n")
+
+
+def prompt(question):
+    return "system\nYou are a helpful assistant.\nuser\n" + PREFIX.format(question=question) + "\nassistant\n"
 
 
 class StandInManager:
@@ -47,7 +68,22 @@ class StandInManager:
         responses_str = [r.split("</search>")[0] + "</search>" if "</search>" in r
                          else r.split("</answer>")[0] + "</answer>" if "</answer>" in r else r
                          for r in responses_str]
+        if self.config.no_think_rl:
+            raise ValueError("stop")
         return self._batch_tokenize(responses_str), responses_str
+
+    def run_llm_loop(self, gen_batch, initial_input_ids):
+        """run_llm_loop reduced to its calls: per turn, the actor's responses of the active rows are cut
+        (_postprocess_responses) and executed (execute_predictions) with the active mask; the tensors are
+        strings here. actor_rollout_wg.turns[t] holds the raw responses of turn t for every row."""
+        active = [True] * len(initial_input_ids)
+        observations = []
+        for raw in self.actor_rollout_wg.turns:
+            _, responses_str = self._postprocess_responses(raw)
+            next_obs, dones, _, _ = self.execute_predictions(responses_str, self.tokenizer.pad_token, active)
+            observations.append(next_obs)
+            active = [a and not d for a, d in zip(active, dones)]
+        return observations
 
     def execute_predictions(self, predictions: List[str], pad_token: str, active_mask=None, do_search=True) -> List[str]:
         cur_actions, contents = self.postprocess_predictions(predictions)
@@ -129,9 +165,10 @@ class HookTest(unittest.TestCase):
         return cls(Tokenizer(), None, Config((url or self.srv.url) + PATH_RETRIEVE, **cfg))
 
     def test_signatures_match(self):
-        for name in ("_postprocess_responses", "postprocess_predictions", "execute_predictions"):
+        P = search_r1_hook.install(patched_class())
+        for name in ("_postprocess_responses", "postprocess_predictions", "execute_predictions", "run_llm_loop"):
             orig = list(inspect.signature(getattr(StandInManager, name)).parameters.values())
-            new = list(inspect.signature(getattr(search_r1_hook, name)).parameters.values())
+            new = list(inspect.signature(getattr(P, name)).parameters.values())
             with self.subTest(name=name):
                 self.assertEqual([(p.name, p.default) for p in orig], [(p.name, p.default) for p in new[:len(orig)]])
                 self.assertTrue(all(p.kind == p.VAR_KEYWORD for p in new[len(orig):]), "only **kwargs may be added")
@@ -168,7 +205,7 @@ class HookTest(unittest.TestCase):
         direct = search_r1_hook.Client(self.srv.url).execute(
             [{"code": "print(sparse(question, k=2))", "question": "who directed the informant"}])[0][0]
         self.assertEqual(obs[1], "\n\n<information>" + direct["observation"].strip() + "</information>\n\n")
-        self.assertTrue(obs[1].startswith("\n\n<information>Doc 1(Title: The Informant!)"))
+        self.assertTrue(obs[1].startswith('\n\n<information>Doc 1(Title: "The Informant!")'))
         self.assertEqual(obs[3].count("Doc "), 1)
         self.assertEqual(obs[2], "")
 
@@ -224,6 +261,37 @@ class HookTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             self.manager(P).postprocess_predictions([3])
 
+    def test_question_from_the_prompt(self):
+        """A stock trainer: nothing sets rlsearch_questions; each row's program sees its own prompt's question."""
+        P = search_r1_hook.install(patched_class())
+        code = "<code>print(question)</code>"
+        m = P(Tokenizer(), Actor([[code, "<search>q</search>", code], ["<answer>a</answer>"] * 3]),
+              Config(self.srv.url + PATH_RETRIEVE))
+        qs = ["who directed the informant?", "unused", "which canal is further north?"]
+        obs = m.run_llm_loop(None, [prompt(q) for q in qs])
+        self.assertEqual(obs[0][0], "\n\n<information>who directed the informant?</information>\n\n")
+        self.assertEqual(obs[0][2], "\n\n<information>which canal is further north?</information>\n\n")
+        m.rlsearch_questions = ["override", "", ""]
+        obs = m.run_llm_loop(None, [prompt(q) for q in qs])
+        self.assertEqual(obs[0][0], "\n\n<information>override</information>\n\n", "rlsearch_questions overrides")
+        self.assertEqual(obs[0][2], "\n\n<information>which canal is further north?</information>\n\n")
+
+    def test_program_passages_print_as_search_results(self):
+        """The same passages through <search> (Search-R1's _passages2string) and <code> print the same text."""
+        P = search_r1_hook.install(patched_class())
+        m = self.manager(P)
+        q = "who directed the informant"
+        obs, _, _, _ = m.execute_predictions([f"<search>{q}</search>", f'<code>print(sparse("{q}", k=3))</code>'],
+                                             "<pad>", [True, True])
+        self.assertEqual(obs[0], obs[1])
+        self.assertIn('Doc 1(Title: "The Informant!")', obs[1])
+
+    def test_no_think_rl_as_upstream(self):
+        P = search_r1_hook.install(patched_class())
+        for cls in (StandInManager, P):
+            with self.subTest(cls=cls.__name__), self.assertRaisesRegex(ValueError, "^stop$"):
+                self.manager(cls, no_think_rl=True)._postprocess_responses(["<answer>a</answer>"])
+
     def test_install_uninstall(self):
         P = patched_class()
         search_r1_hook.install(P)
@@ -231,7 +299,9 @@ class HookTest(unittest.TestCase):
         self.assertIs(P.execute_predictions, search_r1_hook.execute_predictions)
         search_r1_hook.uninstall(P)
         self.assertIs(P.execute_predictions, StandInManager.execute_predictions)
+        self.assertIs(P.run_llm_loop, StandInManager.run_llm_loop)
         self.assertNotIn("execute_predictions", P.__dict__)
+        self.assertNotIn("run_llm_loop", P.__dict__)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-short test-integrations demo-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-apt bench-setup bench-peers bench-report
+.PHONY: all setup build demo test test-short test-integrations demo-integrations bench-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-apt bench-setup bench-peers bench-report
 
 all: build
 
@@ -42,6 +42,10 @@ test: setup vet test-integrations
 # `rlsearch serve` on loopback over a BM25 index of wiki_multihop built in the test (a few seconds).
 test-integrations: setup build
 	RLSEARCH_BIN=$(ROOT)/$(BIN) RLSEARCH_DATA=$(DATA) /usr/bin/python3 -m unittest discover -s integrations/tests -t .
+
+# Reward throughput through verl's three reward paths (batch manager, reward loop async / plain), one run.
+bench-integrations: setup build
+	RLSEARCH_BIN=$(ROOT)/$(BIN) RLSEARCH_DATA=$(DATA) /usr/bin/python3 integrations/bench_rewards.py $(BENCH_INTEGRATIONS_FLAGS)
 
 # Rollout text -> verl tool call -> observation -> rewards (and the Search-R1 hook) on wiki_multihop: integrations/demo.py.
 demo-integrations: setup build

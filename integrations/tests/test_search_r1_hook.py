@@ -53,9 +53,10 @@ def prompt(question):
 
 
 class StandInManager:
-    """Search-R1's LLMGenerationManager (search_r1/llm_agent/generation.py) reduced
-    to the methods the hook touches, with the same signatures and the same
-    behaviour (written here from the upstream definitions, no torch)."""
+    """Search-R1's LLMGenerationManager (search_r1/llm_agent/generation.py at
+    PeterGriffinJin/Search-R1 a14dc3a) reduced to the methods the hook touches,
+    with the same signatures and the same behaviour (written here from the
+    upstream definitions, no torch)."""
 
     def __init__(self, tokenizer, actor_rollout_wg, config, is_validation: bool = False):
         self.tokenizer, self.actor_rollout_wg, self.config, self.is_validation = tokenizer, actor_rollout_wg, config, is_validation

@@ -65,7 +65,7 @@ class AsyncBatcher:
             if full:
                 del self._groups[gk]
         if full:
-            loop.create_task(self._flush(loop, key, group))
+            self._start(loop, key, group)
         elif first:
             loop.call_later(self.window_s, self._due, loop, gk, group)
         return await fut
@@ -75,15 +75,22 @@ class AsyncBatcher:
             if self._groups.get(gk) is not group:
                 return  # already sent when it filled up
             del self._groups[gk]
-        loop.create_task(self._flush(loop, gk[1], group))
+        self._start(loop, gk[1], group)
 
-    async def _flush(self, loop, key, group):
-        items = [it for it, _ in group]
+    def _start(self, loop, key, group):
+        # Straight to the executor (not through a task): a batch that fills up
+        # while more calls are still being queued is on the wire at once.
         self.batches += 1
+        items = [it for it, _ in group]
+        loop.run_in_executor(None, self._run, key, items).add_done_callback(
+            lambda done: self._deliver(group, done))
+
+    @staticmethod
+    def _deliver(group, done):
         try:
-            outcomes = _deliver(await loop.run_in_executor(None, self._run, key, items), len(items))
+            outcomes = _deliver(done.result(), len(group))
         except Exception as e:  # noqa: BLE001 - handed to every caller of the batch
-            outcomes = [e] * len(items)
+            outcomes = [e] * len(group)
         for (_, fut), out in zip(group, outcomes):
             if fut.done():  # the caller was cancelled
                 continue

@@ -229,14 +229,17 @@ class Client:
             out.extend(res)
         return out, info
 
-    def rewards(self, kind, rollouts):
-        """POST /v1/rewards/{kind}: the server's result dicts, in order."""
+    def rewards(self, kind, rollouts, **options):
+        """POST /v1/rewards/{kind}: the server's result dicts, in order.
+        options: request fields besides rollouts (numeric_sign)."""
         if kind not in REWARD_KINDS:
             raise ValueError(f"rlsearch reward kind {kind!r} is not one of {', '.join(REWARD_KINDS)}")
         out = []
         for i in range(0, len(rollouts), MAX_BATCH):
             chunk = rollouts[i:i + MAX_BATCH]
-            resp, _ = self.post(PATH_REWARDS + kind, {"rollouts": chunk})
+            body = dict(options)
+            body["rollouts"] = chunk
+            resp, _ = self.post(PATH_REWARDS + kind, body)
             res = resp.get("rewards") if isinstance(resp, dict) else None
             if not isinstance(res, list) or len(res) != len(chunk):
                 raise ServiceError(f"rlsearch /v1/rewards/{kind}: want {len(chunk)} rewards, got {_short(resp)}")

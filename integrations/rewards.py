@@ -45,7 +45,9 @@ http://127.0.0.1:8000), score_key (dotted field of the server's result used
 as "score"; DEFAULT_SCORE_KEY), timeout, max_retries, backoff (client retry
 policy), answer_tag_limit (qa with score_key em: Search-R1's rule that a
 correct answer with more than this many <answer> or </answer> tags scores
-1/4; default 10, None disables), on_error ("raise" or "zero"), and for rpl's
+1/4; default 10, None disables), numeric_sign ("squad", Search-R1's
+normalisation, where gold -5 matches 5; "strict" keeps a number's sign and
+value; default: the server's), on_error ("raise" or "zero"), and for rpl's
 replay: tool_config (the verl tool YAML: its url, budgets, observation budget
 and tool name are used, so that the replay runs what the tool ran), or
 tool_name, budgets, max_observation_chars, max_observation_tokens, tokenizer,
@@ -176,7 +178,7 @@ class Settings:
     def __init__(self, kind=None, kinds=None, url=None, score_key=None, timeout=60.0, max_retries=5, backoff=0.5,
                  answer_tag_limit=DEFAULT_ANSWER_TAG_LIMIT, on_error="raise", tool_config=None, tool_name=None,
                  budgets=None, max_observation_chars=None, max_observation_tokens=None, tokenizer=None,
-                 empty_observation=None, **ignored):
+                 empty_observation=None, numeric_sign=None, **ignored):
         # ignored: what verl adds (reward_router_address, reward_model_tokenizer) and older keys.
         if kind is not None and kind not in REWARD_KINDS:
             raise ValueError(f"rlsearch reward: kind {kind!r} is not one of {', '.join(REWARD_KINDS)}")
@@ -189,6 +191,9 @@ class Settings:
         if on_error not in ("raise", "zero"):
             raise ValueError(f"rlsearch reward: on_error must be 'raise' or 'zero', got {on_error!r}")
         self.on_error, self.score_key, self.answer_tag_limit = on_error, score_key, answer_tag_limit
+        if numeric_sign not in (None, "squad", "strict"):
+            raise ValueError(f"rlsearch reward: numeric_sign must be 'squad' or 'strict', got {numeric_sign!r}")
+        self.options = {"numeric_sign": numeric_sign} if numeric_sign else {}
         tool = {}
         if tool_config:
             tool, yaml_name = _tool_settings(tool_config)
@@ -212,7 +217,7 @@ class Settings:
         self.keys = KEYS + tuple(dict.fromkeys(k for kd in self.kinds for k in KIND_KEYS[kd]))
         self.key = (self.kind, self.kinds, self.url, self.score_key, self.timeout, self.max_retries, self.backoff,
                     self.answer_tag_limit, self.on_error, self.tool_name, repr(sorted((self.budgets or {}).items())),
-                    self.observation.key(), self.empty_observation)
+                    self.observation.key(), self.empty_observation, numeric_sign)
 
     def client(self):
         return _client(self.url, self.timeout, self.max_retries, self.backoff)
@@ -446,7 +451,8 @@ def score_samples(st, samples, stop=False):
         for n, e in failed.items():
             out[idx[n]] = _refused(st, e)
         rollouts = [{k: v for k, v in group[n].rollout.items() if k != "_replay"} for n in live]
-        results = _isolating(lambda rs: client.rewards(kind, rs), rollouts, "rollouts", stop) if rollouts else []
+        results = _isolating(lambda rs: client.rewards(kind, rs, **st.options), rollouts, "rollouts", stop) \
+            if rollouts else []
         for n, res in zip(live, results):
             if isinstance(res, RequestError):
                 refused.append(res)

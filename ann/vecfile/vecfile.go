@@ -2,6 +2,7 @@ package vecfile
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,7 +23,8 @@ var (
 	ErrFormat = errors.New("vecfile: bad vector file")
 	// ErrUnsupported is wrapped when a well-formed file holds something this
 	// package does not read (float64, big-endian, Fortran order, a faiss
-	// index other than IndexFlatIP/IndexFlatL2).
+	// index of lossy codes such as PQ or SQ8); the message says what to
+	// pass instead.
 	ErrUnsupported = errors.New("vecfile: unsupported vector file")
 )
 
@@ -30,7 +33,10 @@ type Format string
 
 // Formats read by this package.
 const (
-	FaissFlat Format = "faiss-flat" // IndexFlatIP ("IxFI") or IndexFlatL2 ("IxF2")
+	FaissFlat Format = "faiss-flat"     // IndexFlatIP ("IxFI") or IndexFlatL2 ("IxF2")
+	FaissHNSW Format = "faiss-hnsw"     // IndexHNSWFlat ("IHNf"), or IndexHNSWSQ ("IHNs") over fp16 storage
+	FaissIVF  Format = "faiss-ivf-flat" // IndexIVFFlat ("IwFl")
+	FaissSQ   Format = "faiss-sq-fp16"  // IndexScalarQuantizer ("IxSQ") with QT_fp16
 	NPY       Format = "npy"
 	FVecs     Format = "fvecs"
 )
@@ -64,10 +70,9 @@ const (
 	// headers over 10,000 bytes by default (numpy.lib.format
 	// _MAX_HEADER_SIZE), 64 KiB leaves room for hand-written files.
 	maxNPYHeader = 1 << 16
-	faissHdrLen  = 45
 )
 
-// HeadLen is how many leading bytes ParseHeader may need (fewer when the
+// HeadLen is how many leading bytes parseHeader may need (fewer when the
 // file is shorter).
 const HeadLen = 12 + maxNPYHeader
 
@@ -77,16 +82,28 @@ type Info struct {
 	Metric Metric // faiss files only
 	Count  int    // rows
 	Dim    int
-	// ElemSize is 4 (float32) or 2 (float16, .npy only).
+	// ElemSize is 4 (float32) or 2 (float16: .npy, faiss QT_fp16).
 	ElemSize int
-	// DataOffset is the byte offset of row 0; RowBytes the stored bytes of
-	// one row (including the 4-byte dimension of an .fvecs row).
+	// DataOffset is the byte offset of row 0 when the rows are stored in
+	// row order, one after the other (0 when Gathered); RowBytes the stored
+	// bytes of one row (including the 4-byte dimension of an .fvecs row).
 	DataOffset int64
 	RowBytes   int64
+	// Gathered is set when rows are not stored in row order (IndexIVFFlat's
+	// inverted lists, an IndexIDMap whose ids are not 0, 1, 2, ...): Read
+	// then gathers each chunk's rows from their places in the file.
+	Gathered bool
+	// Desc names the faiss index structure, such as
+	// "IndexIDMap(IndexHNSW(M=64, storage IndexFlatIP))"; "" otherwise.
+	Desc string
 }
 
 func (i Info) String() string {
-	s := fmt.Sprintf("%s, %d × %d float%d", i.Format, i.Count, i.Dim, 8*i.ElemSize)
+	f := string(i.Format)
+	if i.Desc != "" {
+		f = i.Desc
+	}
+	s := fmt.Sprintf("%s, %d × %d float%d", f, i.Count, i.Dim, 8*i.ElemSize)
 	if i.Metric != Unknown {
 		s += ", metric " + i.Metric.String()
 	}
@@ -101,62 +118,20 @@ func unsupported(off int64, field, format string, a ...any) error {
 	return fmt.Errorf("%w: offset %d: %s: %s", ErrUnsupported, off, field, fmt.Sprintf(format, a...))
 }
 
-// ParseHeader reads the header in head (the file's first min(size,
-// HeadLen) bytes) of a file of size bytes named name (its extension
-// identifies .fvecs). It checks every claimed size against size: the data
-// must end exactly at the end of the file. It allocates nothing in
+// parseHeader reads the header in head (the file's first min(size,
+// HeadLen) bytes) of an .npy or .fvecs file of size bytes named name (its
+// extension identifies .fvecs). It checks every claimed size against size:
+// the data must end exactly at the end of the file. It allocates nothing in
 // proportion to a claimed size. Errors wrap ErrFormat or ErrUnsupported.
-func ParseHeader(head []byte, size int64, name string) (Info, error) {
+// faiss files are parsed by parseFaissFile, which needs the whole file.
+func parseHeader(head []byte, size int64, name string) (Info, error) {
 	switch {
-	case len(head) >= 4 && (string(head[:4]) == "IxFI" || string(head[:4]) == "IxF2" || string(head[:4]) == "IxFl"):
-		return parseFaiss(head, size)
 	case len(head) >= 6 && string(head[:6]) == "\x93NUMPY":
 		return parseNPY(head, size)
 	case strings.EqualFold(filepath.Ext(name), ".fvecs"):
 		return parseFVecs(head, size)
-	case len(head) >= 4 && string(head[:2]) == "Ix":
-		return Info{}, unsupported(0, "fourcc", "faiss index type %q: only IndexFlatIP (IxFI) and IndexFlatL2 (IxF2) hold plain vectors (export others with index.reconstruct_n to .npy)", head[:4])
 	}
-	return Info{}, fmt.Errorf("%w: %s: not a faiss IndexFlat (IxFI/IxF2), .npy or .fvecs file", ErrUnsupported, name)
-}
-
-func parseFaiss(b []byte, size int64) (Info, error) {
-	le := binary.LittleEndian
-	if len(b) < faissHdrLen {
-		return Info{}, formatErr(int64(len(b)), "header", "file ends after %d bytes, a faiss IndexFlat header is %d", len(b), faissHdrLen)
-	}
-	if string(b[:4]) == "IxFl" {
-		return Info{}, unsupported(0, "fourcc", "IndexFlat with a metric other than inner product or L2")
-	}
-	d := int64(int32(le.Uint32(b[4:])))
-	ntotal := int64(le.Uint64(b[8:]))
-	metric := int32(le.Uint32(b[33:]))
-	count := le.Uint64(b[37:])
-	in := Info{Format: FaissFlat, ElemSize: 4, DataOffset: faissHdrLen}
-	switch {
-	case d < 1 || d > MaxDim:
-		return Info{}, formatErr(4, "d", "%d must be in 1..%d", d, MaxDim)
-	case ntotal < 0 || ntotal > MaxCount:
-		return Info{}, formatErr(8, "ntotal", "%d must be in 0..%d", ntotal, MaxCount)
-	case b[32] > 1:
-		return Info{}, formatErr(32, "is_trained", "byte %d is not a bool", b[32])
-	}
-	switch {
-	case string(b[:4]) == "IxFI" && metric == 0:
-		in.Metric = InnerProduct
-	case string(b[:4]) == "IxF2" && metric == 1:
-		in.Metric = L2
-	default:
-		return Info{}, formatErr(33, "metric_type", "%d does not match fourcc %q (IxFI is 0, inner product; IxF2 is 1, L2)", metric, b[:4])
-	}
-	if count != uint64(ntotal*d) {
-		return Info{}, formatErr(37, "xb size", "%d float32 values, ntotal·d = %d·%d = %d", count, ntotal, d, ntotal*d)
-	}
-	in.Count, in.Dim, in.RowBytes = int(ntotal), int(d), 4*d
-	if want := faissHdrLen + 4*ntotal*d; want != size {
-		return Info{}, formatErr(faissHdrLen, "xb data", "file is %d bytes, header implies %d (%d × %d float32 from offset %d): truncated or trailing bytes", size, want, ntotal, d, faissHdrLen)
-	}
-	return in, nil
+	return Info{}, fmt.Errorf("%w: %s: not a faiss index, .npy or .fvecs file", ErrUnsupported, name)
 }
 
 func parseNPY(b []byte, size int64) (Info, error) {
@@ -415,12 +390,15 @@ func parseFVecs(b []byte, size int64) (Info, error) {
 // Reader streams the rows of a vector file. It is not safe for concurrent
 // use.
 type Reader struct {
-	ra   io.ReaderAt
-	c    io.Closer
-	info Info
-	br   *bufio.Reader
-	row  int
-	raw  []byte
+	ra    io.ReaderAt
+	c     io.Closer
+	info  Info
+	node  *faissNode // faiss files: the row layout and the graph
+	br    *bufio.Reader
+	row   int
+	raw   []byte
+	order []int // Read of a gathered chunk: rows sorted by file offset
+	offs  []int64
 }
 
 // Open opens the vector file at path and parses its header. Errors: file
@@ -445,19 +423,44 @@ func Open(path string) (*Reader, error) {
 }
 
 // NewReader reads the vector file held by ra (size bytes; name gives the
-// extension for .fvecs). The caller keeps ownership of ra.
+// extension for .fvecs). The caller keeps ownership of ra. A faiss file is
+// walked whole (every field checked, the file must end where the index
+// does); memory: an IndexIVFFlat keeps a table of 8 bytes per row (the
+// row's place in the inverted lists) and an IndexIDMap with ids other
+// than 0, 1, 2, ... a permutation of 4 bytes per row, whatever the
+// dimension. Errors wrap ErrFormat or ErrUnsupported.
 func NewReader(ra io.ReaderAt, size int64, name string) (*Reader, error) {
 	head := make([]byte, min(size, HeadLen))
 	if n, err := ra.ReadAt(head, 0); n < len(head) {
 		return nil, fmt.Errorf("vecfile: read header: %w", err)
 	}
-	info, err := ParseHeader(head, size, name)
-	if err != nil {
-		return nil, err
+	r := &Reader{ra: ra}
+	if faissMagic(head) {
+		info, node, err := parseFaissFile(ra, size)
+		if err != nil {
+			return nil, err
+		}
+		r.info, r.node = info, node
+	} else {
+		info, err := parseHeader(head, size, name)
+		if err != nil {
+			return nil, err
+		}
+		r.info = info
 	}
-	r := &Reader{ra: ra, info: info}
 	r.Rewind()
 	return r, nil
+}
+
+// Graph returns the HNSW graph of a faiss IndexHNSW file (rows as its
+// nodes), or nil for any other file. The Graph reads the file on demand,
+// so it is valid until Close; each call returns a new Graph.
+func (r *Reader) Graph() *Graph {
+	if r.node == nil || r.node.graph == nil {
+		return nil
+	}
+	g := *r.node.graph
+	return &g
 }
 
 // Info describes the file.
@@ -465,6 +468,10 @@ func (r *Reader) Info() Info { return r.info }
 
 // Rewind starts reading again at row 0 (for a second pass).
 func (r *Reader) Rewind() {
+	r.row = 0
+	if r.info.Gathered {
+		return
+	}
 	sr := io.NewSectionReader(r.ra, r.info.DataOffset, int64(r.info.Count)*r.info.RowBytes)
 	if r.br == nil {
 		r.br = bufio.NewReaderSize(sr, 1<<20)
@@ -495,7 +502,11 @@ func (r *Reader) Read(dst []float32) (int, error) {
 		r.raw = make([]byte, need)
 	}
 	raw := r.raw[:need]
-	if n, err := io.ReadFull(r.br, raw); err != nil {
+	if in.Gathered {
+		if err := r.gather(raw, rows); err != nil {
+			return 0, err
+		}
+	} else if n, err := io.ReadFull(r.br, raw); err != nil {
 		off := in.DataOffset + int64(r.row)*in.RowBytes + int64(n)
 		return 0, formatErr(off, "data", "read row %d: %v", r.row+n/int(in.RowBytes), err)
 	}
@@ -526,6 +537,39 @@ func (r *Reader) Read(dst []float32) (int, error) {
 	}
 	r.row += rows
 	return rows, nil
+}
+
+// gather reads rows r.row .. r.row+rows-1 of a gathered layout into raw,
+// in file order: rows next to each other both in the file and in the chunk
+// are read with one call.
+func (r *Reader) gather(raw []byte, rows int) error {
+	rb, nd := r.info.RowBytes, r.node
+	r.offs, r.order = r.offs[:0], r.order[:0]
+	for i := 0; i < rows; i++ {
+		row := r.row + i
+		off := nd.base + int64(row)*rb
+		switch {
+		case nd.table != nil:
+			off = nd.table[row]
+		case nd.perm != nil:
+			off = nd.base + int64(nd.perm[row])*rb
+		}
+		r.offs = append(r.offs, off)
+		r.order = append(r.order, i)
+	}
+	slices.SortFunc(r.order, func(a, b int) int { return cmp.Compare(r.offs[a], r.offs[b]) })
+	for lo := 0; lo < rows; {
+		hi := lo + 1
+		for hi < rows && r.offs[r.order[hi]] == r.offs[r.order[hi-1]]+rb && r.order[hi] == r.order[hi-1]+1 {
+			hi++
+		}
+		i0, off := r.order[lo], r.offs[r.order[lo]]
+		if _, err := r.ra.ReadAt(raw[int64(i0)*rb:int64(i0+hi-lo)*rb], off); err != nil {
+			return formatErr(off, "data", "read row %d: %v", r.row+i0, err)
+		}
+		lo = hi
+	}
+	return nil
 }
 
 // Close closes the file opened by Open (a no-op for NewReader).

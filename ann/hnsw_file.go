@@ -21,6 +21,10 @@ const (
 
 	hnswFlagInt8 = 1 << 0
 	hnswFlagZstd = 1 << 1
+	// hnswFlagShared marks a graph without a vector section: it serves
+	// over the vectors of the shard it was imported beside
+	// (SaveImportedHNSW; LoadHNSWShared only).
+	hnswFlagShared = 1 << 2
 
 	tagLevels = "LBLK"
 	tagLinks0 = "NBLK"
@@ -46,17 +50,6 @@ func (h *HNSW) Save(path string, zstd bool) (err error) {
 		}
 	}()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	le := binary.LittleEndian
-	b := []byte(hnswMagic)
-	b = le.AppendUint32(b, hnswVersion)
-	b = le.AppendUint32(b, uint32(h.cfg.M))
-	b = le.AppendUint32(b, uint32(h.cfg.EfConstruction))
-	b = le.AppendUint32(b, uint32(h.cfg.EfSearch))
-	b = le.AppendUint64(b, uint64(h.cfg.Seed))
-	b = le.AppendUint64(b, uint64(h.n))
-	b = le.AppendUint32(b, uint32(h.dim))
-	b = le.AppendUint32(b, uint32(h.entry))
-	b = le.AppendUint32(b, uint32(h.top))
 	var flags uint32
 	if h.codes != nil {
 		flags |= hnswFlagInt8
@@ -64,9 +57,7 @@ func (h *HNSW) Save(path string, zstd bool) (err error) {
 	if zstd {
 		flags |= hnswFlagZstd
 	}
-	b = le.AppendUint32(b, flags)
-	b = le.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	if _, err := bw.Write(b); err != nil {
+	if _, err := bw.Write(hnswHeader(h.cfg, h.n, h.dim, h.entry, h.top, flags)); err != nil {
 		return err
 	}
 	vh := Header{DType: FP32, Count: h.n, Dim: h.dim, Zstd: zstd, Shuffle: zstd}
@@ -104,12 +95,10 @@ func (h *HNSW) Save(path string, zstd bool) (err error) {
 			return err
 		}
 	}
-	// Graph blocks share the section framing; gw only writes blocks.
-	gw, err := newSectionWriter(bufio.NewWriter(discard{}), Header{DType: FP32, Dim: 1, Zstd: zstd, Shuffle: zstd})
+	gw, err := newGraphWriter(bw, zstd)
 	if err != nil {
 		return err
 	}
-	gw.bw = bw
 	if err := gw.writeChunks(tagLevels, h.level, 1, 1); err != nil {
 		return err
 	}
@@ -130,16 +119,48 @@ func (h *HNSW) Save(path string, zstd bool) (err error) {
 	if gw.enc != nil {
 		gw.enc.Close()
 	}
-	end := []byte(tagHEnd)
-	end = le.AppendUint64(end, uint64(h.n))
-	end = le.AppendUint32(end, crc32.Checksum(end, castagnoli))
-	if _, err := bw.Write(end); err != nil {
+	if _, err := bw.Write(hnswEnd(h.n)); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
 		return err
 	}
 	return f.Commit()
+}
+
+// hnswHeader is the 60-byte file header (FORMAT.md).
+func hnswHeader(cfg HNSWConfig, n, dim int, entry int32, top int, flags uint32) []byte {
+	le := binary.LittleEndian
+	b := []byte(hnswMagic)
+	b = le.AppendUint32(b, hnswVersion)
+	b = le.AppendUint32(b, uint32(cfg.M))
+	b = le.AppendUint32(b, uint32(cfg.EfConstruction))
+	b = le.AppendUint32(b, uint32(cfg.EfSearch))
+	b = le.AppendUint64(b, uint64(cfg.Seed))
+	b = le.AppendUint64(b, uint64(n))
+	b = le.AppendUint32(b, uint32(dim))
+	b = le.AppendUint32(b, uint32(entry))
+	b = le.AppendUint32(b, uint32(top))
+	b = le.AppendUint32(b, flags)
+	return le.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// hnswEnd is the 16-byte end record.
+func hnswEnd(n int) []byte {
+	end := []byte(tagHEnd)
+	end = binary.LittleEndian.AppendUint64(end, uint64(n))
+	return binary.LittleEndian.AppendUint32(end, crc32.Checksum(end, castagnoli))
+}
+
+// newGraphWriter returns a writer of graph blocks to bw: they share the
+// shard block framing, and the writer writes only blocks (no header).
+func newGraphWriter(bw *bufio.Writer, zstd bool) (*ShardWriter, error) {
+	gw, err := newSectionWriter(bufio.NewWriter(discard{}), Header{DType: FP32, Dim: 1, Zstd: zstd, Shuffle: zstd})
+	if err != nil {
+		return nil, err
+	}
+	gw.bw = bw
+	return gw, nil
 }
 
 type discard struct{}
@@ -180,6 +201,10 @@ func (sr *ShardReader) readChunks(tag string, rows, rowBytes, elemSize int) ([]b
 	}
 	return out, nil
 }
+
+// ErrSharedGraph is returned by LoadHNSW for a graph saved without its own
+// vectors (SaveImportedHNSW): load it with LoadHNSWShared over its shard.
+var ErrSharedGraph = errors.New("ann: the graph has no vectors of its own (imported beside a shard): load it with LoadHNSWShared over that shard")
 
 // LoadHNSW reads a graph written by Save. Every block is checksummed and
 // the graph is validated (ids in range, counts within capacity, every
@@ -253,7 +278,7 @@ func loadHNSW(path string, share *Flat) (*HNSW, error) {
 	if cfg.M < 2 || cfg.M > 256 || cfg.EfConstruction < 1 || cfg.EfSearch < 1 || cfg.EfConstruction > 1<<20 || cfg.EfSearch > 1<<20 {
 		return nil, fmt.Errorf("%w: hnsw parameters M=%d efConstruction=%d efSearch=%d at offset 12", ErrCorrupt, cfg.M, cfg.EfConstruction, cfg.EfSearch)
 	}
-	if n64 > math.MaxInt32 || dim <= 0 || dim > maxDim || top > maxLevel || flags>>2 != 0 {
+	if n64 > math.MaxInt32 || dim <= 0 || dim > maxDim || top > maxLevel || flags>>3 != 0 || (flags&hnswFlagShared != 0 && flags&hnswFlagInt8 != 0) {
 		return nil, fmt.Errorf("%w: hnsw count %d, dim %d, top level %d or flags %#x out of range (offset 32)", ErrCorrupt, n64, dim, top, flags)
 	}
 	n := int(n64)
@@ -262,22 +287,28 @@ func loadHNSW(path string, share *Flat) (*HNSW, error) {
 	}
 	cfg.Int8 = flags&hnswFlagInt8 != 0
 	h := &HNSW{cfg: cfg, dim: dim, n: n, entry: entry, top: top}
-	// Vector section.
-	if err := sr.readHeader(false); err != nil {
-		return nil, err
-	}
-	if sr.h.DType != FP32 || sr.h.Count != n || sr.h.Dim != dim {
-		return nil, fmt.Errorf("%w: vector section (%v, %d × %d) does not match the graph (fp32, %d × %d)", ErrCorrupt, sr.h.DType, sr.h.Count, sr.h.Dim, n, dim)
-	}
 	if share != nil && (share.Len() != n || share.Dim() != dim) {
 		return nil, fmt.Errorf("%w: shard has %d × %d vectors, graph %d × %d", ErrDim, share.Len(), share.Dim(), n, dim)
 	}
-	sr.row, sr.block, sr.eof = 0, 0, false
-	if share != nil {
-		if err := sr.skipSection(); err != nil {
+	switch {
+	case flags&hnswFlagShared != 0: // no vector section
+		if share == nil {
+			return nil, ErrSharedGraph
+		}
+	default:
+		if err := sr.readHeader(false); err != nil {
 			return nil, err
 		}
-	} else {
+		if sr.h.DType != FP32 || sr.h.Count != n || sr.h.Dim != dim {
+			return nil, fmt.Errorf("%w: vector section (%v, %d × %d) does not match the graph (fp32, %d × %d)", ErrCorrupt, sr.h.DType, sr.h.Count, sr.h.Dim, n, dim)
+		}
+		sr.row, sr.block, sr.eof = 0, 0, false
+		if share != nil {
+			if err := sr.skipSection(); err != nil {
+				return nil, err
+			}
+			break
+		}
 		vf, err := sr.readAll()
 		if err != nil {
 			return nil, err

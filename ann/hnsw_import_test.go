@@ -315,3 +315,31 @@ func readI64s(t *testing.T, path string) []int64 {
 	}
 	return v
 }
+
+// TestSavedGraphConfig checks that Open estimates an existing graph's
+// memory with the graph's own M (an imported faiss graph's), not the
+// configured default.
+func TestSavedGraphConfig(t *testing.T) {
+	ctx := context.Background()
+	h, err := NewHNSW(ctx, randVecs(rand.New(rand.NewSource(1)), 50, 4), 4, HNSWConfig{M: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "g.hnsw")
+	if err := SaveImportedHNSW(ctx, p, exportGraph(h)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want int
+	}{{p, 24}, {p + ".missing", 0}, {"", 0}} {
+		if got := savedGraphConfig(c.path, HNSWConfig{}).M; got != c.want {
+			t.Errorf("savedGraphConfig(%q).M = %d, want %d", c.path, got, c.want)
+		}
+	}
+	a := EstimateMemory(1000, 4, FP16, BackendHNSW, savedGraphConfig(p, HNSWConfig{}), false)
+	b := EstimateMemory(1000, 4, FP16, BackendHNSW, HNSWConfig{}, false)
+	if a.Graph <= b.Graph {
+		t.Errorf("graph estimate with the saved M 24: %d bytes, default M 16: %d; want more", a.Graph, b.Graph)
+	}
+}

@@ -2,8 +2,10 @@ package ann
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -177,7 +179,7 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 		flatMax = DefaultFlatMax
 	}
 	shardNeed := EstimateMemory(n, dim, dt, BackendFlat, cfg.HNSW, false)
-	hnswNeed := EstimateMemory(n, dim, dt, BackendHNSW, cfg.HNSW, !graphExists(cfg.HNSWPath))
+	hnswNeed := EstimateMemory(n, dim, dt, BackendHNSW, savedGraphConfig(cfg.HNSWPath, cfg.HNSW), !graphExists(cfg.HNSWPath))
 	memNote := func(need MemoryNeed) string {
 		if memErr != nil {
 			return "memory unknown"
@@ -245,6 +247,27 @@ func noFit(n, dim int, dt DType, need int64, mem MemInfo) string {
 		return msg + "; rebuild the shard as " + strings.Join(fits, " or ") + " (rlsearch index --dtype), or serve it from a machine with more memory or a GPU"
 	}
 	return msg + "; no storage type fits: shard the corpus over several machines, or use a machine with more memory or a GPU"
+}
+
+// savedGraphConfig is c with M taken from the graph saved at path, when
+// there is one (an imported faiss graph has its own M, such as Search-R1's
+// 64), so that its memory is estimated for what will be loaded.
+func savedGraphConfig(path string, c HNSWConfig) HNSWConfig {
+	if path == "" {
+		return c
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return c
+	}
+	defer f.Close()
+	var b [16]byte
+	if _, err := io.ReadFull(f, b[:]); err == nil && string(b[:8]) == hnswMagic {
+		if m := int(binary.LittleEndian.Uint32(b[12:])); m >= 2 && m <= 256 {
+			c.M = m
+		}
+	}
+	return c
 }
 
 func graphExists(path string) bool {

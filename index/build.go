@@ -26,6 +26,10 @@ const (
 	DocsFile  = "docs.zst"
 	BM25File  = "bm25.idx"
 	DenseFile = "dense.shard"
+	// HNSWFile holds the dense shard's HNSW graph: imported from a faiss
+	// IndexHNSWFlat by --vectors, or built and cached by the first Open
+	// with the hnsw backend.
+	HNSWFile = "dense.hnsw"
 )
 
 // FormatVersion is the version of the index directory layout in meta.json.
@@ -51,10 +55,14 @@ type BuildConfig struct {
 	EncodeBatch int       // passages per encoder call, default DefaultEncodeBatch
 
 	// Vectors, when set, imports the dense shard from this vector file
-	// (faiss IndexFlatIP/IndexFlatL2, .npy float32/float16, .fvecs; see
-	// ann/vecfile) instead of encoding: one row per indexed passage, in
-	// corpus order. Encoder, when also set, is not run; its dimension must
-	// match. DType may then also be ann.INT8 (two passes over the file).
+	// (faiss IndexFlatIP/L2, IndexHNSWFlat, IndexIVFFlat, fp16
+	// IndexScalarQuantizer, IndexIDMap/IDMap2 around them, .npy
+	// float32/float16, .fvecs; see ann/vecfile) instead of encoding: one
+	// row per indexed passage, in corpus order (faiss ids are corpus rows).
+	// The graph of an IndexHNSWFlat is imported too, as HNSWFile, so the
+	// hnsw backend serves faiss's own graph. Encoder, when also set, is not
+	// run; its dimension must match. DType may then also be ann.INT8 (two
+	// passes over the file).
 	Vectors string
 	// VectorsEncoder names the model that made Vectors (recorded in the
 	// shard); required when Encoder is nil.
@@ -118,6 +126,10 @@ type DenseMeta struct {
 	// ImportedFrom is the vector file the shard was imported from
 	// (BuildConfig.Vectors); empty when the passages were encoded.
 	ImportedFrom string `json:"imported_from,omitempty"`
+	// ImportedGraph describes the faiss HNSW graph imported as HNSWFile
+	// (e.g. "IndexHNSW(M=64, storage IndexFlatIP), efSearch 16"); empty
+	// when none was.
+	ImportedGraph string `json:"imported_graph,omitempty"`
 }
 
 // Build reads cfg.Corpus once and writes a complete index to cfg.Dir.

@@ -45,8 +45,15 @@ type OpenConfig struct {
 	// DenseBackend chooses how the dense shard is searched (ann.Open):
 	// "auto" (default: GPU when usable, else exact flat up to
 	// ann.DefaultFlatMax vectors, else HNSW), "flat", "hnsw" or "gpu". An
-	// HNSW graph is cached in the index directory as dense.hnsw.
+	// HNSW graph is cached in the index directory as HNSWFile (or was
+	// imported there from a faiss IndexHNSWFlat).
 	DenseBackend string
+	// HNSWEfSearch, when > 0, is the hnsw backend's candidate list size for
+	// searches (raised to k when smaller), instead of the graph's own: 64
+	// for a graph built here, the file's efSearch for one imported from
+	// faiss (faiss's default is 16, which Search-R1's e5_HNSW64.index keeps
+	// unless its builder changed it).
+	HNSWEfSearch int
 	// BM25Parallel, when > 1, searches each query of a BM25 request that
 	// holds fewer queries than this over BM25Parallel row ranges on their
 	// own goroutines (bm25.SearchOptions.Parallel): lower latency for small
@@ -85,6 +92,9 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	if cfg.BM25Parallel < 0 {
 		return nil, fmt.Errorf("index: OpenConfig.BM25Parallel = %d, want >= 0", cfg.BM25Parallel)
 	}
+	if cfg.HNSWEfSearch < 0 {
+		return nil, fmt.Errorf("index: OpenConfig.HNSWEfSearch = %d, want >= 0", cfg.HNSWEfSearch)
+	}
 	ix := &Index{Dir: dir, enc: cfg.Encoder, bm25Parallel: cfg.BM25Parallel}
 	if err := json.Unmarshal(raw, &ix.Meta); err != nil {
 		return nil, fmt.Errorf("index: %s: %w", filepath.Join(dir, MetaFile), err)
@@ -118,7 +128,7 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	if ix.Meta.Dense != nil {
 		// ann.Open reads the shard itself, so that "auto" can refuse a shard
 		// that does not fit in memory (ann.ErrNoMemory) before loading it.
-		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Path: filepath.Join(dir, DenseFile), Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, "dense.hnsw")}); err != nil {
+		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Path: filepath.Join(dir, DenseFile), Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, HNSWFile), HNSW: ann.HNSWConfig{EfSearch: cfg.HNSWEfSearch}}); err != nil {
 			return nil, fmt.Errorf("index: %s: %w", dir, err)
 		}
 		ix.Dense = ix.DenseSearch.Flat

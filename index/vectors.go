@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 
 	"github.com/rlsearch/rlsearch/ann"
 	"github.com/rlsearch/rlsearch/ann/vecfile"
@@ -102,7 +103,40 @@ func importVectors(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, n, s
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	return &DenseMeta{Model: name, Dim: in.Dim, DType: dt.String(), ConfigHash: hash, ImportedFrom: cfg.Vectors}, nil
+	meta := &DenseMeta{Model: name, Dim: in.Dim, DType: dt.String(), ConfigHash: hash, ImportedFrom: cfg.Vectors}
+	if g := r.Graph(); g != nil {
+		if meta.ImportedGraph, err = importGraph(ctx, cfg, r, g, filepath.Join(filepath.Dir(path), HNSWFile), out); err != nil {
+			return nil, err
+		}
+	}
+	return meta, nil
+}
+
+// importGraph writes the HNSW graph of a faiss IndexHNSW file as the
+// index's graph (ann.SaveImportedHNSW), after its rows were imported (and
+// their norms checked: an L2 graph ranks unit vectors as inner product
+// does). A graph whose level capacities are not faiss's default layout is
+// not imported (the hnsw backend then builds its own) and out says why.
+// It returns the graph's description for meta.json ("" when skipped).
+func importGraph(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, g *vecfile.Graph, path string, out io.Writer) (string, error) {
+	in := r.Info()
+	ig, err := ann.FaissGraph(g, in.Dim)
+	if err != nil {
+		if errors.Is(err, vecfile.ErrFormat) {
+			return "", fmt.Errorf("%s: %w", cfg.Vectors, err)
+		}
+		if out != nil {
+			fmt.Fprintf(out, "indexing: not importing the HNSW graph of %s: %v; --dense-backend hnsw builds its own\n", cfg.Vectors, err)
+		}
+		return "", nil
+	}
+	p := counter.New(out, "indexing: importing the faiss HNSW graph", "nodes", ig.N)
+	defer p.Finish()
+	ig.Progress = func(done, _ int) { p.Set(done) }
+	if err := ann.SaveImportedHNSW(ctx, path, ig); err != nil {
+		return "", fmt.Errorf("%s: %w", cfg.Vectors, err)
+	}
+	return fmt.Sprintf("%s, efSearch %d", in.Desc, ig.EfSearch), nil
 }
 
 // streamRows reads every row of r in chunks, checks norms (unless

@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-short test-integrations demo-integrations bench-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-apt bench-setup bench-peers bench-report
+.PHONY: all setup build demo test test-short test-integrations demo-integrations bench-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1
 
 all: build
 
@@ -105,3 +105,9 @@ bench-scale: build
 # BENCH_FLAGS adds flags, e.g. BENCH_FLAGS="--quick" or BENCH_FLAGS="--suites bm25,flat --set bm25.gen=1000000".
 bench-report: setup build bench-setup
 	bin/rlsearch bench --data $(DATA) --out out/bench $(BENCH_FLAGS)
+
+# Search-R1's two index types (e5_Flat.index, e5_HNSW64.index) reproduced at 100,000 × 768 with python3-faiss,
+# imported and searched: exact equality with faiss's IndexFlatIP, HNSW recall@10 on faiss's own graph next to faiss's
+# (index/searchr1_bench_test.go). Builds the faiss files once into out/bench-searchr1 (a few minutes on 2 cores).
+bench-searchr1:
+	RLSEARCH_BENCH_SEARCHR1=1 $(GO) test -run '^$$' -bench BenchmarkSearchR1Indexes -benchtime 1x -timeout 90m ./index/

@@ -14,7 +14,7 @@ import (
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
-func readI64(t *testing.T, path string) []int64 {
+func readI64(t testing.TB, path string) []int64 {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -65,11 +65,12 @@ def hnsw_search(hnsw, xb, q, k, ef, fixed, l2=False):
             ids[j] = -1; nvalid -= 1
             if sum(1 for x in dis if x < d0) >= ef:
                 break
-            for u in nbrs(v0, 0):
-                if u in seen:
-                    continue
-                seen.add(u)
-                du = dist(u)
+            new = [u for u in nbrs(v0, 0) if u not in seen]
+            seen.update(new)
+            if not new:
+                continue
+            ds = np.sum((xb[new] - qv) ** 2, axis=1) if l2 else -(xb[new] @ qv)   # one numpy call per expansion
+            for u, du in zip(new, ds.tolist()):
                 res.append((du, u))
                 push(u, du)
         res.sort()

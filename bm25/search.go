@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -329,6 +330,18 @@ func (ix *Index) SearchBatch(ctx context.Context, queries []string, k int) ([][]
 
 // prepare analyzes query into its distinct terms (sorted, so that float32
 // sums are reproducible) and opens a cursor for each one in the index.
+// QueryKey returns a key of query under which two queries get the same
+// hits from every Index at every k: the analysed terms (Analyze), sorted,
+// joined by NUL, which is all that scoring reads of a query (prepare sorts
+// the terms and counts repeats). "Who directed The Informant?" and
+// "informant directed who" share a key; "" is the key of a query without
+// terms. Result caches key BM25 results with it. Safe for concurrent use.
+func QueryKey(query string) string {
+	t := Analyze(query)
+	slices.Sort(t)
+	return strings.Join(t, "\x00")
+}
+
 func (ix *Index) prepare(s *scratch, query string) error {
 	s.terms = s.terms[:0]
 	s.an.run(query, func(term []byte) { s.terms = append(s.terms, string(term)) })

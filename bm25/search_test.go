@@ -356,3 +356,53 @@ func TestSearchBatchErrors(t *testing.T) {
 		t.Errorf("no queries: %v, %v; want empty, nil", got, err)
 	}
 }
+
+// TestQueryKey checks the promise result caches rely on: queries with the
+// same QueryKey get the same hits (scores bit for bit) at every k, on
+// random queries and on the reorderings, case changes, punctuation and
+// stop words that map to one key; and different analysed terms get
+// different keys.
+func TestQueryKey(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 41))
+	texts := make([]string, 400)
+	for i := range texts {
+		texts[i] = randomText(r, 30)
+	}
+	ix := buildAndOpen(t, Config{}, texts)
+	same := [][2]string{
+		{"Who directed The Informant?", "informant directed who"},
+		{"the running dogs", "RUNNING, dogs!"},
+		{"dog dog cat", "cat dog the dog"},
+		{"", "the a of"},
+	}
+	for i := 0; i < 50; i++ {
+		q := randomText(r, 6)
+		w := strings.Fields(q)
+		r.Shuffle(len(w), func(a, b int) { w[a], w[b] = w[b], w[a] })
+		same = append(same, [2]string{q, strings.ToUpper(strings.Join(w, " , "))})
+	}
+	for _, p := range same {
+		if QueryKey(p[0]) != QueryKey(p[1]) {
+			t.Errorf("QueryKey(%q) = %q, QueryKey(%q) = %q: want one key", p[0], QueryKey(p[0]), p[1], QueryKey(p[1]))
+			continue
+		}
+		for _, k := range []int{0, 1, 3, 10, 1000} {
+			a, err := ix.SearchErr(p[0], k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := ix.SearchErr(p[1], k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(a, b) {
+				t.Fatalf("k=%d: %q → %v but %q (same key) → %v", k, p[0], a, p[1], b)
+			}
+		}
+	}
+	for _, p := range [][2]string{{"dog", "dog dog"}, {"dog cat", "dog"}, {"running", "ran"}} {
+		if QueryKey(p[0]) == QueryKey(p[1]) {
+			t.Errorf("%q and %q share key %q but analyse to different terms", p[0], p[1], QueryKey(p[0]))
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
@@ -78,7 +79,14 @@ type Index struct {
 	OpenDuration time.Duration
 	enc          rlsearch.Encoder // nil without an encoder
 	bm25Parallel int
+	buildID      string
 }
+
+// BuildID identifies this build of the index: the FNV-1a 64 hash of its
+// meta.json (which records the corpus, the counts and the build time), in
+// hex. A rebuilt index gets another id, so results cached under one build
+// are never served for another.
+func (ix *Index) BuildID() string { return ix.buildID }
 
 // Open loads the index in dir. With cfg.Encoder set, the index must have a
 // dense shard of the encoder's dimension, and the self-check must pass
@@ -95,7 +103,9 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	if cfg.HNSWEfSearch < 0 {
 		return nil, fmt.Errorf("index: OpenConfig.HNSWEfSearch = %d, want >= 0", cfg.HNSWEfSearch)
 	}
-	ix := &Index{Dir: dir, enc: cfg.Encoder, bm25Parallel: cfg.BM25Parallel}
+	h := fnv.New64a()
+	h.Write(raw)
+	ix := &Index{Dir: dir, enc: cfg.Encoder, bm25Parallel: cfg.BM25Parallel, buildID: fmt.Sprintf("%016x", h.Sum64())}
 	if err := json.Unmarshal(raw, &ix.Meta); err != nil {
 		return nil, fmt.Errorf("index: %s: %w", filepath.Join(dir, MetaFile), err)
 	}

@@ -122,6 +122,9 @@ type Config struct {
 	// collectors. New fails if the registry already holds metrics with the
 	// same names (for example from another Server).
 	Registry *prometheus.Registry
+	// Collectors are further metrics registered into Registry (and so
+	// served by /metrics), such as the result cache's; none may be nil.
+	Collectors []prometheus.Collector
 	// ShutdownTimeout bounds the graceful shutdown in ListenAndServe; 0
 	// means DefaultShutdownTimeout (30 s).
 	ShutdownTimeout time.Duration
@@ -259,6 +262,14 @@ func New(cfg Config) (*Server, error) {
 	m, err := newMetrics(cfg.Registry)
 	if err != nil {
 		return nil, err
+	}
+	for i, c := range cfg.Collectors {
+		if c == nil {
+			return nil, fmt.Errorf("server: Config.Collectors[%d] is nil", i)
+		}
+		if err := cfg.Registry.Register(c); err != nil {
+			return nil, fmt.Errorf("server: register Config.Collectors[%d]: %w", i, err)
+		}
 	}
 	s := &Server{
 		cfg:     cfg,

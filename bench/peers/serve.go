@@ -256,9 +256,11 @@ func start(name string, cmd *exec.Cmd, progress io.Writer, onExit func()) (*serv
 var listening = regexp.MustCompile(`listening on (http://\S+)`)
 
 // startOurs runs `rlsearch serve` on an ephemeral loopback port; with a
-// model (the dense route) it passes --model and o.ORTLib.
+// model (the dense route) it passes --model and o.ORTLib. The result cache
+// is off: the load cycles through one question set, which a cache would
+// answer from memory, and the peer has none.
 func startOurs(ctx context.Context, o Options, bin, index, model string, progress io.Writer) (*server, error) {
-	args := []string{"serve", "--index", index, "--addr", "127.0.0.1:0"}
+	args := []string{"serve", "--index", index, "--addr", "127.0.0.1:0", "--cache-bytes", "0"}
 	if model != "" {
 		args = append(args, "--model", model)
 	}

@@ -70,12 +70,22 @@ func runBenchIndex(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// --addr (bound with the serve flags) is where the /retrieve measurement
 	// listens when given; by default a free loopback port, so that bench
 	// never collides with a running server on 8000.
+	// The result cache is off unless --cache-bytes is given: the workload
+	// cycles through one question set, which a cache would answer from
+	// memory.
 	listenAddr := "127.0.0.1:0"
+	cacheSet := false
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "addr" {
+		switch f.Name {
+		case "addr":
 			listenAddr = s.addr
+		case "cache-bytes":
+			cacheSet = true
 		}
 	})
+	if !cacheSet {
+		s.cfg.CacheBytes = 0
+	}
 	if !slices.Contains(indexbench.Modes, mode) {
 		return usageErr("--mode %q: want one of %v", mode, indexbench.Modes)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/rlsearch/rlsearch/rerank"
 	"github.com/rlsearch/rlsearch/server"
 	"github.com/rlsearch/rlsearch/server/app"
+	"github.com/rlsearch/rlsearch/server/cache"
 )
 
 // serveFlags configure the server (app.Config); bench uses the same ones.
@@ -43,6 +44,7 @@ func (s *serveFlags) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.Server.MaxQueries, "max-queries", server.DefaultMaxQueries, "most queries per request (Search-R1 sends every active rollout's query in one request)")
 	fs.IntVar(&c.Server.ChunkQueries, "chunk-queries", server.DefaultChunkQueries, "most queries of one /retrieve request searched per retriever call; larger requests are searched chunk after chunk before the response streams")
 	fs.Int64Var(&c.Server.MaxBodyBytes, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
+	fs.Int64Var(&c.CacheBytes, "cache-bytes", cache.DefaultMaxBytes, "result cache shared by /retrieve, programs, mutate and rewards, in bytes (LRU; keyed by index build, retriever, topk and the analysed BM25 query or exact dense query); 0 = off")
 	fs.IntVar(&c.BatchMax, "batch-max", 64, "most queries the e5 batching queue merges into one encoder call")
 	fs.DurationVar(&c.BatchWait, "batch-wait", 2*time.Millisecond, "how long the e5 batching queue waits to fill a batch")
 	bindRerank(fs, &c.Reranker)

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/bm25"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/rerank"
 	"github.com/rlsearch/rlsearch/reward"
 	"github.com/rlsearch/rlsearch/sdk"
 	"github.com/rlsearch/rlsearch/server"
+	"github.com/rlsearch/rlsearch/server/cache"
 )
 
 // ErrConfig marks a Config the assembly cannot serve (a usage error).
@@ -77,6 +79,11 @@ type Config struct {
 	// Reward configures POST /v1/rewards/*; New sets
 	// ProRetrieval.Executor to the collections when any are loaded.
 	Reward reward.Options
+	// CacheBytes bounds the result cache shared by /retrieve, programs,
+	// mutate and the retrieval reward (package server/cache); 0 means no
+	// cache. `rlsearch serve --cache-bytes` defaults to
+	// cache.DefaultMaxBytes.
+	CacheBytes int64
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -85,7 +92,9 @@ type Config struct {
 // for concurrent use as *server.Server is; Close once, after serving.
 type Service struct {
 	*server.Server
-	Index   *index.Index
+	Index *index.Index
+	// Cache is the result cache (nil when Config.CacheBytes is 0).
+	Cache   *cache.Cache
 	closers []func()
 }
 
@@ -120,6 +129,19 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		b := server.NewBatcher(e5, cfg.BatchMax, cfg.BatchWait)
 		sc.Retrievers["e5"] = b
 		s.closers = append(s.closers, func() { b.(io.Closer).Close() })
+	}
+	if s.Cache, err = wrapCache(sc.Retrievers, cfg.CacheBytes, ix.BuildID()); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if s.Cache != nil {
+		sc.Collectors = append(sc.Collectors, s.Cache)
+		sc.Health = func() map[string]any {
+			h := ix.Health()
+			st := s.Cache.Stats()
+			h["cache"] = map[string]any{"max_bytes": st.MaxBytes, "bytes": st.Bytes, "entries": st.Entries, "hit_ratio": st.HitRatio(), "evictions": st.Evictions}
+			return h
+		}
+		logger.Info("result cache", "max_bytes", cfg.CacheBytes, "build_id", ix.BuildID())
 	}
 	if _, ok := sc.Retrievers["e5"]; !ok && ix.Dense != nil {
 		// A trainer never names the retriever: without this line a
@@ -170,6 +192,24 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// wrapCache puts the retrievers of m behind one result cache of maxBytes
+// (none when 0): BM25 keyed by its analysed query (bm25.QueryKey), every
+// other retriever by the exact query text.
+func wrapCache(m map[string]rlsearch.Retriever, maxBytes int64, buildID string) (*cache.Cache, error) {
+	c, err := cache.New(cache.Config{MaxBytes: maxBytes, BuildID: buildID})
+	if err != nil || c == nil {
+		return nil, err
+	}
+	for name, r := range m {
+		var key func(string) string
+		if name == "bm25" {
+			key = bm25.QueryKey
+		}
+		m[name] = c.Wrap(r, key)
+	}
+	return c, nil
 }
 
 // OpenEncoder loads the encoder of cfg and the hash of its configuration

@@ -115,44 +115,15 @@ type RetrievalMetrics struct {
 // ScoreRanking computes Hit@1, Hit@3, MRR (1/rank of the first relevant id,
 // whole list) and NDCG@3 (DCG = Σ_{i<3} rel_i/log2(i+2), ideal from
 // min(3, |truth|) relevant ids).
+// They are ScoreRetrieval's (trec_eval's) definitions with every truth
+// id of grade 1.
 func ScoreRanking(ranked, truth []string) RetrievalMetrics {
-	var m RetrievalMetrics
-	rel := make(map[string]bool, len(truth))
+	rel := make(map[string]float64, len(truth))
 	for _, t := range truth {
-		rel[t] = true
+		rel[t] = 1
 	}
-	if len(rel) == 0 {
-		return m
-	}
-	seen := map[string]bool{}
-	rank := 0
-	dcg := 0.0
-	for _, id := range ranked {
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		rank++
-		if !rel[id] {
-			continue
-		}
-		if m.MRR == 0 {
-			m.MRR = 1 / float64(rank)
-		}
-		if rank == 1 {
-			m.Hit1 = 1
-		}
-		if rank <= 3 {
-			m.Hit3 = 1
-			dcg += 1 / math.Log2(float64(rank)+1)
-		}
-	}
-	idcg := 0.0
-	for i := 1; i <= min(3, len(rel)); i++ {
-		idcg += 1 / math.Log2(float64(i)+1)
-	}
-	m.NDCG3 = dcg / idcg
-	return m
+	at3 := ScoreRetrieval(ranked, rel, 3)
+	return RetrievalMetrics{Hit1: ScoreRetrieval(ranked, rel, 1).Hit, Hit3: at3.Hit, MRR: ScoreRetrieval(ranked, rel, len(ranked)).MRR, NDCG3: at3.NDCG}
 }
 
 // MultiAnswerFormat is the format credit F of a response whose last

@@ -21,10 +21,11 @@ const (
 	KindRPL          Kind = "rpl"          // RPLResult
 	KindSearchP1     Kind = "search-p1"    // SearchP1Result
 	KindProRetrieval Kind = "proretrieval" // ProRetrievalResult
+	KindRetrieval    Kind = "retrieval"    // RetrievalResult
 )
 
 // Kinds lists every Kind in a fixed order.
-var Kinds = []Kind{KindQA, KindRPL, KindSearchP1, KindProRetrieval}
+var Kinds = []Kind{KindQA, KindRPL, KindSearchP1, KindProRetrieval, KindRetrieval}
 
 // ParseKind returns the Kind named s or an error listing the kinds.
 func ParseKind(s string) (Kind, error) {
@@ -33,7 +34,7 @@ func ParseKind(s string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("reward: unknown kind %q (want qa, rpl, search-p1 or proretrieval)", s)
+	return "", fmt.Errorf("reward: unknown kind %q (want qa, rpl, search-p1, proretrieval or retrieval)", s)
 }
 
 // QARollout is one rollout for the QA metrics: Answer when given, else the
@@ -60,6 +61,7 @@ type Config struct {
 	RPL          RPLConfig
 	SearchP1     SearchP1Config
 	ProRetrieval ProRetrievalConfig
+	Retrieval    RetrievalConfig
 	// Workers scores up to this many rollouts of a batch at once (judge
 	// calls overlap); 0 = DefaultWorkers.
 	Workers int
@@ -300,6 +302,8 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 			return nil, err
 		}
 		return func(ctx context.Context) (any, error) { return s.p1.Score(ctx, r) }, nil
+	case KindRetrieval:
+		return nil, fmt.Errorf("reward: internal: retrieval rollouts are scored as a batch")
 	case KindProRetrieval:
 		var r ProRetrievalRollout
 		if err := decodeRollout(i, raw, &r); err != nil {
@@ -321,13 +325,18 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 
 // ScoreBatch decodes and scores rollouts (JSON objects of the Kind's
 // rollout type: QARollout, RPLRollout, SearchP1Rollout,
-// ProRetrievalRollout) and returns one result per rollout, in order
-// (QAResult, RPLResult, SearchP1Result, ProRetrievalResult). Every rollout
+// ProRetrievalRollout, RetrievalRollout) and returns one result per
+// rollout, in order (QAResult, RPLResult, SearchP1Result,
+// ProRetrievalResult, RetrievalResult). Retrieval rollouts are searched
+// together: one Searcher call per (retriever, k) for the whole batch. Every rollout
 // is checked before any is scored: a bad one returns an *InputError (which
 // wraps rlsearch.ErrBadInput) and no results. A judge failure is reported
 // in that rollout's result, not as an error; ctx ending returns ctx.Err().
 // The returned slice is owned by the caller.
 func (s *Scorer) ScoreBatch(ctx context.Context, kind Kind, rollouts []json.RawMessage) ([]any, error) {
+	if kind == KindRetrieval {
+		return s.scoreRetrievalBatch(ctx, rollouts)
+	}
 	fns := make([]func(context.Context) (any, error), len(rollouts))
 	for i, raw := range rollouts {
 		fn, err := s.prepare(kind, i, raw)

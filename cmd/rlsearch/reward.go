@@ -73,7 +73,9 @@ func rewardEnv() reward.Options {
 func rewardCmd(fs *flag.FlagSet) runFunc {
 	var f rewardFlags
 	f.bind(fs)
-	kind := fs.String("kind", "", "reward: qa, rpl, search-p1 or proretrieval (required)")
+	var idx indexFlags
+	idx.bind(fs)
+	kind := fs.String("kind", "", "reward: qa, rpl, search-p1, proretrieval or retrieval (required)")
 	batch := fs.Int("batch", 256, "rollouts per scoring batch")
 	in := fs.String("in", "-", "rollouts JSONL file (- = stdin)")
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
@@ -91,6 +93,14 @@ func rewardCmd(fs *flag.FlagSet) runFunc {
 		}
 		defer done()
 		o.ProRetrieval.Executor = exec
+		if idx.cfg.Dir != "" { // the retrieval reward's searches
+			ix, closeIx, err := idx.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeIx()
+			o.Retrieval.Searcher = app.NewSearcher(ix.Retrievers(), ix, ix.DefaultRetriever())
+		}
 		s, cache, err := reward.Open(o)
 		if err != nil {
 			return err

@@ -107,3 +107,25 @@ func TestRewardEndpointsFromEnv(t *testing.T) {
 		t.Errorf("judge URL without model: err %v, want one naming Model", err)
 	}
 }
+
+// TestRewardRetrievalCommand scores retrieval rollouts from the CLI over
+// an index (--index), and refuses them without one.
+func TestRewardRetrievalCommand(t *testing.T) {
+	dir, _ := buildIndex(t)
+	in := filepath.Join(t.TempDir(), "rollouts.jsonl")
+	os.WriteFile(in, []byte(`{"id": "a", "response": "<answer>{\"query\": \"capital of Germany\"}</answer>", "gold_ids": ["p2"], "k": 1, "metric": "mrr"}
+{"id": "b", "query": "highest mountain", "gold_ids": ["p1"], "k": 1}
+`), 0o644)
+	code, out, errs := runCmd(t, "reward", "--kind", "retrieval", "--index", dir, "--in", in)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"id":"a","reward":1,"metric":"mrr","k":1,"retriever":"bm25"`) || !strings.Contains(lines[0], `"retrieved":["p2"]`) || !strings.Contains(lines[1], `"reward":0`) {
+		t.Errorf("output %q: want a rewarded 1 (p2 retrieved first), b 0", out)
+	}
+	code, _, errs = runCmd(t, "reward", "--kind", "retrieval", "--in", in)
+	if code == 0 || !strings.Contains(errs, "--index") {
+		t.Errorf("without --index: exit %d, %q; want an error naming --index", code, errs)
+	}
+}

@@ -164,6 +164,8 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 	if exec != nil { // else keep the caller's
 		ro.ProRetrieval.Executor = exec
 	}
+	// The retrieval reward searches what /retrieve serves, cache included.
+	ro.Retrieval.Searcher = NewSearcher(sc.Retrievers, ix, sc.Default)
 	if err := AddRewards(m, ro); err != nil {
 		return nil, err
 	}

@@ -55,6 +55,7 @@ func TestNewAnswersEveryPath(t *testing.T) {
 		"/v1/rewards/rpl":          `{"rollouts": []}`,
 		"/v1/rewards/search-p1":    `{"rollouts": []}`,
 		"/v1/rewards/proretrieval": `{"rollouts": []}`,
+		"/v1/rewards/retrieval":    `{"rollouts": [{"response": "<answer>capital of Germany</answer>", "gold_ids": ["p2"], "k": 2}]}`,
 		"/healthz":                 "",
 		"/metrics":                 "",
 	}

@@ -54,9 +54,12 @@ func AddHybrid(ctx context.Context, m map[string]server.Endpoint, ix *index.Inde
 	return exec, closer, nil
 }
 
-// AddRewards mounts POST /v1/rewards/{qa,rpl,search-p1,proretrieval} with
-// the scorer of o (reward.Open); the judge cache, if any, is saved after
-// every batch. Unknown top-level keys pass; near-misses do not.
+// AddRewards mounts POST
+// /v1/rewards/{qa,rpl,search-p1,proretrieval,retrieval} with the scorer of
+// o (reward.Open; the retrieval reward searches with
+// o.Retrieval.Searcher, see NewSearcher); the judge cache, if any, is
+// saved after every batch. Unknown top-level keys pass; near-misses do
+// not.
 func AddRewards(m map[string]server.Endpoint, o reward.Options) error {
 	s, cache, err := reward.Open(o)
 	if err != nil {

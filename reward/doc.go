@@ -1,6 +1,8 @@
 // Package reward scores search-agent rollouts for RL trainers: QA metrics,
 // RPL retrieval verification, the Search-P1 path-centric reward and the
-// ProRetrieval hierarchical reward. Every component of a reward is
+// ProRetrieval hierarchical reward, and retrieval metrics (recall, NDCG,
+// hit, MRR at k) as the reward of a query-rewriting policy. Every
+// component of a reward is
 // returned, not only its total. Pure Go, no build tags, CPU only.
 //
 // # QA metrics
@@ -91,10 +93,20 @@
 //
 // A rollout carries its execution outcome, or a HybridExecutor runs it.
 //
+// # Retrieval metrics (query rewriting: DeepRetrieval, ConvSearch-R1)
+//
+// ScoreRetrieval computes recall@k, NDCG@k, hit@k and MRR@k of a ranked
+// list against graded relevance with trec_eval's definitions (see
+// RetrievalScores for the formulas and the deliberate differences). The
+// retrieval reward (KindRetrieval) reads a policy's query from its answer
+// (QueriesFromAnswer), searches every rollout of a batch through a
+// Searcher with one call per (retriever, k), fuses several queries by RRF
+// (k = 60) and rewards the chosen metric.
+//
 // # Serving
 //
 // Scorer.ScoreBatch scores a batch of JSON rollouts of one Kind;
-// Service.Serve answers POST /v1/rewards/{qa,rpl,search-p1,proretrieval}
+// Service.Serve answers POST /v1/rewards/{qa,rpl,search-p1,proretrieval,retrieval}
 // as a plain call (server owns the HTTP side; bad rollouts are
 // *InputError values naming "rollouts[i].field"); the only net/http in
 // this package is OpenAIJudge's outbound client. The CLI is "rlsearch reward --kind K < rollouts.jsonl > rewards.jsonl".

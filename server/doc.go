@@ -15,7 +15,7 @@
 //	POST /rerank                rerank.Service.Serve (with --reranker; Search-R1's reranker contract)
 //	POST /v1/programs/execute   sdk.Runtime.Serve
 //	POST /v1/programs/mutate    sdk.Verifier.Serve
-//	POST /v1/rewards/{qa,rpl,search-p1,proretrieval}  reward.Service.Serve
+//	POST /v1/rewards/{qa,rpl,search-p1,proretrieval,retrieval}  reward.Service.Serve
 //	POST /v1/hybrid/execute     hybrid.Service.Serve
 //
 // One policy for every POST endpoint:

@@ -38,7 +38,14 @@ const (
 // with Int8, its codes (an embedded int8 section) to path atomically (temp
 // file, sync, rename); layout in FORMAT.md. zstd compresses every block
 // (vectors byte-shuffled). Not safe concurrently with Add.
-func (h *HNSW) Save(path string, zstd bool) (err error) {
+func (h *HNSW) Save(path string, zstd bool) error {
+	return writeGraphFile(path, func(bw *bufio.Writer) error { return h.write(bw, zstd) })
+}
+
+// writeGraphFile writes a graph file at path atomically (temp file, sync,
+// rename; nothing is left on error) through a 1 MiB buffer, with write
+// writing every byte of it.
+func writeGraphFile(path string, write func(bw *bufio.Writer) error) (err error) {
 	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return fmt.Errorf("ann: create %s: %w", path, err)
@@ -50,6 +57,17 @@ func (h *HNSW) Save(path string, zstd bool) (err error) {
 		}
 	}()
 	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// write writes the whole graph file to bw (Save).
+func (h *HNSW) write(bw *bufio.Writer, zstd bool) error {
 	var flags uint32
 	if h.codes != nil {
 		flags |= hnswFlagInt8
@@ -119,13 +137,8 @@ func (h *HNSW) Save(path string, zstd bool) (err error) {
 	if gw.enc != nil {
 		gw.enc.Close()
 	}
-	if _, err := bw.Write(hnswEnd(h.n)); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return f.Commit()
+	_, err = bw.Write(hnswEnd(h.n))
+	return err
 }
 
 // hnswHeader is the 60-byte file header (FORMAT.md).

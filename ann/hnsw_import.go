@@ -8,7 +8,6 @@ import (
 	"math"
 
 	"github.com/rlsearch/rlsearch/ann/vecfile"
-	"github.com/rlsearch/rlsearch/internal/atomicfile"
 )
 
 // ImportedHNSW is an HNSW graph built by another library over the rows of
@@ -48,7 +47,7 @@ type ImportedHNSW struct {
 // every neighbour a node present on that level; a bad graph is refused
 // with an error wrapping ErrCorrupt that names the node and level, and
 // nothing is written. Errors: also g.Neighbours' and ctx.Err().
-func SaveImportedHNSW(ctx context.Context, path string, g ImportedHNSW) (err error) {
+func SaveImportedHNSW(ctx context.Context, path string, g ImportedHNSW) error {
 	cfg := HNSWConfig{M: g.M, EfConstruction: g.EfConstruction, EfSearch: g.EfSearch}
 	switch {
 	case g.M < 2 || g.M > 256:
@@ -71,17 +70,11 @@ func SaveImportedHNSW(ctx context.Context, path string, g ImportedHNSW) (err err
 			return fmt.Errorf("%w: imported graph: node %d has level %d, above the entry point's %d (or %d)", ErrCorrupt, v, l, top, maxLevel)
 		}
 	}
-	f, err := atomicfile.Create(path, 0o644)
-	if err != nil {
-		return fmt.Errorf("ann: create %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Abort()
-			err = fmt.Errorf("ann: write %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
+	return writeGraphFile(path, func(bw *bufio.Writer) error { return g.write(ctx, bw, cfg, top) })
+}
+
+// write writes the whole imported graph file to bw (SaveImportedHNSW).
+func (g ImportedHNSW) write(ctx context.Context, bw *bufio.Writer, cfg HNSWConfig, top int) error {
 	if _, err := bw.Write(hnswHeader(cfg, g.N, g.Dim, g.Entry, top, hnswFlagShared)); err != nil {
 		return err
 	}
@@ -157,13 +150,8 @@ func SaveImportedHNSW(ctx context.Context, path string, g ImportedHNSW) (err err
 			return err
 		}
 	}
-	if _, err := bw.Write(hnswEnd(g.N)); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return f.Commit()
+	_, err = bw.Write(hnswEnd(g.N))
+	return err
 }
 
 // FaissGraph adapts the graph of a faiss IndexHNSW file (vecfile.Graph,

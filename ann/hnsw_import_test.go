@@ -2,7 +2,6 @@ package ann
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -242,9 +241,9 @@ x.astype('<f4').tofile('x.f32'); q.astype('<f4').tofile('q.f32')
 			if err != nil {
 				t.Fatal(err)
 			}
-			faiss173 := rowsOf(readI64s(t, filepath.Join(dir, c.name+".I")), k)
-			bug := rowsOf(readI64s(t, filepath.Join(dir, c.name+".bug")), k)
-			fixed := rowsOf(readI64s(t, filepath.Join(dir, c.name+".fixed")), k)
+			faiss173 := testutil.LabelRows(testutil.ReadInt64s(t, filepath.Join(dir, c.name+".I")), k)
+			bug := testutil.LabelRows(testutil.ReadInt64s(t, filepath.Join(dir, c.name+".bug")), k)
+			fixed := testutil.LabelRows(testutil.ReadInt64s(t, filepath.Join(dir, c.name+".fixed")), k)
 			ours := make([][]int32, nq)
 			for i, hs := range hits {
 				for _, hh := range hs {
@@ -257,63 +256,19 @@ x.astype('<f4').tofile('x.f32'); q.astype('<f4').tofile('q.f32')
 					truth[i] = append(truth[i], hh.Row)
 				}
 			}
-			rOurs, rFixed, r173 := overlap(ours, truth), overlap(fixed, truth), overlap(faiss173, truth)
-			t.Logf("recall@%d against exact at efSearch %d on faiss's graph: ours %.4f, faiss ≥ 1.7.4 search (port) %.4f, faiss 1.7.3 %.4f (port with its bug: same rows %.4f)", k, ef, rOurs, rFixed, r173, overlap(bug, faiss173))
-			if s := overlap(bug, faiss173); s < 0.995 {
+			rOurs, rFixed, r173 := testutil.Overlap(ours, truth), testutil.Overlap(fixed, truth), testutil.Overlap(faiss173, truth)
+			t.Logf("recall@%d against exact at efSearch %d on faiss's graph: ours %.4f, faiss ≥ 1.7.4 search (port) %.4f, faiss 1.7.3 %.4f (port with its bug: same rows %.4f)", k, ef, rOurs, rFixed, r173, testutil.Overlap(bug, faiss173))
+			if s := testutil.Overlap(bug, faiss173); s < 0.995 {
 				t.Fatalf("the port with faiss 1.7.3's bug finds %.4f of faiss 1.7.3's rows, want ≥ 0.995: the port is not faiss's search", s)
 			}
 			if diff := rOurs - rFixed; diff < -0.005 || diff > 0.005 {
 				t.Errorf("recall@%d: ours %.4f, faiss's search %.4f on the same graph: differ by more than 0.005", k, rOurs, rFixed)
 			}
-			if s := overlap(ours, fixed); s < 0.99 {
+			if s := testutil.Overlap(ours, fixed); s < 0.99 {
 				t.Errorf("%.4f of our hits are faiss's rows, want ≥ 0.99", s)
 			}
 		})
 	}
-}
-
-// rowsOf cuts faiss's [nq, k] label array into rows (−1 padding dropped).
-func rowsOf(ids []int64, k int) [][]int32 {
-	out := make([][]int32, len(ids)/k)
-	for i := range out {
-		for _, id := range ids[i*k : (i+1)*k] {
-			if id >= 0 {
-				out[i] = append(out[i], int32(id))
-			}
-		}
-	}
-	return out
-}
-
-// overlap is the mean fraction of want's rows found in got, per query.
-func overlap(got, want [][]int32) float64 {
-	s := 0.0
-	for i := range want {
-		if len(want[i]) == 0 {
-			continue
-		}
-		f := 0
-		for _, r := range got[i] {
-			if slices.Contains(want[i], r) {
-				f++
-			}
-		}
-		s += float64(f) / float64(len(want[i]))
-	}
-	return s / float64(len(want))
-}
-
-func readI64s(t *testing.T, path string) []int64 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := make([]int64, len(b)/8)
-	for i := range v {
-		v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v
 }
 
 // TestSavedGraphConfig checks that Open estimates an existing graph's

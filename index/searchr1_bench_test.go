@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -78,7 +77,7 @@ open('done', 'w').write('ok')
 	q := testutil.ReadFloat32s(b, filepath.Join(dir, "q.f32"))
 	nq := len(q) / d
 	exactD := testutil.ReadFloat32s(b, filepath.Join(dir, "exact.D"))
-	exactI := readI64(b, filepath.Join(dir, "exact.I"))
+	exactI := testutil.ReadInt64s(b, filepath.Join(dir, "exact.I"))
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		// Flat: import, exact search against faiss's.
@@ -152,15 +151,15 @@ open('done', 'w').write('ok')
 				ours = append(ours, rows)
 			}
 			qps := float64(nq) / time.Since(start).Seconds()
-			f173 := bestRows(readI64(b, filepath.Join(dir, fmt.Sprint("faiss173.", ef))), k)
-			fixed := bestRows(readI64(b, filepath.Join(dir, fmt.Sprint("fixed.", ef))), k)
-			rOurs, r173, rFixed := recallRows(ours, truth), recallRows(f173, truth), recallRows(fixed, truth)
+			f173 := testutil.LabelRows(testutil.ReadInt64s(b, filepath.Join(dir, fmt.Sprint("faiss173.", ef))), k)
+			fixed := testutil.LabelRows(testutil.ReadInt64s(b, filepath.Join(dir, fmt.Sprint("fixed.", ef))), k)
+			rOurs, r173, rFixed := testutil.Overlap(ours, truth), testutil.Overlap(f173, truth), testutil.Overlap(fixed, truth)
 			fq, _ := os.ReadFile(filepath.Join(dir, fmt.Sprint("faiss173.", ef, ".qps")))
 			b.ReportMetric(rOurs, fmt.Sprintf("recall_ours_ef%d", ef))
 			b.ReportMetric(rFixed, fmt.Sprintf("recall_faiss_fixed_ef%d", ef))
 			b.ReportMetric(r173, fmt.Sprintf("recall_faiss173_ef%d", ef))
 			b.ReportMetric(qps, fmt.Sprintf("qps_ours_ef%d", ef))
-			b.Logf("efSearch %3d: recall@%d ours %.4f, faiss ≥ 1.7.4 (port) %.4f, faiss 1.7.3 %.4f; same rows as the port %.4f; ours %.0f q/s (1 goroutine, batch 1), faiss 1.7.3 %s q/s (2 threads, batch %d)", ef, k, rOurs, rFixed, r173, recallRows(ours, fixed), qps, fq, nq)
+			b.Logf("efSearch %3d: recall@%d ours %.4f, faiss ≥ 1.7.4 (port) %.4f, faiss 1.7.3 %.4f; same rows as the port %.4f; ours %.0f q/s (1 goroutine, batch 1), faiss 1.7.3 %s q/s (2 threads, batch %d)", ef, k, rOurs, rFixed, r173, testutil.Overlap(ours, fixed), qps, fq, nq)
 		}
 	}
 }
@@ -190,31 +189,4 @@ func importBench(b *testing.B, file, path string, n int) float64 {
 		b.Fatal(err)
 	}
 	return time.Since(start).Seconds()
-}
-
-func bestRows(ids []int64, k int) [][]int32 {
-	out := make([][]int32, len(ids)/k)
-	for i := range out {
-		for _, id := range ids[i*k : (i+1)*k] {
-			if id >= 0 {
-				out[i] = append(out[i], int32(id))
-			}
-		}
-	}
-	return out
-}
-
-// recallRows is the mean fraction of want's rows found in got.
-func recallRows(got, want [][]int32) float64 {
-	s := 0.0
-	for i := range want {
-		f := 0
-		for _, r := range got[i] {
-			if slices.Contains(want[i], r) {
-				f++
-			}
-		}
-		s += float64(f) / float64(max(1, len(want[i])))
-	}
-	return s / float64(len(want))
 }

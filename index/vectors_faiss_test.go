@@ -46,7 +46,7 @@ hnsw_search(h.hnsw, x, q, k, ef, True).astype('<i8').tofile('hnsw.I')
 `, n, d, nq, k, ef, testutil.FaissHNSWSearchPy))
 	x := testutil.ReadFloat32s(t, filepath.Join(dir, "x.f32"))
 	q := testutil.ReadFloat32s(t, filepath.Join(dir, "q.f32"))
-	want := readI64(t, filepath.Join(dir, "hnsw.I"))
+	want := testutil.ReadInt64s(t, filepath.Join(dir, "hnsw.I"))
 	ctx := context.Background()
 	for _, c := range []struct {
 		file  string

@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -13,19 +12,6 @@ import (
 	"github.com/rlsearch/rlsearch/ann"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
-
-func readI64(t testing.TB, path string) []int64 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := make([]int64, len(b)/8)
-	for i := range v {
-		v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v
-}
 
 // TestImportFaissMatchesFaissSearch builds an index of the whole
 // wiki_multihop corpus (18,175 passages) from a faiss IndexFlatIP file of
@@ -50,7 +36,7 @@ q.astype('<f4').tofile('q.f32'); D.astype('<f4').tofile('D.f32'); I.astype('<i8'
 `, n, d, nq, k))
 	q := testutil.ReadFloat32s(t, filepath.Join(dir, "q.f32"))
 	wantD := testutil.ReadFloat32s(t, filepath.Join(dir, "D.f32"))
-	wantI := readI64(t, filepath.Join(dir, "I.i64"))
+	wantI := testutil.ReadInt64s(t, filepath.Join(dir, "I.i64"))
 	ctx := context.Background()
 	for _, c := range []struct {
 		file      string

@@ -1,6 +1,7 @@
 package reward
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -162,7 +163,7 @@ func ScoreRetrieval(ranked []string, rel map[string]float64, k int) RetrievalSco
 		s.Hit = 1
 	}
 	s.Recall = float64(s.NRetrievedRelevant) / float64(s.NRelevant)
-	slices.SortFunc(grades, func(a, b float64) int { return -cmpFloat(a, b) })
+	slices.SortFunc(grades, func(a, b float64) int { return cmp.Compare(b, a) })
 	idcg := 0.0
 	for i, g := range grades[:min(k, len(grades))] {
 		idcg += g / math.Log2(float64(i)+2)
@@ -171,16 +172,6 @@ func ScoreRetrieval(ranked []string, rel map[string]float64, k int) RetrievalSco
 		s.NDCG = dcg / idcg
 	}
 	return s
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // RetrievalResult is the retrieval reward of one rollout.
@@ -448,7 +439,7 @@ func fuseIDs(lists [][]string, k int) []string {
 			score[id] += 1 / float64(RetrievalRRFK+rank)
 		}
 	}
-	slices.SortStableFunc(ids, func(a, b string) int { return -cmpFloat(score[a], score[b]) })
+	slices.SortStableFunc(ids, func(a, b string) int { return cmp.Compare(score[b], score[a]) })
 	if len(ids) > k {
 		ids = ids[:k]
 	}

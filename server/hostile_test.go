@@ -136,8 +136,8 @@ func TestHostileBodiesEveryEndpoint(t *testing.T) {
 	srv, valid, status := allEndpoints(t)
 	h := srv.Handler()
 	paths := srv.Paths()
-	if len(paths) != 11 {
-		t.Errorf("server answers %d paths %v, want the 11 of serve with --reranker", len(paths), paths)
+	if len(paths) != 12 {
+		t.Errorf("server answers %d paths %v, want the 12 of serve with --reranker", len(paths), paths)
 	}
 	for _, path := range paths {
 		t.Run(path, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -50,23 +49,9 @@ func wikiServer(tb testing.TB) (*server.Server, []string) {
 			return
 		}
 		os.RemoveAll(dir) // the open index keeps its files mapped
-		f, err := os.Open(filepath.Join(data, "questions.jsonl"))
-		if err != nil {
-			wikiIx.err = err
-			return
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var q struct{ Question string }
-			if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-				wikiIx.err = err
-				return
-			}
+		for _, q := range testutil.WikiQuestions(tb) {
 			wikiIx.qs = append(wikiIx.qs, q.Question)
 		}
-		wikiIx.err = sc.Err()
 	})
 	if wikiIx.err != nil {
 		tb.Fatal(wikiIx.err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,19 +133,7 @@ def graph(h, row_of):
 			if in.Format != c.format || in.Metric != c.metric || in.Count != c.n || in.Dim != c.dim || in.ElemSize != c.elem || in.Gathered != c.gather || !strings.Contains(in.Desc, c.desc) {
 				t.Fatalf("Info = %+v, want format %s metric %v n %d d %d elem %d gathered %v desc ~%q", in, c.format, c.metric, c.n, c.dim, c.elem, c.gather, c.desc)
 			}
-			want := testutil.ReadFloat32s(t, filepath.Join(dir, c.name+".ref"))
-			for _, chunk := range []int{1, 7, 4096} {
-				r.Rewind()
-				got := readAll(t, r, chunk)
-				if len(got) != len(want) {
-					t.Fatalf("chunk %d: %d values, faiss %d", chunk, len(got), len(want))
-				}
-				for i := range got {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("chunk %d: value %d (row %d) = %v, faiss %v", chunk, i, i/c.dim, got[i], want[i])
-					}
-				}
-			}
+			checkRows(t, r, testutil.ReadFloat32s(t, filepath.Join(dir, c.name+".ref")))
 			g := r.Graph()
 			if (g != nil) != c.graph {
 				t.Fatalf("Graph() = %v, want a graph: %v", g, c.graph)

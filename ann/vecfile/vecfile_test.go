@@ -101,19 +101,7 @@ func TestAgainstFaissAndNumpy(t *testing.T) {
 			if in.Format != c.format || in.Metric != c.metric || in.Count != c.n || in.Dim != c.dim || in.ElemSize != c.elem {
 				t.Fatalf("Info = %+v, want format %s metric %v n %d d %d elem %d", in, c.format, c.metric, c.n, c.dim, c.elem)
 			}
-			want := testutil.ReadFloat32s(t, filepath.Join(dir, c.name+".ref"))
-			for _, chunk := range []int{1, 7, 4096} {
-				r.Rewind()
-				got := readAll(t, r, chunk)
-				if len(got) != len(want) {
-					t.Fatalf("chunk %d: %d values, reference %d", chunk, len(got), len(want))
-				}
-				for i := range got {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("chunk %d: value %d (row %d) = %v, faiss/numpy %v", chunk, i, i/c.dim, got[i], want[i])
-					}
-				}
-			}
+			checkRows(t, r, testutil.ReadFloat32s(t, filepath.Join(dir, c.name+".ref")))
 		})
 	}
 }
@@ -244,6 +232,25 @@ func TestHostile(t *testing.T) {
 			_, err := NewReader(bytes.NewReader(f.data[:cut]), int64(cut), f.name)
 			if err == nil {
 				t.Errorf("%s cut at %d of %d bytes: no error", f.name, cut, len(f.data))
+			}
+		}
+	}
+}
+
+// checkRows reads every row of r with chunks of 1, 7 and 4,096 rows and
+// compares them bit for bit with want (faiss's or numpy's values).
+func checkRows(t *testing.T, r *Reader, want []float32) {
+	t.Helper()
+	d := r.Info().Dim
+	for _, chunk := range []int{1, 7, 4096} {
+		r.Rewind()
+		got := readAll(t, r, chunk)
+		if len(got) != len(want) {
+			t.Fatalf("chunk %d: %d values, reference %d", chunk, len(got), len(want))
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("chunk %d: value %d (row %d) = %v, faiss/numpy %v", chunk, i, i/d, got[i], want[i])
 			}
 		}
 	}

@@ -4,11 +4,14 @@
 package testutil
 
 import (
+	"bufio"
 	"encoding/binary"
+	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -152,4 +155,85 @@ func RunPython(tb testing.TB, dir string, threads int, script string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("python: %v\n%s", err, out)
 	}
+}
+
+// ReadInt64s reads a file of little-endian int64 values (numpy
+// .astype('<i8').tofile, such as faiss's search labels).
+func ReadInt64s(tb testing.TB, path string) []int64 {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v := make([]int64, len(b)/8)
+	for i := range v {
+		v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v
+}
+
+// LabelRows cuts a row-major [nq, k] label array (faiss's search output)
+// into one list of rows per query, dropping faiss's -1 padding.
+func LabelRows(ids []int64, k int) [][]int32 {
+	out := make([][]int32, len(ids)/k)
+	for i := range out {
+		for _, id := range ids[i*k : (i+1)*k] {
+			if id >= 0 {
+				out[i] = append(out[i], int32(id))
+			}
+		}
+	}
+	return out
+}
+
+// Overlap is the mean, over queries, of the fraction of want[i]'s rows that
+// got[i] holds (recall of got against want); queries with no want rows
+// count 0.
+func Overlap(got, want [][]int32) float64 {
+	s := 0.0
+	for i := range want {
+		if len(want[i]) == 0 {
+			continue
+		}
+		f := 0
+		for _, r := range got[i] {
+			if slices.Contains(want[i], r) {
+				f++
+			}
+		}
+		s += float64(f) / float64(len(want[i]))
+	}
+	return s / float64(max(1, len(want)))
+}
+
+// WikiQuestion is one question of ../shared/data/wiki_multihop/questions.jsonl.
+type WikiQuestion struct {
+	ID             string   `json:"id"`
+	Question       string   `json:"question"`
+	GoldenAnswers  []string `json:"golden_answers"`
+	GoldPassageIDs []string `json:"gold_passage_ids"`
+}
+
+// WikiQuestions reads the 763 wiki_multihop questions.
+func WikiQuestions(tb testing.TB) []WikiQuestion {
+	tb.Helper()
+	f, err := os.Open(filepath.Join(DataDir(tb), "wiki_multihop", "questions.jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var qs []WikiQuestion
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var q WikiQuestion
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			tb.Fatalf("questions.jsonl line %d: %v", len(qs)+1, err)
+		}
+		qs = append(qs, q)
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return qs
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -43,22 +42,9 @@ func wikiIndex(tb testing.TB) (string, []string) {
 		if _, wiki.err = index.Build(context.Background(), index.BuildConfig{Corpus: filepath.Join(data, "corpus.jsonl"), Dir: wiki.dir}); wiki.err != nil {
 			return
 		}
-		f, err := os.Open(filepath.Join(data, "questions.jsonl"))
-		if err != nil {
-			wiki.err = err
-			return
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var q struct{ Question string }
-			if wiki.err = json.Unmarshal(sc.Bytes(), &q); wiki.err != nil {
-				return
-			}
+		for _, q := range testutil.WikiQuestions(tb) {
 			wiki.qs = append(wiki.qs, q.Question)
 		}
-		wiki.err = sc.Err()
 	})
 	if wiki.err != nil {
 		tb.Fatal(wiki.err)

@@ -1,14 +1,11 @@
 package app
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,24 +15,9 @@ import (
 	"github.com/rlsearch/rlsearch/reward"
 )
 
-// wikiGold reads each wiki_multihop question with its gold passage ids.
+// wikiGold returns each wiki_multihop question with its gold passage ids.
 func wikiGold(tb testing.TB) (qs []string, gold [][]string) {
-	tb.Helper()
-	f, err := os.Open(filepath.Join(testutil.DataDir(tb), "wiki_multihop", "questions.jsonl"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var q struct {
-			Question       string   `json:"question"`
-			GoldPassageIDs []string `json:"gold_passage_ids"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			tb.Fatal(err)
-		}
+	for _, q := range testutil.WikiQuestions(tb) {
 		qs, gold = append(qs, q.Question), append(gold, q.GoldPassageIDs)
 	}
 	return qs, gold

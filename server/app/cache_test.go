@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
@@ -196,5 +197,66 @@ func BenchmarkReplay(b *testing.B) {
 			b.ReportMetric(float64(n)/time.Since(start).Seconds(), "requests/s")
 			b.ReportMetric(svc.Cache.Stats().HitRatio(), "hit_ratio")
 		})
+	}
+}
+
+// TestReplayIdenticalDense is TestReplayIdentical's replay on the dense
+// route: 1,000 wiki_multihop passages embedded by the generated tiny BERT
+// (ONNX Runtime), the first 300 questions × 5 rollouts (fewer than the
+// BM25 replay: uncached, every rollout is an encoder call) through
+// /retrieve with "retriever": "e5", with the cache (exact query text as
+// the key, the e5 batching queue behind it) and without: identical bodies.
+func TestReplayIdenticalDense(t *testing.T) {
+	ctx := context.Background()
+	model := embed.Config{Dir: testutil.Model(t, "tiny"), ORTLib: testutil.ORTLib(t)}
+	enc, err := embed.Open(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(testutil.DataDir(t), "wiki_multihop", "corpus.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfterN(string(src), "\n", 1001)
+	corpus := filepath.Join(t.TempDir(), "corpus.jsonl")
+	if err := os.WriteFile(corpus, []byte(strings.Join(lines[:1000], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "ix")
+	_, err = index.Build(ctx, index.BuildConfig{Corpus: corpus, Dir: dir, Encoder: enc})
+	enc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []string
+	for _, q := range testutil.WikiQuestions(t)[:300] {
+		qs = append(qs, q.Question)
+	}
+	var want [][]byte
+	for i, bytesLimit := range []int64{0, 64 << 20} {
+		svc, err := New(ctx, Config{Index: IndexConfig{Dir: dir, Model: model}, Logger: slog.New(slog.DiscardHandler), CacheBytes: bytesLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, q := range qs {
+			body, _ := json.Marshal(map[string]any{"queries": []string{q}, "topk": 3, "return_scores": true, "retriever": "e5"})
+			for r := 0; r < 5; r++ {
+				got := post(t, svc.Handler(), "/retrieve", string(body))
+				if i == 0 {
+					want = append(want, bytes.Clone(got))
+				} else if !bytes.Equal(got, want[n]) {
+					svc.Close()
+					t.Fatalf("response %d (%q) differs with the cache:\n%s\nwithout:\n%s", n, q, got, want[n])
+				}
+				n++
+			}
+		}
+		if i == 1 {
+			if st := svc.Cache.Stats(); st.Misses > uint64(len(qs)) || st.HitRatio() < 0.79 {
+				t.Errorf("dense replay stats %+v: want at most one miss per question, hit ratio ≥ 0.8", st)
+			}
+		}
+		svc.Close()
 	}
 }

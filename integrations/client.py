@@ -37,7 +37,7 @@ PATH_HEALTH = "/healthz"
 MAX_BATCH = 4096
 
 _ENDPOINT_SUFFIXES = (PATH_RETRIEVE, PATH_EXECUTE, PATH_MUTATE, "/rerank", PATH_HEALTH, "/v1/rewards/qa",
-                      "/v1/rewards/rpl", "/v1/rewards/search-p1", "/v1/rewards/proretrieval")
+                      "/v1/rewards/rpl", "/v1/rewards/search-p1", "/v1/rewards/proretrieval", "/v1/rewards/retrieval")
 
 
 class ServiceError(Exception):
@@ -267,7 +267,7 @@ class Client:
         return out
 
 
-REWARD_KINDS = ("qa", "rpl", "search-p1", "proretrieval")
+REWARD_KINDS = ("qa", "rpl", "search-p1", "proretrieval", "retrieval")
 
 
 def _error_of(resp):

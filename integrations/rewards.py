@@ -1,4 +1,4 @@
-"""verl reward functions for the rlsearch rewards (QA, RPL, Search-P1, ProRetrieval).
+"""verl reward functions for the rlsearch rewards (QA, RPL, Search-P1, ProRetrieval, retrieval metrics).
 
 Three shapes, for the three ways verl calls a reward function:
 
@@ -37,7 +37,7 @@ verl config (see integrations/README.md for each verl version):
     +custom_reward_function.reward_kwargs.kind=rpl
     +custom_reward_function.reward_kwargs.url=http://127.0.0.1:8000
 
-reward_kwargs: kind (qa | rpl | search-p1 | proretrieval; default from
+reward_kwargs: kind (qa | rpl | search-p1 | proretrieval | retrieval; default from
 extra_info["reward_kind"], else "qa" for Search-R1's data sources
 searchR1_*), kinds (the kinds a per-sample choice may take, for the key set),
 url (default $RLSEARCH_URL, the tool config's url, else
@@ -80,6 +80,15 @@ a list, or a string; numpy arrays are accepted):
 - proretrieval: ground truth ids (the list, or ground_truth["ground_truth"] /
   ["target"]); executed, ranked, exec_error, collection, response_tokens
   from extra_info.
+- retrieval (query-rewriting RL, DeepRetrieval / ConvSearch-R1 style): the
+  policy's answer is a query (or a list of queries, fused by RRF), searched on
+  the served retriever and scored against gold ids by metric@k (recall,
+  ndcg, hit, mrr; trec_eval's definitions, reward/retrieval.go); gold ids
+  from ground_truth (a list, or "gold_ids" / "gold_passage_ids" / "target")
+  or extra_info, graded relevance from "relevance" ({id: grade}); k, metric
+  and retriever from reward_kwargs (retrieval_k, retrieval_metric,
+  retriever) or extra_info (k, metric, retriever); default the server's
+  (recall@10 on the default retriever).
 
 Errors: a sample the server refuses (HTTP 400 naming rollouts[i].field or
 programs[i].field) raises integrations.client.RequestError to its caller
@@ -108,7 +117,8 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 # qa: exact match as Search-R1's qa_em reward; rpl: answer EM (the outcome
 # reward; V_ret is in the extras and selectable with score_key=v_ret);
 # search-p1 and proretrieval: their total.
-DEFAULT_SCORE_KEY = {"qa": "em", "rpl": "qa.em", "search-p1": "total", "proretrieval": "total"}
+DEFAULT_SCORE_KEY = {"qa": "em", "rpl": "qa.em", "search-p1": "total", "proretrieval": "total",
+                     "retrieval": "reward"}
 
 # Search-R1's answer-tag flood rule (verl/utils/reward_score/search_r1_like_qa_em.py).
 DEFAULT_ANSWER_TAG_LIMIT = 10
@@ -136,6 +146,7 @@ KIND_KEYS = {
                   "qa_gold_empty_after_normalize"),
     "proretrieval": ("total", "format", "exec", "result", "length", "tokens", "ranked", "metrics_hit_at_1",
                      "metrics_hit_at_3", "metrics_mrr", "metrics_ndcg_at_3"),
+    "retrieval": ("reward", "recall", "ndcg", "hit", "mrr", "found", "k", "n_relevant", "n_retrieved_relevant"),
 }
 KEYS = ("score", "error")  # first in every result, whatever the kind
 NEUTRAL = 0.0  # the value of a component a sample does not have
@@ -178,7 +189,8 @@ class Settings:
     def __init__(self, kind=None, kinds=None, url=None, score_key=None, timeout=60.0, max_retries=5, backoff=0.5,
                  answer_tag_limit=DEFAULT_ANSWER_TAG_LIMIT, on_error="raise", tool_config=None, tool_name=None,
                  budgets=None, max_observation_chars=None, max_observation_tokens=None, tokenizer=None,
-                 empty_observation=None, numeric_sign=None, **ignored):
+                 empty_observation=None, numeric_sign=None, retrieval_k=None, retrieval_metric=None,
+                 retriever=None, **ignored):
         # ignored: what verl adds (reward_router_address, reward_model_tokenizer) and older keys.
         if kind is not None and kind not in REWARD_KINDS:
             raise ValueError(f"rlsearch reward: kind {kind!r} is not one of {', '.join(REWARD_KINDS)}")
@@ -194,6 +206,13 @@ class Settings:
         if numeric_sign not in (None, "squad", "strict"):
             raise ValueError(f"rlsearch reward: numeric_sign must be 'squad' or 'strict', got {numeric_sign!r}")
         self.options = {"numeric_sign": numeric_sign} if numeric_sign else {}
+        if retrieval_metric not in (None, "recall", "ndcg", "hit", "mrr"):
+            raise ValueError(f"rlsearch reward: retrieval_metric must be recall, ndcg, hit or mrr, got {retrieval_metric!r}")
+        if retrieval_k is not None and (not isinstance(retrieval_k, int) or isinstance(retrieval_k, bool)
+                                        or not 1 <= retrieval_k <= 1000):
+            raise ValueError(f"rlsearch reward: retrieval_k must be an integer in 1..1000, got {retrieval_k!r}")
+        self.retrieval = {k: v for k, v in (("k", retrieval_k), ("metric", retrieval_metric), ("retriever", retriever))
+                          if v is not None}
         tool = {}
         if tool_config:
             tool, yaml_name = _tool_settings(tool_config)
@@ -217,7 +236,8 @@ class Settings:
         self.keys = KEYS + tuple(dict.fromkeys(k for kd in self.kinds for k in KIND_KEYS[kd]))
         self.key = (self.kind, self.kinds, self.url, self.score_key, self.timeout, self.max_retries, self.backoff,
                     self.answer_tag_limit, self.on_error, self.tool_name, repr(sorted((self.budgets or {}).items())),
-                    self.observation.key(), self.empty_observation, numeric_sign)
+                    self.observation.key(), self.empty_observation, numeric_sign,
+                    repr(sorted(self.retrieval.items())))
 
     def client(self):
         return _client(self.url, self.timeout, self.max_retries, self.backoff)
@@ -314,6 +334,18 @@ def _sample(st, i, data_source, sol, gt, extra):
         for k in ("plan", "reference_plan"):
             if _util.first(extra, k) is not None:
                 r[k] = _util.as_list(extra[k])
+    elif kind == "retrieval":
+        g = _util.first(gt, "gold_ids", "gold_passage_ids", "target", "ground_truth") if isinstance(gt, dict) else gt
+        if g is None:
+            g = _util.first(extra, "gold_ids", "gold_passage_ids")
+        r = {"id": rid, "response": sol, "gold_ids": _util.as_list(g)}
+        rel = _from(gt, extra, "relevance")
+        if isinstance(rel, dict):
+            r["relevance"] = {str(k): int(v) for k, v in rel.items()}
+        for k in ("k", "metric", "retriever"):
+            v = _util.first(extra, k) if k not in st.retrieval else st.retrieval[k]
+            if v is not None:
+                r[k] = int(v) if k == "k" else str(v)
     else:  # proretrieval
         g = _util.first(gt, "ground_truth", "target") if isinstance(gt, dict) else gt
         r = {"id": rid, "response": sol, "ground_truth": _util.as_list(g)}
@@ -543,3 +575,4 @@ compute_score_qa, compute_score_qa_async, compute_score_qa_batch = _fixed("qa")
 compute_score_rpl, compute_score_rpl_async, compute_score_rpl_batch = _fixed("rpl")
 compute_score_search_p1, compute_score_search_p1_async, compute_score_search_p1_batch = _fixed("search-p1")
 compute_score_proretrieval, compute_score_proretrieval_async, compute_score_proretrieval_batch = _fixed("proretrieval")
+compute_score_retrieval, compute_score_retrieval_async, compute_score_retrieval_batch = _fixed("retrieval")

@@ -234,5 +234,41 @@ class SearchP1AndProRetrievalTest(unittest.TestCase):
         self.assertEqual((got[1]["outcome"], got[1]["em"]), (1.0, 0.0), "search-p1: no qa parts (its own are qa_*)")
 
 
+class RetrievalRewardTest(unittest.TestCase):
+    """kind retrieval: the answer is a query, rewarded by metric@k of what the served retriever returns for it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = server()
+
+    def test_metrics_against_retrieve(self):
+        qs = list(questions().values())[:40]
+        sols = [f"<answer>{q['question']}</answer>" for q in qs] + ["<answer>zzqxjv qqzzvx</answer>", "no answer"]
+        gts = [q["gold_passage_ids"] for q in qs] + [qs[0]["gold_passage_ids"]] * 2
+        with FlakyProxy(self.srv.url) as p:
+            got = rewards.compute_score_retrieval_batch(["q"] * len(sols), sols, gts, None, url=p.url, retrieval_k=10)
+            self.assertEqual(p.counts, {"/v1/rewards/retrieval": 1}, "one request for the batch")
+        res, _ = rewards.settings(url=self.srv.url).client().post(
+            "/retrieve", {"queries": [q["question"] for q in qs], "topk": 10})
+        for q, g, hits in zip(qs, got, res["result"]):
+            ids = [h["id"] for h in hits]
+            gold = set(q["gold_passage_ids"])
+            with self.subTest(q=q["id"]):
+                self.assertAlmostEqual(g["recall"], len(gold & set(ids)) / len(gold))
+                self.assertEqual(g["score"], g["recall"], "default metric: recall@k")
+                self.assertEqual(g["k"], 10.0)
+        self.assertEqual([g["score"] for g in got[-2:]], [0.0, 0.0], "no hits / no answer block: 0")
+        self.assertEqual(list(got[0]), list(rewards.keys(kind="retrieval")))
+
+    def test_metric_and_refusal(self):
+        sols = ["<answer>who directed the informant</answer>"] * 2
+        got = rewards.compute_score_retrieval_batch(["q", "q"], sols, [["wiki-014538"], []], None, url=self.srv.url,
+                                                    retrieval_metric="mrr", retrieval_k=5, on_error="zero")
+        self.assertEqual((got[0]["score"], got[0]["mrr"], got[0]["error"]), (1.0, 1.0, 0.0))
+        self.assertEqual((got[1]["score"], got[1]["error"]), (0.0, 1.0), "no gold ids: refused, zeroed")
+        with self.assertRaisesRegex(ValueError, "retrieval_metric"):
+            rewards.compute_score_retrieval("q", "x", ["a"], url=self.srv.url, retrieval_metric="map")
+
+
 if __name__ == "__main__":
     unittest.main()

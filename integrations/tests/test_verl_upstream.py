@@ -152,6 +152,8 @@ class RewardConfigurationsTest(unittest.TestCase):
             "proretrieval": {"id": "a", "ground_truth": ["d1"], "executed": True, "ranked": ["d1"],
                              "response": '<answer>{"sql": "WHERE <text_0>", "retrieval_list": [{"type": "text", '
                                          '"field": "title", "query": "q"}]}</answer>'},
+            "retrieval": {"id": "a", "response": "<answer>who directed the informant</answer>",
+                          "gold_ids": q["gold_passage_ids"], "k": 5},
         }
         for kind, rollout in cases.items():
             with self.subTest(kind=kind):

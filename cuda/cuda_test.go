@@ -229,3 +229,103 @@ func TestCUBLASLibrary(t *testing.T) {
 	}
 	t.Logf("cuBLAS: %q, %v", lib, err)
 }
+
+// TestStreamsEventsGPU (GPU): memset and device-to-device copy, ordered
+// across two streams by an event (the second stream copies what the first
+// set, waiting without a host sync), timing events, and the new device
+// attributes.
+func TestStreamsEventsGPU(t *testing.T) {
+	dev := cudatest.Device(t)
+	in := dev.Info()
+	t.Logf("%s: %d SMs, L2 %d bytes, %d bytes of shared memory per block (opt-in)", in.Name, in.SMs, in.L2Bytes, in.SharedOptin)
+	if in.L2Bytes <= 0 || in.SharedOptin < 48<<10 {
+		t.Errorf("device attributes: L2 %d bytes, shared opt-in %d", in.L2Bytes, in.SharedOptin)
+	}
+	err := dev.Do(func(c *cuda.Ctx) error {
+		const n = 1 << 24 // 64 MiB: long enough that a missing wait shows
+		a, err := c.Alloc(4 * n)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		b, err := c.Alloc(4 * n)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		s1, err := c.NewStream()
+		if err != nil {
+			return err
+		}
+		s2, err := c.NewStream()
+		if err != nil {
+			return err
+		}
+		ev, err := c.NewEvent(false)
+		if err != nil {
+			return err
+		}
+		t0, err := c.NewEvent(true)
+		if err != nil {
+			return err
+		}
+		t1, err := c.NewEvent(true)
+		if err != nil {
+			return err
+		}
+		if err := c.MemsetD32Async(b, 0, 0, n, s2); err != nil {
+			return err
+		}
+		if err := c.Sync(s2); err != nil {
+			return err
+		}
+		if err := c.Record(t0, s1); err != nil {
+			return err
+		}
+		if err := c.MemsetD32Async(a, 0, 0xdeadbeef, n, s1); err != nil {
+			return err
+		}
+		if err := c.Record(ev, s1); err != nil {
+			return err
+		}
+		if err := c.Record(t1, s1); err != nil {
+			return err
+		}
+		if err := c.WaitEvent(s2, ev); err != nil {
+			return err
+		}
+		if err := c.CopyDtoDAsync(b, 0, a, 0, 4*n, s2); err != nil {
+			return err
+		}
+		if err := c.Sync(s2); err != nil {
+			return err
+		}
+		if err := c.EventSync(t1); err != nil {
+			return err
+		}
+		ms, err := c.Elapsed(t0, t1)
+		if err != nil {
+			return err
+		}
+		t.Logf("memset of %d MiB: %.3f ms (%.0f GB/s)", 4*n>>20, ms, 4*n/float64(ms)/1e6)
+		if ms <= 0 {
+			t.Errorf("elapsed %v ms", ms)
+		}
+		got := make([]byte, 4*n)
+		if err := c.CopyDtoH(got, b, 0); err != nil {
+			return err
+		}
+		for i := 0; i < n; i += 4097 {
+			if v := binary.LittleEndian.Uint32(got[4*i:]); v != 0xdeadbeef {
+				t.Fatalf("word %d = %#x after the event-ordered copy, want 0xdeadbeef", i, v)
+			}
+		}
+		if err := c.MemsetD32Async(a, 2, 0, 1, s1); !errors.Is(err, cuda.ErrBadArg) {
+			t.Errorf("unaligned memset: %v, want ErrBadArg", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

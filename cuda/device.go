@@ -11,8 +11,10 @@ import (
 // Device attributes (cuda.h, CUdevice_attribute).
 const (
 	attrMultiprocessorCount = 16
+	attrL2CacheSize         = 38
 	attrComputeMajor        = 75
 	attrComputeMinor        = 76
+	attrMaxSharedOptin      = 97
 )
 
 // DeviceInfo describes one GPU.
@@ -22,6 +24,10 @@ type DeviceInfo struct {
 	TotalMem     int64 // bytes
 	Major, Minor int   // compute capability
 	SMs          int   // multiprocessors
+	L2Bytes      int   // L2 cache size (bytes)
+	// SharedOptin is the most shared memory one block can use after
+	// Function.SetMaxDynamicShared raises its limit (bytes).
+	SharedOptin int
 }
 
 // Devices lists the GPUs the driver sees. Errors match ErrNoDevice when
@@ -74,7 +80,8 @@ func deviceInfo(d *driver, ordinal int) (DeviceInfo, error) {
 	for _, a := range []struct {
 		dst  *int
 		attr int
-	}{{&info.Major, attrComputeMajor}, {&info.Minor, attrComputeMinor}, {&info.SMs, attrMultiprocessorCount}} {
+	}{{&info.Major, attrComputeMajor}, {&info.Minor, attrComputeMinor}, {&info.SMs, attrMultiprocessorCount},
+		{&info.L2Bytes, attrL2CacheSize}, {&info.SharedOptin, attrMaxSharedOptin}} {
 		var v int32
 		if err := d.check("cuDeviceGetAttribute", call(d.deviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a.attr), uintptr(dev))); err != nil {
 			return info, err
@@ -476,6 +483,108 @@ func (c *Ctx) Function(m *Module, name string) (*Function, error) {
 		return nil, err
 	}
 	return &Function{h: h, name: name}, nil
+}
+
+// Function attributes (cuda.h, CUfunction_attribute).
+const funcAttrMaxDynamicShared = 8
+
+// SetMaxDynamicShared allows launches of fn with up to bytes of dynamic
+// shared memory (cuFuncSetAttribute, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+// needed above 48 KiB. Errors: *Error when bytes exceeds the device's
+// DeviceInfo.SharedOptin less the kernel's static shared memory.
+func (c *Ctx) SetMaxDynamicShared(fn *Function, bytes int) error {
+	return c.d.check("cuFuncSetAttribute("+fn.name+")", call(c.d.funcSetAttribute, fn.h, funcAttrMaxDynamicShared, uintptr(bytes)))
+}
+
+// Occupancy is how many blocks of fn with threads threads and sharedBytes of
+// dynamic shared memory fit on one multiprocessor at once
+// (cuOccupancyMaxActiveBlocksPerMultiprocessor); persistent kernels size
+// their grid as Occupancy × DeviceInfo.SMs.
+func (c *Ctx) Occupancy(fn *Function, threads, sharedBytes int) (int, error) {
+	var n int32
+	err := c.d.check("cuOccupancyMaxActiveBlocksPerMultiprocessor("+fn.name+")",
+		call(c.d.occupancyMaxBlocks, uintptr(unsafe.Pointer(&n)), fn.h, uintptr(threads), uintptr(sharedBytes)))
+	return int(n), err
+}
+
+// Event is a CUDA event, for ordering work across streams and for device
+// timing. Close is safe from any goroutine and idempotent.
+type Event struct {
+	dev  *Device
+	h    uintptr
+	once sync.Once
+}
+
+// NewEvent creates an event (cuEventCreate); timing false makes it
+// cheaper (CU_EVENT_DISABLE_TIMING) and unusable for Elapsed.
+func (c *Ctx) NewEvent(timing bool) (*Event, error) {
+	flags := uintptr(2) // CU_EVENT_DISABLE_TIMING
+	if timing {
+		flags = 0
+	}
+	var h uintptr
+	if err := c.d.check("cuEventCreate", call(c.d.eventCreate, uintptr(unsafe.Pointer(&h)), flags)); err != nil {
+		return nil, err
+	}
+	e := &Event{dev: c.dev, h: h}
+	c.track(e)
+	return e, nil
+}
+
+func (e *Event) release(c *Ctx) { call(c.d.eventDestroy, e.h) }
+
+// Close destroys the event (queued to the owner goroutine).
+func (e *Event) Close() error {
+	e.once.Do(func() { e.dev.enqueueRelease(e) })
+	return nil
+}
+
+// Record captures the work enqueued on s so far into e (cuEventRecord).
+func (c *Ctx) Record(e *Event, s *Stream) error {
+	return c.d.check("cuEventRecord", call(c.d.eventRecord, e.h, streamHandle(s)))
+}
+
+// WaitEvent makes later work on s wait for the work e last captured
+// (cuStreamWaitEvent), without blocking the host.
+func (c *Ctx) WaitEvent(s *Stream, e *Event) error {
+	return c.d.check("cuStreamWaitEvent", call(c.d.streamWaitEvent, streamHandle(s), e.h, 0))
+}
+
+// EventSync blocks until the work e captured has run (cuEventSynchronize).
+func (c *Ctx) EventSync(e *Event) error {
+	return c.d.check("cuEventSynchronize", call(c.d.eventSynchronize, e.h))
+}
+
+// Elapsed is the device time between two recorded timing events, in ms
+// (cuEventElapsedTime; resolution about 0.5 µs).
+func (c *Ctx) Elapsed(start, end *Event) (float32, error) {
+	var ms float32
+	err := c.d.check("cuEventElapsedTime", call(c.d.eventElapsed, uintptr(unsafe.Pointer(&ms)), start.h, end.h))
+	return ms, err
+}
+
+// MemsetD32Async sets n 32-bit words of dst from byte offset off (a
+// multiple of 4) to v on stream s (cuMemsetD32Async).
+func (c *Ctx) MemsetD32Async(dst *Buffer, off int64, v uint32, n int64, s *Stream) error {
+	if off%4 != 0 {
+		return fmt.Errorf("%w: memset offset %d is not a multiple of 4", ErrBadArg, off)
+	}
+	if err := checkRange("MemsetD32Async", off, 4*n, dst.bytes); err != nil || n == 0 {
+		return err
+	}
+	return c.d.check("cuMemsetD32Async", call(c.d.memsetD32Async, uintptr(dst.ptr)+uintptr(off), uintptr(v), uintptr(n), streamHandle(s)))
+}
+
+// CopyDtoDAsync copies n bytes within device memory on stream s
+// (cuMemcpyDtoDAsync).
+func (c *Ctx) CopyDtoDAsync(dst *Buffer, dstOff int64, src *Buffer, srcOff, n int64, s *Stream) error {
+	if err := checkRange("CopyDtoDAsync destination", dstOff, n, dst.bytes); err != nil {
+		return err
+	}
+	if err := checkRange("CopyDtoDAsync source", srcOff, n, src.bytes); err != nil || n == 0 {
+		return err
+	}
+	return c.d.check("cuMemcpyDtoDAsync_v2", call(c.d.memcpyDtoDAsync, uintptr(dst.ptr)+uintptr(dstOff), uintptr(src.ptr)+uintptr(srcOff), uintptr(n), streamHandle(s)))
 }
 
 // Dim3 is a grid or block shape.

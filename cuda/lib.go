@@ -85,6 +85,9 @@ type driver struct {
 	moduleLoadData, moduleGetFunction, moduleUnload, launchKernel                      uintptr
 	getErrorName                                                                       uintptr
 	driverGetVersion                                                                   uintptr
+	funcSetAttribute, occupancyMaxBlocks                                               uintptr
+	eventCreate, eventDestroy, eventRecord, eventSynchronize, eventElapsed             uintptr
+	streamWaitEvent                                                                    uintptr
 }
 
 type blasLib struct {
@@ -133,6 +136,10 @@ func loadDriver() (*driver, error) {
 			{&d.moduleLoadData, "cuModuleLoadData"}, {&d.moduleGetFunction, "cuModuleGetFunction"},
 			{&d.moduleUnload, "cuModuleUnload"}, {&d.launchKernel, "cuLaunchKernel"},
 			{&d.getErrorName, "cuGetErrorName"}, {&d.driverGetVersion, "cuDriverGetVersion"},
+			{&d.funcSetAttribute, "cuFuncSetAttribute"}, {&d.occupancyMaxBlocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor"},
+			{&d.eventCreate, "cuEventCreate"}, {&d.eventDestroy, "cuEventDestroy_v2"}, {&d.eventRecord, "cuEventRecord"},
+			{&d.eventSynchronize, "cuEventSynchronize"}, {&d.eventElapsed, "cuEventElapsedTime"},
+			{&d.streamWaitEvent, "cuStreamWaitEvent"},
 		}
 		for _, s := range syms {
 			p, err := purego.Dlsym(h, s.name)

@@ -25,19 +25,31 @@ var (
 	ptxSM90 []byte
 	//go:embed topk_sm90.cubin
 	cubinSM90 []byte
+	//go:embed scan_sm80.ptx
+	scanPTXSM80 []byte
+	//go:embed scan_sm90.ptx
+	scanPTXSM90 []byte
+	//go:embed scan_sm90.cubin
+	scanCubinSM90 []byte
 )
 
 // ErrUnsupportedDevice is returned by Load for GPUs older than compute
 // capability 8.0 (Ampere), which our PTX does not target.
 var ErrUnsupportedDevice = errors.New("kernels: GPU compute capability below 8.0")
 
-// Module is the loaded kernel image on one device. Use it only inside
-// Device.Do of that device; it is released with the device or by Close.
+// Module is the loaded kernel images (topk.cu and scan.cu) on one device.
+// Use it only inside Device.Do of that device; it is released with the
+// device or by Close.
 type Module struct {
-	m          *cuda.Module
+	m, sm      *cuda.Module
 	topk, f2h  *cuda.Function
 	Image      string // which image was loaded: "sm_90 cubin", "sm_90 ptx" or "sm_80 ptx"
 	deviceInfo cuda.DeviceInfo
+
+	scan             [len(ScanConfigs)]*cuda.Function
+	scanGrid         [len(ScanConfigs)]int // persistent grid: blocks per SM × SMs
+	scanInit, filter *cuda.Function
+	merge            *cuda.Function
 }
 
 // Load picks the image for c's device (the sm_90 cubin on compute
@@ -47,17 +59,17 @@ func Load(c *cuda.Ctx) (*Module, error) {
 	info := c.Device().Info()
 	cc := info.Major*10 + info.Minor
 	type cand struct {
-		name string
-		img  []byte
+		name      string
+		img, scan []byte
 	}
 	var cands []cand
 	switch {
 	case cc == 90:
-		cands = []cand{{"sm_90 cubin", cubinSM90}, {"sm_90 ptx", ptxSM90}}
+		cands = []cand{{"sm_90 cubin", cubinSM90, scanCubinSM90}, {"sm_90 ptx", ptxSM90, scanPTXSM90}}
 	case cc > 90:
-		cands = []cand{{"sm_90 ptx", ptxSM90}}
+		cands = []cand{{"sm_90 ptx", ptxSM90, scanPTXSM90}}
 	case cc >= 80:
-		cands = []cand{{"sm_80 ptx", ptxSM80}}
+		cands = []cand{{"sm_80 ptx", ptxSM80, scanPTXSM80}}
 	default:
 		return nil, fmt.Errorf("%w: %s is %d.%d", ErrUnsupportedDevice, info.Name, info.Major, info.Minor)
 	}
@@ -68,12 +80,15 @@ func Load(c *cuda.Ctx) (*Module, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", cd.name, err))
 			continue
 		}
-		mod := &Module{m: m, Image: cd.name, deviceInfo: info}
-		if mod.topk, err = c.Function(m, "rls_topk"); err == nil {
-			mod.f2h, err = c.Function(m, "rls_f32_to_f16")
-		}
+		sm, err := c.LoadModule(cd.scan)
 		if err != nil {
 			m.Close()
+			errs = append(errs, fmt.Errorf("%s scan: %w", cd.name, err))
+			continue
+		}
+		mod := &Module{m: m, sm: sm, Image: cd.name, deviceInfo: info}
+		if err := mod.bind(c); err != nil {
+			mod.Close()
 			return nil, err
 		}
 		return mod, nil
@@ -81,8 +96,48 @@ func Load(c *cuda.Ctx) (*Module, error) {
 	return nil, fmt.Errorf("kernels: load: %w", errors.Join(errs...))
 }
 
-// Close unloads the module.
-func (m *Module) Close() error { return m.m.Close() }
+// bind looks up every kernel, raises the scan kernels' dynamic shared
+// memory limit and sizes their persistent grids from the occupancy the
+// driver reports.
+func (mod *Module) bind(c *cuda.Ctx) error {
+	var err error
+	fn := func(m *cuda.Module, name string) *cuda.Function {
+		if err != nil {
+			return nil
+		}
+		var f *cuda.Function
+		f, err = c.Function(m, name)
+		return f
+	}
+	mod.topk = fn(mod.m, "rls_topk")
+	mod.f2h = fn(mod.m, "rls_f32_to_f16")
+	mod.scanInit = fn(mod.sm, "rls_scan_init")
+	mod.filter = fn(mod.sm, "rls_filter")
+	mod.merge = fn(mod.sm, "rls_merge")
+	for i, sc := range ScanConfigs {
+		mod.scan[i] = fn(mod.sm, sc.Name)
+	}
+	if err != nil {
+		return err
+	}
+	for i, sc := range ScanConfigs {
+		if err := c.SetMaxDynamicShared(mod.scan[i], sc.SharedBytes()); err != nil {
+			return fmt.Errorf("kernels: %s needs %d bytes of shared memory: %w", sc.Name, sc.SharedBytes(), err)
+		}
+		per, err := c.Occupancy(mod.scan[i], sc.Threads(), sc.SharedBytes())
+		if err != nil {
+			return err
+		}
+		if per < 1 {
+			return fmt.Errorf("kernels: %s (%d threads, %d bytes of shared memory) does not fit one SM of %s", sc.Name, sc.Threads(), sc.SharedBytes(), mod.deviceInfo.Name)
+		}
+		mod.scanGrid[i] = per * max(1, mod.deviceInfo.SMs)
+	}
+	return nil
+}
+
+// Close unloads the modules.
+func (m *Module) Close() error { m.sm.Close(); return m.m.Close() }
 
 // F32ToF16 enqueues dst[i] = fp16(src[i]) for i < n on stream s (src is
 // device fp32, dst device fp16).

@@ -149,7 +149,7 @@ func TestF32ToF16Ref(t *testing.T) {
 	}
 }
 
-// TestEmbeddedUpToDate recompiles topk.cu when nvcc 11.8 (the committed
+// TestEmbeddedUpToDate recompiles topk.cu and scan.cu when nvcc 11.8 (the committed
 // images' compiler) is on PATH and compares with the committed images.
 func TestEmbeddedUpToDate(t *testing.T) {
 	nvcc, err := exec.LookPath("nvcc")
@@ -167,7 +167,7 @@ func TestEmbeddedUpToDate(t *testing.T) {
 	if out, err := exec.Command("bash", "build.sh", dir).CombinedOutput(); err != nil {
 		t.Fatalf("build.sh: %v\n%s", err, out)
 	}
-	for _, f := range []string{"topk_sm80.ptx", "topk_sm90.ptx", "topk_sm90.cubin"} {
+	for _, f := range []string{"topk_sm80.ptx", "topk_sm90.ptx", "topk_sm90.cubin", "scan_sm80.ptx", "scan_sm90.ptx", "scan_sm90.cubin", "resources_sm90.txt"} {
 		got, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)

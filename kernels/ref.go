@@ -115,3 +115,152 @@ func TopKRef(a TopKRefArgs) error {
 	}
 	return nil
 }
+
+// PairLess reports whether a ranks before b: larger key, then smaller row.
+func PairLess(a, b Pair) bool { return a.Key > b.Key || (a.Key == b.Key && a.Row < b.Row) }
+
+// FilterRefArgs mirrors FilterArgs and the ScanState fields rls_filter
+// uses, with host slices indexed like the device arrays.
+type FilterRefArgs struct {
+	Scores  []float32 // query qi's scores at qi·LdS
+	LdS     int
+	Rows    int
+	RowBase int
+	NQ      int
+	Theta   []uint32 // [NQ]
+	Cand    []Pair   // [NQ·Cap]
+	Count   []int32  // [NQ]
+	Cap     int
+}
+
+// FilterRef is the reference of rls_filter: for each query qi and i < Rows,
+// a score whose Key exceeds Theta[qi] is appended (Key, RowBase + i) at
+// Cand[qi·Cap + Count[qi]] if that slot is below Cap, and Count[qi] grows
+// by one either way. The kernel appends in an unspecified order: compare
+// the survivors as sets (SortPairs).
+func FilterRef(a FilterRefArgs) {
+	for qi := 0; qi < a.NQ; qi++ {
+		for i := 0; i < a.Rows; i++ {
+			appendSurvivor(a.Cand, a.Count, a.Cap, qi, Key(a.Scores[qi*a.LdS+i]), a.Theta[qi], int32(a.RowBase+i))
+		}
+	}
+}
+
+func appendSurvivor(cand []Pair, count []int32, cap, q int, key, theta uint32, row int32) {
+	if key <= theta {
+		return
+	}
+	if p := int(count[q]); p < cap {
+		cand[q*cap+p] = Pair{key, row}
+	}
+	count[q]++
+}
+
+// ScanRefArgs mirrors ScanArgs with host slices: Corpus [rows, Dim] and Q
+// [NQ, Dim] hold fp16 values (widened to float32, as the kernel reads
+// them).
+type ScanRefArgs struct {
+	Corpus       []float32
+	Dim          int
+	RowLo, RowHi int
+	Q            []float32
+	NQ           int
+	Theta        []uint32
+	Cand         []Pair
+	Count        []int32
+	Cap          int
+}
+
+// ScanRef is the reference of rls_scan16/64/128: score(q, row) =
+// Σ_j Corpus[row][j]·Q[q][j] accumulated in float32 (the kernel's
+// tensor-core order differs: equal results need scores that are exact in
+// float32, such as small multiples of 1/2), then FilterRef's rule for every
+// row of [RowLo, RowHi).
+func ScanRef(a ScanRefArgs) {
+	d := a.Dim
+	for qi := 0; qi < a.NQ; qi++ {
+		qv := a.Q[qi*d : (qi+1)*d]
+		for row := a.RowLo; row < a.RowHi; row++ {
+			x := a.Corpus[row*d : (row+1)*d]
+			var s float32
+			for j, v := range qv {
+				s += v * x[j]
+			}
+			appendSurvivor(a.Cand, a.Count, a.Cap, qi, Key(s), a.Theta[qi], int32(row))
+		}
+	}
+}
+
+// MergeRefArgs mirrors ScanState for rls_merge with host slices.
+type MergeRefArgs struct {
+	Best  []Pair // [NQ·K], sorted, Row -1 = empty
+	K     int
+	Cand  []Pair // [NQ·Cap]
+	Count []int32
+	Cap   int
+	Theta []uint32
+	Flags []int32
+	NQ    int
+}
+
+// MergeRef is the reference of rls_merge: for each query with Count > 0,
+// the best list becomes the first min(K, n) of best ∪ Cand[:min(Count,
+// Cap)] in PairLess order (padded with (0, -1)), Theta the Key of entry K-1
+// (0 while fewer than K), Count 0, and Flags bit 0 is set when Count > Cap.
+// It returns an error if a row appears twice (the pipeline scans every row
+// once; the kernel would keep both).
+func MergeRef(a MergeRefArgs) error {
+	var all []Pair
+	for q := 0; q < a.NQ; q++ {
+		raw := int(a.Count[q])
+		if raw == 0 {
+			continue
+		}
+		best := a.Best[q*a.K : (q+1)*a.K]
+		all = all[:0]
+		for _, e := range best {
+			if e.Row >= 0 {
+				all = append(all, e)
+			}
+		}
+		all = append(all, a.Cand[q*a.Cap:q*a.Cap+min(raw, a.Cap)]...)
+		seen := make(map[int32]bool, len(all))
+		for _, e := range all {
+			if seen[e.Row] {
+				return fmt.Errorf("kernels: merge ref: query %d has row %d twice", q, e.Row)
+			}
+			seen[e.Row] = true
+		}
+		SortPairs(all)
+		want := min(a.K, len(all))
+		for i := range best {
+			if i < want {
+				best[i] = all[i]
+			} else {
+				best[i] = Pair{0, -1}
+			}
+		}
+		a.Theta[q] = 0
+		if want == a.K {
+			a.Theta[q] = best[a.K-1].Key
+		}
+		a.Count[q] = 0
+		if raw > a.Cap {
+			a.Flags[q] |= 1
+		}
+	}
+	return nil
+}
+
+// SortPairs sorts p in PairLess order.
+func SortPairs(p []Pair) {
+	slices.SortFunc(p, func(a, b Pair) int {
+		if PairLess(a, b) {
+			return -1
+		}
+		if PairLess(b, a) {
+			return 1
+		}
+		return 0
+	})
+}

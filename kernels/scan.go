@@ -1,0 +1,204 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rlsearch/rlsearch/cuda"
+)
+
+// Constants of scan.cu (RLS_BM, RLS_MERGE_THREADS, RLS_FILTER_THREADS).
+const (
+	// ScanBM is the corpus rows per rls_scan tile.
+	ScanBM = 128
+	// MergeThreads is rls_merge's block size.
+	MergeThreads = 512
+	// FilterThreads is rls_filter's block size.
+	FilterThreads = 256
+)
+
+// ScanConfig is one instantiation of scan.cu's rls_scan template: a tile of
+// ScanBM corpus rows × BN queries, dim in chunks of BK fp16 values through a
+// Stages-deep cp.async pipeline, WM × WN warps.
+type ScanConfig struct {
+	Name      string
+	BN, BK    int // queries per tile, dim chunk (32 or 64)
+	WM, WN    int // warps along rows and along queries
+	Stages    int // shared-memory pipeline depth
+	MinBlocks int // __launch_bounds__ minimum blocks per SM
+}
+
+// ScanConfigs are the kernels scan.cu instantiates (its typedefs Scan16,
+// Scan64, Scan128; TestScanConfigsMatchSource checks both agree). The
+// tiles: rls_scan16 is the GEMV-style pass for batches ≤ 16 (every row
+// tile read once, the tensor cores do 16 dot products per row for free);
+// rls_scan64 and rls_scan128 serve larger batches, one work item per
+// (row tile, block of BN queries).
+var ScanConfigs = [3]ScanConfig{
+	{Name: "rls_scan16", BN: 16, BK: 64, WM: 4, WN: 1, Stages: 4, MinBlocks: 3},
+	{Name: "rls_scan64", BN: 64, BK: 32, WM: 2, WN: 2, Stages: 4, MinBlocks: 2},
+	{Name: "rls_scan128", BN: 128, BK: 32, WM: 2, WN: 4, Stages: 4, MinBlocks: 1},
+}
+
+// Threads is the block size.
+func (c ScanConfig) Threads() int { return c.WM * c.WN * 32 }
+
+// SharedBytes is the dynamic shared memory per block: Stages stages of
+// (ScanBM + BN) rows × BK fp16.
+func (c ScanConfig) SharedBytes() int { return c.Stages * (ScanBM + c.BN) * c.BK * 2 }
+
+// ScanFor is the index in ScanConfigs of the kernel for a batch of nq
+// queries: the smallest BN ≥ nq, else the largest (BN 128; nq > 128 runs
+// as ⌈nq/128⌉ query blocks per row tile).
+func ScanFor(nq int) int {
+	for i, c := range ScanConfigs {
+		if nq <= c.BN {
+			return i
+		}
+	}
+	return len(ScanConfigs) - 1
+}
+
+// QueryRows is the fp16 query rows rls_scan reads for nq queries with
+// ScanConfigs[cfg]: nq rounded up to a whole number of BN-query blocks.
+// Rows past nq may hold anything; their scores are never kept.
+func QueryRows(cfg, nq int) int {
+	bn := ScanConfigs[cfg].BN
+	return (nq + bn - 1) / bn * bn
+}
+
+// Pair is one survivor or best-list entry as the kernels store it (CUDA
+// uint2): Key (rls_key of the score, 0 never ranks) and Row (-1 = empty).
+type Pair struct {
+	Key uint32
+	Row int32
+}
+
+// PairBytes is the size of a Pair on the device.
+const PairBytes = 8
+
+// ScanArgs are rls_scan's arguments (scan.cu): rows [RowLo, RowHi) of the
+// fp16 corpus [rows, Dim] (Dim % 8 == 0) against the fp16 queries Q
+// [QueryRows(cfg, NQ), Dim]; Theta [NQ] uint32; Cand [NQ, Cap] pairs;
+// Count [NQ] int32.
+type ScanArgs struct {
+	Corpus       cuda.DevPtr
+	Dim          int
+	RowLo, RowHi int
+	Q            cuda.DevPtr
+	NQ           int
+	Theta        cuda.DevPtr
+	Cand         cuda.DevPtr
+	Count        cuda.DevPtr
+	Cap          int
+}
+
+func (a ScanArgs) validate(cfg ScanConfig, grid int) error {
+	switch {
+	case a.Dim < 8 || a.Dim%8 != 0:
+		return fmt.Errorf("kernels: scan dim %d must be a positive multiple of 8", a.Dim)
+	case a.RowLo < 0 || a.RowHi < a.RowLo:
+		return fmt.Errorf("kernels: scan rows [%d, %d)", a.RowLo, a.RowHi)
+	case a.NQ < 1 || a.Cap < 1:
+		return fmt.Errorf("kernels: scan nq=%d cap=%d must be positive", a.NQ, a.Cap)
+	}
+	tiles := int64(a.RowHi-a.RowLo+ScanBM-1) / ScanBM
+	work := tiles * int64((a.NQ+cfg.BN-1)/cfg.BN)
+	steps := (work/int64(max(grid, 1)) + 1) * int64((a.Dim+cfg.BK-1)/cfg.BK)
+	if work > math.MaxInt32 || steps > math.MaxInt32 {
+		return fmt.Errorf("kernels: scan of %d rows × %d queries is too large for one launch (%d work items)", a.RowHi-a.RowLo, a.NQ, work)
+	}
+	return nil
+}
+
+// scanArgs is rls_scan's parameter list (checked against the PTX by
+// TestLaunchArgsMatchPTX).
+func scanArgs(a ScanArgs) []any {
+	return []any{a.Corpus, int32(a.Dim), int32(a.RowLo), int32(a.RowHi), a.Q, int32(a.NQ), a.Theta, a.Cand, a.Count, int32(a.Cap)}
+}
+
+// ScanGrid is the persistent grid rls_scan uses for ScanConfigs[cfg] and
+// a span of work items: min(work, blocks per SM × SMs).
+func (m *Module) ScanGrid(cfg int, a ScanArgs) int {
+	bn := ScanConfigs[cfg].BN
+	work := (a.RowHi - a.RowLo + ScanBM - 1) / ScanBM * ((a.NQ + bn - 1) / bn)
+	return max(1, min(work, m.scanGrid[cfg]))
+}
+
+// Scan enqueues rls_scan (ScanConfigs[cfg]) over a on stream s. An empty
+// row range enqueues nothing.
+func (m *Module) Scan(c *cuda.Ctx, s *cuda.Stream, cfg int, a ScanArgs) error {
+	sc := ScanConfigs[cfg]
+	grid := m.ScanGrid(cfg, a)
+	if err := a.validate(sc, grid); err != nil {
+		return err
+	}
+	if a.RowHi == a.RowLo {
+		return nil
+	}
+	return c.Launch(m.scan[cfg], cuda.Dim3{X: uint32(grid), Y: 1, Z: 1}, cuda.Dim3{X: uint32(sc.Threads()), Y: 1, Z: 1},
+		sc.SharedBytes(), s, scanArgs(a)...)
+}
+
+// ScanState is the per-query state of the threshold pipeline on the
+// device: Best [NQ, K] pairs (sorted; row -1 empty), Theta [NQ], Count
+// [NQ], Flags [NQ] (bit 0: survivors were dropped), Cand [NQ, Cap].
+type ScanState struct {
+	Best, Theta, Count, Flags, Cand cuda.DevPtr
+	NQ, K, Cap                      int
+}
+
+func scanInitArgs(st ScanState) []any {
+	return []any{st.Best, int32(st.K), st.Theta, st.Count, st.Flags, int32(st.NQ)}
+}
+
+// ScanInit enqueues rls_scan_init: empty best lists, thresholds and
+// counts 0, flags cleared.
+func (m *Module) ScanInit(c *cuda.Ctx, s *cuda.Stream, st ScanState) error {
+	if st.NQ < 1 || st.K < 1 || st.K > KMax {
+		return fmt.Errorf("kernels: scan init nq=%d k=%d", st.NQ, st.K)
+	}
+	blocks := min((st.NQ*st.K+255)/256, 1024)
+	return c.Launch(m.scanInit, cuda.Dim3{X: uint32(blocks), Y: 1, Z: 1}, cuda.Dim3{X: 256, Y: 1, Z: 1}, 0, s, scanInitArgs(st)...)
+}
+
+func mergeArgs(st ScanState) []any {
+	return []any{st.Best, int32(st.K), st.Cand, st.Count, int32(st.Cap), st.Theta, st.Flags}
+}
+
+// Merge enqueues rls_merge: per query, best ∪ survivors → best, new
+// threshold, count 0, overflow flag.
+func (m *Module) Merge(c *cuda.Ctx, s *cuda.Stream, st ScanState) error {
+	if st.NQ < 1 || st.NQ > 1<<31-1 || st.K < 1 || st.K > KMax || st.Cap < 1 {
+		return fmt.Errorf("kernels: merge nq=%d k=%d cap=%d", st.NQ, st.K, st.Cap)
+	}
+	return c.Launch(m.merge, cuda.Dim3{X: uint32(st.NQ), Y: 1, Z: 1}, cuda.Dim3{X: MergeThreads, Y: 1, Z: 1}, 0, s, mergeArgs(st)...)
+}
+
+// FilterArgs are rls_filter's arguments: query qi's scores of one tile at
+// Scores[qi·LdS + i], i < Rows, for rows RowBase + i; the state's Theta,
+// Cand, Count and Cap.
+type FilterArgs struct {
+	Scores  cuda.DevPtr
+	LdS     int64
+	Rows    int
+	RowBase int
+	NQ      int
+}
+
+func filterArgs(a FilterArgs, st ScanState) []any {
+	return []any{a.Scores, a.LdS, int32(a.Rows), int32(a.RowBase), st.Theta, st.Cand, st.Count, int32(st.Cap)}
+}
+
+// FilterBlocks is rls_filter's grid width for a tile of rows: one block
+// per 8,192 scores (32 rounds of 256 threads), at most 64.
+func FilterBlocks(rows int) int { return max(1, min(64, (rows+8191)/8192)) }
+
+// Filter enqueues rls_filter over one score tile.
+func (m *Module) Filter(c *cuda.Ctx, s *cuda.Stream, a FilterArgs, st ScanState) error {
+	if a.Rows < 1 || a.NQ < 1 || a.NQ > 65535 || (a.NQ > 1 && int64(a.Rows) > a.LdS) {
+		return fmt.Errorf("kernels: filter rows=%d nq=%d ldS=%d", a.Rows, a.NQ, a.LdS)
+	}
+	return c.Launch(m.filter, cuda.Dim3{X: uint32(FilterBlocks(a.Rows)), Y: uint32(a.NQ), Z: 1}, cuda.Dim3{X: FilterThreads, Y: 1, Z: 1}, 0, s,
+		filterArgs(a, st)...)
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
@@ -56,11 +57,18 @@ type GPUConfig struct {
 	BatchWait time.Duration
 	// Logf receives the device choice, kernel image and tiling. Default: none.
 	Logf func(format string, args ...any)
+	// Path chooses the search pipeline: GPUPathAuto (default: the fused
+	// threshold pipeline, by batch size), GPUPathFused, GPUPathTiled or
+	// GPUPathSegments (gpu_scan.go). GPUFlat.SetPath changes it later.
+	Path string
 
 	// Test hooks: refDevices > 0 simulates that many devices with the
-	// plain-Go kernel references (gpu_ref.go); tileRows > 0 forces the tile.
+	// plain-Go kernel references (gpu_ref.go); tileRows > 0 forces the
+	// tile; scanCap > 0 forces the survivor capacity per query (to make
+	// the threshold pipeline overflow).
 	refDevices int
 	tileRows   int
+	scanCap    int
 }
 
 // Validate reports the first bad field.
@@ -70,6 +78,8 @@ func (c GPUConfig) Validate() error {
 		return fmt.Errorf("ann: GPUConfig.WorkspaceBytes %d is negative", c.WorkspaceBytes)
 	case c.MaxBatch < 0 || c.MaxBatch > 65535:
 		return fmt.Errorf("ann: GPUConfig.MaxBatch %d outside [0, 65535]", c.MaxBatch)
+	case !validGPUPath(c.Path):
+		return fmt.Errorf("ann: GPUConfig.Path %q is not auto, fused, tiled or segments", c.Path)
 	}
 	seen := map[int]bool{}
 	for _, d := range c.Devices {
@@ -91,12 +101,16 @@ func (c GPUConfig) withDefaults() GPUConfig {
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
+	if c.Path == "" {
+		c.Path = GPUPathAuto
+	}
 	return c
 }
 
 // gpuDevice runs work on one device's owner.
 type gpuDevice interface {
 	name() string
+	l2Bytes() int
 	freeBytes() (int64, error)
 	run(fn func(o gpuOps) error) error
 	close() error
@@ -117,6 +131,9 @@ type GPUFlat struct {
 	base  []int // first row of each device's share
 	rows  []int
 	plans []gpuPlan
+
+	path      atomic.Pointer[string] // GPUConfig.Path, changed by SetPath
+	overflows atomic.Int64           // queries answered again after an overflow
 
 	reqs chan *gpuReq
 	stop chan struct{}
@@ -287,12 +304,19 @@ func newGPU(h Header, next rowSource, cfg GPUConfig) (*GPUFlat, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dev.name(), err)
 		}
+		p.l2Bytes = dev.l2Bytes()
+		if cfg.scanCap > 0 {
+			p.scanEntries = cfg.scanCap * cfg.MaxBatch
+		}
 		if err := dev.run(func(o gpuOps) error { return o.reserve(p) }); err != nil {
 			return nil, fmt.Errorf("%s: workspace of %d bytes: %w", dev.name(), p.workspaceBytes(), err)
 		}
 		g.plans = append(g.plans, p)
 		cfg.Logf("ann: GPU index share %d on %s: rows [%d, %d), tile %d rows, workspace %d MiB", d, dev.name(), g.base[d], g.base[d]+g.rows[d], p.tileRows, p.workspaceBytes()>>20)
 	}
+	path := cfg.Path
+	g.path.Store(&path)
+	cfg.Logf("ann: GPU index: %s", g.Paths())
 	g.reqs = make(chan *gpuReq)
 	g.stop = make(chan struct{})
 	g.done = make(chan struct{})
@@ -358,6 +382,33 @@ func (g *GPUFlat) Devices() []string {
 	}
 	return out
 }
+
+// SetPath changes the search pipeline for later batches (GPUPathAuto,
+// GPUPathFused, GPUPathTiled, GPUPathSegments; see GPUConfig.Path): every
+// path returns the same results, so this is for tuning and benchmarks.
+// Safe for concurrent use. Errors: rlsearch.ErrBadInput for an unknown
+// path.
+func (g *GPUFlat) SetPath(path string) error {
+	if !validGPUPath(path) {
+		return fmt.Errorf("%w: ann: GPU path %q is not auto, fused, tiled or segments", rlsearch.ErrBadInput, path)
+	}
+	if path == "" {
+		path = GPUPathAuto
+	}
+	g.path.Store(&path)
+	return nil
+}
+
+// Paths says which pipeline each batch size runs on (for logs and
+// /healthz), e.g. "path auto: batch 1–16 fused rls_scan16, batch 17–64
+// fused rls_scan64, batch 65–512 fused rls_scan128; k > 2048 host
+// selection".
+func (g *GPUFlat) Paths() string { return describePaths(*g.path.Load(), g.h.Dim, g.cfg.MaxBatch) }
+
+// Overflows is how many queries the threshold pipeline answered again with
+// the segment pipeline because their survivors overflowed (see
+// gpu_scan.go); it stays 0 unless the corpus order is adversarial.
+func (g *GPUFlat) Overflows() int64 { return g.overflows.Load() }
 
 // Search returns, for each query, the k rows with the largest inner
 // product, sorted by descending score, ties by ascending row — the same
@@ -467,6 +518,7 @@ func (g *GPUFlat) runBatch(batch []*gpuReq) {
 func (g *GPUFlat) searchDevices(q []float32, nq, k int) ([][]rlsearch.Hit, error) {
 	parts := make([][][]rlsearch.Hit, len(g.devs))
 	errs := make([]error, len(g.devs))
+	path := *g.path.Load()
 	var wg sync.WaitGroup
 	for d, dev := range g.devs {
 		wg.Add(1)
@@ -475,7 +527,9 @@ func (g *GPUFlat) searchDevices(q []float32, nq, k int) ([][]rlsearch.Hit, error
 			kd := min(k, g.rows[d])
 			errs[d] = dev.run(func(o gpuOps) error {
 				var err error
-				parts[d], err = runPipeline(o, g.plans[d], q, nq, kd)
+				var redone int
+				parts[d], redone, err = runPipeline(o, g.plans[d], q, nq, kd, choosePath(path, g.h.Dim, nq, kd))
+				g.overflows.Add(int64(redone))
 				return err
 			})
 			if errs[d] != nil {
@@ -512,6 +566,7 @@ type refDevice struct {
 }
 
 func (d *refDevice) name() string              { return fmt.Sprintf("ref%d", d.id) }
+func (d *refDevice) l2Bytes() int              { return 60 << 20 }
 func (d *refDevice) freeBytes() (int64, error) { return 1 << 30, nil }
 func (d *refDevice) close() error              { return d.ops.close() }
 func (d *refDevice) run(fn func(o gpuOps) error) error {

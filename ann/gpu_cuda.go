@@ -31,6 +31,20 @@ func openCUDADevice(ordinal, dim, rows int, logf func(string, ...any)) (*cudaDev
 		if o.stream, err = c.NewStream(); err != nil {
 			return err
 		}
+		if o.stream2, err = c.NewStream(); err != nil {
+			return err
+		}
+		if o.evStart, err = c.NewEvent(false); err != nil {
+			return err
+		}
+		for i := range o.evGemm {
+			if o.evGemm[i], err = c.NewEvent(false); err != nil {
+				return err
+			}
+			if o.evFilt[i], err = c.NewEvent(false); err != nil {
+				return err
+			}
+		}
 		if rows > 0 {
 			if o.corpus, err = c.Alloc(int64(rows) * int64(dim) * 2); err != nil {
 				return fmt.Errorf("corpus share of %d rows × %d fp16: %w", rows, dim, err)
@@ -56,6 +70,8 @@ func openCUDADevice(ordinal, dim, rows int, logf func(string, ...any)) (*cudaDev
 	}
 	return &cudaDevice{dev: dev, ops: o}, nil
 }
+
+func (d *cudaDevice) l2Bytes() int { return d.dev.Info().L2Bytes }
 
 func (d *cudaDevice) name() string {
 	in := d.dev.Info()
@@ -84,12 +100,14 @@ func (d *cudaDevice) run(fn func(o gpuOps) error) error {
 // and the module still open on the device.
 func (d *cudaDevice) close() error { return d.dev.Close() }
 
-// cudaOps implements gpuOps with cuBLAS and our kernels on one stream. c is
-// set only while running on the owner goroutine.
+// cudaOps implements gpuOps with cuBLAS and our kernels on one stream (a
+// second one for the tiled path's filters). c is set only while running on
+// the owner goroutine.
 type cudaOps struct {
 	c         *cuda.Ctx
 	mod       *kernels.Module
 	stream    *cuda.Stream
+	stream2   *cuda.Stream
 	dim, rows int
 	corpus    *cuda.Buffer        // fp16 [rows, dim]
 	stage     [2]*cuda.HostBuffer // pinned upload staging
@@ -101,6 +119,14 @@ type cudaOps struct {
 	q32, q16, scores *cuda.Buffer
 	cs, cr, os, or   *cuda.Buffer
 	hostScores       []byte // host copy of one query's score row (k > KMax path)
+
+	// threshold pipeline (gpu_scan.go)
+	best, theta, count, flags, cand *cuda.Buffer
+	evStart                         *cuda.Event
+	evGemm, evFilt                  [2]*cuda.Event
+	filtUsed                        [2]bool
+	tile                            int  // tiles filtered since scanBegin
+	tiled                           bool // this batch filters on stream2
 }
 
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
@@ -143,7 +169,7 @@ func (o *cudaOps) reserve(p gpuPlan) error {
 	if o.plan == p && o.scores != nil {
 		return nil
 	}
-	for _, b := range []*cuda.Buffer{o.q32, o.q16, o.scores, o.cs, o.cr, o.os, o.or} {
+	for _, b := range []*cuda.Buffer{o.q32, o.q16, o.scores, o.cs, o.cr, o.os, o.or, o.best, o.theta, o.count, o.flags, o.cand} {
 		if b != nil {
 			b.Close()
 		}
@@ -160,12 +186,17 @@ func (o *cudaOps) reserve(p gpuPlan) error {
 		}
 	}
 	alloc(&o.q32, b*int64(p.dim)*4)
-	alloc(&o.q16, b*int64(p.dim)*2)
-	alloc(&o.scores, b*int64(p.tileRows)*4)
+	alloc(&o.q16, int64(p.qRows)*int64(p.dim)*2)
+	alloc(&o.scores, int64(p.scoreFloats())*4)
 	alloc(&o.cs, b*int64(p.candLd)*4)
 	alloc(&o.cr, b*int64(p.candLd)*4)
 	alloc(&o.os, b*kernels.KMax*4)
 	alloc(&o.or, b*kernels.KMax*4)
+	alloc(&o.best, b*kernels.KMax*kernels.PairBytes)
+	alloc(&o.theta, b*4)
+	alloc(&o.count, b*4)
+	alloc(&o.flags, b*4)
+	alloc(&o.cand, int64(p.scanEntries)*kernels.PairBytes)
 	if err == nil {
 		o.hq, err = o.c.AllocHost(p.maxBatch * p.dim * 4)
 	}
@@ -248,6 +279,96 @@ func (o *cudaOps) readOut(s []float32, r []int32, nq, k int) error {
 		r[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return nil
+}
+
+func (o *cudaOps) scanState(nq, k, cap int) kernels.ScanState {
+	return kernels.ScanState{Best: o.best.Ptr(0), Theta: o.theta.Ptr(0), Count: o.count.Ptr(0), Flags: o.flags.Ptr(0),
+		Cand: o.cand.Ptr(0), NQ: nq, K: k, Cap: cap}
+}
+
+func (o *cudaOps) scanBegin(nq, k int, tiled bool) error {
+	o.tiled, o.tile, o.filtUsed = tiled, 0, [2]bool{}
+	if err := o.mod.ScanInit(o.c, o.stream, o.scanState(nq, k, 1)); err != nil {
+		return err
+	}
+	if !tiled {
+		return nil
+	}
+	// The filters (stream2) run after the queries and the init (stream).
+	if err := o.c.Record(o.evStart, o.stream); err != nil {
+		return err
+	}
+	return o.c.WaitEvent(o.stream2, o.evStart)
+}
+
+func (o *cudaOps) scan(cfg, lo, hi, nq, cap int) error {
+	st := o.scanState(nq, 1, cap)
+	return o.mod.Scan(o.c, o.stream, cfg, kernels.ScanArgs{Corpus: o.corpus.Ptr(0), Dim: o.dim, RowLo: lo, RowHi: hi, Q: o.q16.Ptr(0), NQ: nq,
+		Theta: st.Theta, Cand: st.Cand, Count: st.Count, Cap: cap})
+}
+
+// tileFilter: GEMM into tile buffer b = tile mod 2 on stream (after the
+// filter that last read b), filter on stream2 (after that GEMM).
+func (o *cudaOps) tileFilter(lo, rows, ld, nq, cap int) error {
+	b := o.tile & 1
+	o.tile++
+	if int64(2*nq*ld)*4 > o.scores.Len() || rows > ld {
+		return fmt.Errorf("ann: two score tiles of %d × %d exceed the score buffer of %d bytes", nq, ld, o.scores.Len())
+	}
+	dst := o.scores.Ptr(int64(b) * int64(nq) * int64(ld) * 4)
+	if o.filtUsed[b] {
+		if err := o.c.WaitEvent(o.stream, o.evFilt[b]); err != nil {
+			return err
+		}
+	}
+	if err := o.c.GemmF16(o.stream, true, false, rows, nq, o.dim, 1, o.corpus.Ptr(int64(lo)*int64(o.dim)*2), o.dim, o.q16.Ptr(0), o.dim, 0, dst, ld); err != nil {
+		return err
+	}
+	if err := o.c.Record(o.evGemm[b], o.stream); err != nil {
+		return err
+	}
+	if err := o.c.WaitEvent(o.stream2, o.evGemm[b]); err != nil {
+		return err
+	}
+	if err := o.mod.Filter(o.c, o.stream2, kernels.FilterArgs{Scores: dst, LdS: int64(ld), Rows: rows, RowBase: lo, NQ: nq}, o.scanState(nq, 1, cap)); err != nil {
+		return err
+	}
+	o.filtUsed[b] = true
+	return o.c.Record(o.evFilt[b], o.stream2)
+}
+
+func (o *cudaOps) merge(nq, k, cap int) error {
+	s := o.stream
+	if o.tiled {
+		s = o.stream2
+	}
+	return o.mod.Merge(o.c, s, o.scanState(nq, k, cap))
+}
+
+func (o *cudaOps) readScan(nq, k int) ([]kernels.Pair, []int32, error) {
+	if err := o.c.Sync(o.stream); err != nil {
+		return nil, nil, err
+	}
+	if err := o.c.Sync(o.stream2); err != nil {
+		return nil, nil, err
+	}
+	b := make([]byte, nq*k*kernels.PairBytes)
+	if err := o.c.CopyDtoH(b, o.best, 0); err != nil {
+		return nil, nil, err
+	}
+	best := make([]kernels.Pair, nq*k)
+	for i := range best {
+		best[i] = kernels.Pair{Key: binary.LittleEndian.Uint32(b[8*i:]), Row: int32(binary.LittleEndian.Uint32(b[8*i+4:]))}
+	}
+	fb := make([]byte, 4*nq)
+	if err := o.c.CopyDtoH(fb, o.flags, 0); err != nil {
+		return nil, nil, err
+	}
+	flags := make([]int32, nq)
+	for i := range flags {
+		flags[i] = int32(binary.LittleEndian.Uint32(fb[4*i:]))
+	}
+	return best, flags, nil
 }
 
 func (o *cudaOps) close() error { return nil } // cudaDevice.close frees everything

@@ -9,7 +9,9 @@ import (
 )
 
 // This file holds the device-independent half of the GPU index: how the
-// corpus is tiled to fit a workspace, and the per-batch pipeline
+// corpus is tiled to fit a workspace, the dispatch of a batch to a
+// pipeline (choosePath, gpu_scan.go: the threshold pipeline), and the
+// segment pipeline
 //
 //	queries fp32 → fp16 (rls_f32_to_f16)
 //	for each tile of T rows: S = D_tile · Qᵀ (cublasGemmEx, fp16 in, fp32 out)
@@ -62,6 +64,23 @@ type gpuOps interface {
 	readScores(dst []float32, qi, rows int) error
 	// readOut copies bufOut[0 : nq·k] to s and r.
 	readOut(s []float32, r []int32, nq, k int) error
+
+	// The threshold pipeline (gpu_scan.go, kernels/scan.cu). scanBegin
+	// empties the best lists of nq queries for k (rls_scan_init); tiled
+	// says the spans run through tileFilter on the second stream.
+	scanBegin(nq, k int, tiled bool) error
+	// scan runs rls_scan (kernels.ScanConfigs[cfg]) over rows [lo, hi).
+	scan(cfg, lo, hi, nq, cap int) error
+	// tileFilter scores rows [lo, lo+rows) into the next of two score
+	// tiles of nq × ld (cuBLAS, stream 1) and filters them (rls_filter,
+	// stream 2, after that GEMM; the GEMM into a tile waits for the filter
+	// that last read it).
+	tileFilter(lo, rows, ld, nq, cap int) error
+	// merge runs rls_merge (after the scans or filters before it).
+	merge(nq, k, cap int) error
+	// readScan copies the best lists [nq·k] and the overflow flags [nq].
+	readScan(nq, k int) ([]kernels.Pair, []int32, error)
+
 	// close frees the device memory.
 	close() error
 }
@@ -106,25 +125,37 @@ func maxCandPerQuery(tileRows int) int {
 
 // gpuPlan is the workspace shape of one device.
 type gpuPlan struct {
-	dim, rows int // this device's share
-	maxBatch  int // queries per pipeline run
-	tileRows  int // T: rows per GEMM tile
-	candLd    int // candidate slots per query (the most any k ≤ KMax needs)
+	dim, rows   int // this device's share
+	maxBatch    int // queries per pipeline run
+	tileRows    int // T: rows per GEMM tile
+	candLd      int // candidate slots per query (the most any k ≤ KMax needs)
+	qRows       int // fp16 query rows (maxBatch rounded up to rls_scan's query blocks)
+	scanEntries int // survivor pairs of the threshold pipeline, all queries
+	l2Bytes     int // the device's L2 (sizes the tiled path's tiles)
+}
+
+// scoreFloats is the score buffer: one tile for the segment pipeline, or
+// the tiled path's two (at least 1,024 rows each for a full batch).
+func (p gpuPlan) scoreFloats() int {
+	return max(p.maxBatch*p.tileRows, 2*p.maxBatch*min(max(p.rows, 1), 1024))
 }
 
 // workspaceBytes is the device memory p needs besides the corpus.
 func (p gpuPlan) workspaceBytes() int64 {
 	b := int64(p.maxBatch)
-	return b*int64(p.dim)*(4+2) + // queries fp32 + fp16
-		b*int64(p.tileRows)*4 + // score tile
+	return b*int64(p.dim)*4 + int64(p.qRows)*int64(p.dim)*2 + // queries fp32 + fp16
+		int64(p.scoreFloats())*4 + // score tile(s)
 		b*int64(p.candLd)*8 + // candidates (score + row)
-		b*int64(kernels.KMax)*8 // out
+		b*int64(kernels.KMax)*8 + // out
+		b*int64(kernels.KMax)*kernels.PairBytes + b*12 + // best lists, θ, counts, flags
+		int64(p.scanEntries)*kernels.PairBytes // survivors
 }
 
 // planFor picks the largest tile (a multiple of 1,024 rows, or the whole
 // share) whose workspace fits budget bytes; forceTile > 0 overrides it.
 func planFor(dim, rows, maxBatch int, budget int64, forceTile int) (gpuPlan, error) {
-	p := gpuPlan{dim: dim, rows: rows, maxBatch: maxBatch}
+	p := gpuPlan{dim: dim, rows: rows, maxBatch: maxBatch, l2Bytes: 60 << 20,
+		qRows: kernels.QueryRows(kernels.ScanFor(maxBatch), maxBatch), scanEntries: maxBatch * scanSlotsPerQuery}
 	fit := func(t int) bool {
 		p.tileRows = t
 		p.candLd = maxCandPerQuery(t)
@@ -149,14 +180,26 @@ func planFor(dim, rows, maxBatch int, budget int64, forceTile int) (gpuPlan, err
 
 // runPipeline answers nq ≤ p.maxBatch queries with the k best rows of this
 // device's share (local rows, sorted by score desc then row asc; fewer than
-// k only when some scores are NaN). k ≥ 1 and k ≤ p.rows.
-func runPipeline(o gpuOps, p gpuPlan, q []float32, nq, k int) ([][]rlsearch.Hit, error) {
+// k only when some scores are NaN) by the pipeline c, and how many queries
+// the threshold pipeline answered again after an overflow. k ≥ 1 and
+// k ≤ p.rows.
+func runPipeline(o gpuOps, p gpuPlan, q []float32, nq, k int, c gpuChoice) ([][]rlsearch.Hit, int, error) {
 	if err := o.putQueries(q, nq); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if k > kernels.KMax {
-		return hostSelect(o, p, nq, k)
+	switch c.path {
+	case "host":
+		hits, err := hostSelect(o, p, nq, k)
+		return hits, 0, err
+	case GPUPathFused, GPUPathTiled:
+		return runScan(o, p, q, nq, k, c)
 	}
+	hits, err := runSegments(o, p, nq, k)
+	return hits, 0, err
+}
+
+// runSegments is the segment pipeline over the fp16 queries on the device.
+func runSegments(o gpuOps, p gpuPlan, nq, k int) ([][]rlsearch.Hit, error) {
 	segLen := segLenRun(k, nq, p.tileRows)
 	for t, lo := 0, 0; lo < p.rows; t, lo = t+1, lo+p.tileRows {
 		rows := min(p.tileRows, p.rows-lo)

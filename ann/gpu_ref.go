@@ -30,6 +30,13 @@ type refOps struct {
 	// the same queries with many k, and the reference GEMM is the cost.
 	memoQ []float32
 	memo  map[[3]int][]float32
+
+	// threshold pipeline state (kernels.ScanState on the device)
+	best  []kernels.Pair
+	theta []uint32
+	count []int32
+	flags []int32
+	cand  []kernels.Pair
 }
 
 func newRefOps(dim, rows int) *refOps {
@@ -54,7 +61,7 @@ func (o *refOps) reserve(p gpuPlan) error {
 	}
 	o.plan = p
 	o.q = make([]float32, p.maxBatch*p.dim)
-	o.scores = make([]float32, p.maxBatch*p.tileRows)
+	o.scores = make([]float32, p.scoreFloats())
 	o.cs = make([]float32, p.maxBatch*p.candLd)
 	o.cr = make([]int32, p.maxBatch*p.candLd)
 	o.os = make([]float32, p.maxBatch*kernels.KMax)
@@ -76,13 +83,19 @@ func (o *refOps) putQueries(q []float32, nq int) error {
 }
 
 func (o *refOps) gemm(lo, rows, nq int) error {
+	copy(o.scores, o.scoreRows(lo, rows, nq))
+	return nil
+}
+
+// scoreRows is the reference GEMM: query qi's scores of rows [lo, lo+rows)
+// at [qi·rows, (qi+1)·rows), float32 sums in dimension order (memoised).
+func (o *refOps) scoreRows(lo, rows, nq int) []float32 {
 	d := o.dim
 	key := [3]int{lo, rows, nq}
 	if m, ok := o.memo[key]; ok {
-		copy(o.scores, m)
-		return nil
+		return m
 	}
-	defer func() { o.memo[key] = slices.Clone(o.scores[:nq*rows]) }()
+	out := make([]float32, nq*rows)
 	for qi := 0; qi < nq; qi++ {
 		qv := o.q[qi*d : (qi+1)*d]
 		for r := 0; r < rows; r++ {
@@ -91,10 +104,61 @@ func (o *refOps) gemm(lo, rows, nq int) error {
 			for j, v := range qv {
 				s += v * x[j]
 			}
-			o.scores[qi*rows+r] = s
+			out[qi*rows+r] = s
 		}
 	}
+	o.memo[key] = out
+	return out
+}
+
+func (o *refOps) scanBegin(nq, k int, tiled bool) error {
+	if nq > o.plan.maxBatch || k < 1 || k > kernels.KMax {
+		return fmt.Errorf("ann: scan begin nq=%d k=%d", nq, k)
+	}
+	o.best = make([]kernels.Pair, nq*k)
+	for i := range o.best {
+		o.best[i] = kernels.Pair{Row: -1}
+	}
+	o.theta = make([]uint32, nq)
+	o.count = make([]int32, nq)
+	o.flags = make([]int32, nq)
+	if len(o.cand) < o.plan.scanEntries {
+		o.cand = make([]kernels.Pair, o.plan.scanEntries)
+	}
 	return nil
+}
+
+// filter applies rls_filter's rule to query-major scores of rows
+// [lo, lo+rows) (the reference of rls_scan's epilogue too).
+func (o *refOps) filter(scores []float32, ld, lo, rows, nq, cap int) error {
+	if nq*cap > len(o.cand) || nq > len(o.count) {
+		return fmt.Errorf("ann: survivors %d × %d exceed the buffer of %d", nq, cap, len(o.cand))
+	}
+	kernels.FilterRef(kernels.FilterRefArgs{Scores: scores, LdS: ld, Rows: rows, RowBase: lo, NQ: nq, Theta: o.theta,
+		Cand: o.cand, Count: o.count, Cap: cap})
+	return nil
+}
+
+func (o *refOps) scan(cfg, lo, hi, nq, cap int) error {
+	if lo < 0 || hi > len(o.corpus)/o.dim || o.dim%8 != 0 {
+		return fmt.Errorf("ann: scan rows [%d, %d) of %d, dim %d", lo, hi, len(o.corpus)/o.dim, o.dim)
+	}
+	return o.filter(o.scoreRows(lo, hi-lo, nq), hi-lo, lo, hi-lo, nq, cap)
+}
+
+func (o *refOps) tileFilter(lo, rows, ld, nq, cap int) error {
+	if rows > ld || 2*nq*ld > len(o.scores) {
+		return fmt.Errorf("ann: two score tiles of %d × %d exceed the score buffer of %d", nq, ld, len(o.scores))
+	}
+	return o.filter(o.scoreRows(lo, rows, nq), rows, lo, rows, nq, cap)
+}
+
+func (o *refOps) merge(nq, k, cap int) error {
+	return kernels.MergeRef(kernels.MergeRefArgs{Best: o.best, K: k, Cand: o.cand, Count: o.count, Cap: cap, Theta: o.theta, Flags: o.flags, NQ: nq})
+}
+
+func (o *refOps) readScan(nq, k int) ([]kernels.Pair, []int32, error) {
+	return slices.Clone(o.best[:nq*k]), slices.Clone(o.flags[:nq]), nil
 }
 
 func (o *refOps) region(b gpuBuf) ([]float32, []int32) {

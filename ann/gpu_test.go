@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -96,11 +98,34 @@ func compareHits(t *testing.T, what string, got, want []rlsearch.Hit, exact bool
 	}
 }
 
-// TestGPUTilingMergeRef runs the GPU index's tiling, per-tile top-k, merge
-// and multi-device code with the plain-Go kernel references in place of
-// the GPU and compares with the exact flat oracle at the issue's sizes.
-// Quantized data makes every score exact, so ids (ties by row) must match
-// exactly; one random-valued pass per size checks the tolerant path.
+// issueKs are the k the GPU tests compare at (issue 21): both sides of
+// kernels.KMax (2,048, the largest k selected on the GPU) and of 256 (a
+// power of two in the merge's bitonic sort).
+var issueKs = []int{1, 10, 100, 256, 257, 1024, 2048, 2049, 5000}
+
+// checkPrefix256: the first 256 hits of top-257 equal top-256 (the same
+// order, the same scores), for every query.
+func checkPrefix256(t *testing.T, what string, k256, k257 [][]rlsearch.Hit) {
+	t.Helper()
+	for qi := range k256 {
+		n := min(256, len(k257[qi]))
+		if len(k256[qi]) != n {
+			t.Fatalf("%s q%d: top-256 has %d hits, top-257 %d", what, qi, len(k256[qi]), len(k257[qi]))
+		}
+		for i := 0; i < n; i++ {
+			if k256[qi][i] != k257[qi][i] {
+				t.Fatalf("%s q%d rank %d: top-256 %+v, top-257 %+v", what, qi, i, k256[qi][i], k257[qi][i])
+			}
+		}
+	}
+}
+
+// TestGPUTilingMergeRef runs the GPU index's pipelines (threshold fused and
+// tiled, segments), tiling, merges and multi-device code with the plain-Go
+// kernel references in place of the GPU and compares with the exact flat
+// oracle at the issue's sizes and k. Quantized data makes every score
+// exact, so ids (ties by row) must match exactly; one random-valued pass
+// per size checks the tolerant path.
 func TestGPUTilingMergeRef(t *testing.T) {
 	ns := []int{1, 2, 1023, 1024, 1025, 100003}
 	dims := []int{1, 31, 384, 768}
@@ -137,24 +162,147 @@ func TestGPUTilingMergeRef(t *testing.T) {
 					nq = 2
 				}
 				q := gpuTestVecs(r, nq, dim, true)
-				for _, k := range []int{1, 10, 100, 1024, n, n + 1} {
-					got, err := g.Search(context.Background(), q, k)
-					if err != nil {
-						t.Fatalf("k=%d: %v", k, err)
-					}
-					want, err := oracle.Search(context.Background(), q, k)
-					if err != nil {
+				ks := append(slices.Clone(issueKs), n, n+1)
+				wantAll, err := oracle.Search(context.Background(), q, slices.Max(ks))
+				if err != nil {
+					t.Fatal(err)
+				}
+				paths := []string{GPUPathAuto, GPUPathTiled, GPUPathSegments}
+				if n*dim > 1<<24 {
+					paths = paths[:1] // the reference GEMM of each path's tiles is the cost
+				}
+				for _, path := range paths {
+					if err := g.SetPath(path); err != nil {
 						t.Fatal(err)
 					}
-					if len(got) != nq {
-						t.Fatalf("k=%d: %d result lists for %d queries", k, len(got), nq)
+					byK := map[int][][]rlsearch.Hit{}
+					for _, k := range ks {
+						got, err := g.Search(context.Background(), q, k)
+						if err != nil {
+							t.Fatalf("%s k=%d: %v", path, k, err)
+						}
+						if len(got) != nq {
+							t.Fatalf("%s k=%d: %d result lists for %d queries", path, k, len(got), nq)
+						}
+						for qi := range got {
+							want := wantAll[qi][:min(k, len(wantAll[qi]))]
+							compareHits(t, fmt.Sprintf("%s k=%d q%d", path, k, qi), got[qi], want, quantized, 1e-4*float64(dim), oracle, q[qi*dim:(qi+1)*dim])
+						}
+						byK[k] = got
 					}
-					for qi := range got {
-						compareHits(t, fmt.Sprintf("k=%d q%d", k, qi), got[qi], want[qi], quantized, 1e-4*float64(dim), oracle, q[qi*dim:(qi+1)*dim])
-					}
+					checkPrefix256(t, path, byK[256], byK[257])
+				}
+				if g.Overflows() != 0 {
+					t.Errorf("%d queries overflowed the survivor buffers", g.Overflows())
 				}
 			})
 		}
+	}
+}
+
+// TestGPUScanOverflowRef: with survivor buffers far too small (8 per query
+// of a full batch, 10 for these 3 queries, and data whose scores rise along the rows so that every row
+// beats the threshold), the threshold pipeline flags the queries and
+// answers them with the segment pipeline: still exact.
+func TestGPUScanOverflowRef(t *testing.T) {
+	const n, dim, nq = 3000, 8, 3
+	vecs := make([]float32, n*dim)
+	for i := 0; i < n; i++ {
+		vecs[i*dim] = float32(i) / 16 // score of query e0 grows with the row
+		vecs[i*dim+1] = float32(i%7) / 2
+	}
+	oracle, _ := NewFlat(vecs, dim, FP16)
+	for _, path := range []string{GPUPathFused, GPUPathTiled} {
+		g, err := NewGPU(oracle, GPUConfig{refDevices: 1, MaxBatch: 4, scanCap: 8, Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := make([]float32, nq*dim)
+		q[0], q[dim+1], q[2*dim] = 1, 1, -1
+		for _, k := range []int{1, 5, 100} {
+			got, err := g.Search(context.Background(), q, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := oracle.Search(context.Background(), q, k)
+			for qi := range want {
+				compareHits(t, fmt.Sprintf("%s k=%d q%d", path, k, qi), got[qi], want[qi], true, 0, oracle, nil)
+			}
+		}
+		if g.Overflows() == 0 {
+			t.Errorf("%s: no query overflowed a capacity of 8 survivors: the fallback is not covered", path)
+		}
+		g.Close()
+	}
+}
+
+// TestScanSpans: spans tile [0, rows) in ascending order, the first fits
+// the survivor capacity (θ = 0 there), each later one grows by at most
+// target/k times the rows before it.
+func TestScanSpans(t *testing.T) {
+	for _, tc := range []struct{ rows, k, cap int }{{1, 1, 16384}, {5, 10, 16384}, {21_000_000, 10, 16384}, {21_000_000, 2048, 16384},
+		{21_000_000, 2048, 1 << 20}, {100003, 257, 50}, {3000, 5, 8}} {
+		sp := scanSpans(tc.rows, tc.k, tc.cap)
+		if sp[0].lo != 0 || sp[len(sp)-1].hi != tc.rows {
+			t.Fatalf("%+v: spans %v do not cover the rows", tc, sp)
+		}
+		if first := sp[0].hi; first > tc.cap || first > scanFirstSpan {
+			t.Errorf("%+v: first span of %d rows exceeds the capacity", tc, first)
+		}
+		target := max(1, min(tc.cap/4, scanTargetSurvivors))
+		for i := 1; i < len(sp); i++ {
+			if sp[i].lo != sp[i-1].hi || sp[i].hi <= sp[i].lo {
+				t.Fatalf("%+v: span %d = %v after %v", tc, i, sp[i], sp[i-1])
+			}
+			if grow := (sp[i].hi - sp[i].lo) / sp[i].lo; grow > max(1, target/tc.k) {
+				t.Errorf("%+v: span %d grows %d×, more than %d", tc, i, grow, max(1, target/tc.k))
+			}
+		}
+		t.Logf("rows %d k %d cap %d: %d spans", tc.rows, tc.k, tc.cap, len(sp))
+	}
+}
+
+// TestGPUPathChoice: the pipeline per batch size and path, and SetPath.
+func TestGPUPathChoice(t *testing.T) {
+	for _, tc := range []struct {
+		path       string
+		dim, nq, k int
+		want       string
+	}{
+		{GPUPathAuto, 768, 1, 10, "fused rls_scan16"},
+		{GPUPathAuto, 768, 16, 10, "fused rls_scan16"},
+		{GPUPathAuto, 768, 17, 10, "fused rls_scan64"},
+		{GPUPathAuto, 768, 65, 10, "fused rls_scan128"},
+		{GPUPathAuto, 768, 512, 2048, "fused rls_scan128"},
+		{GPUPathAuto, 768, 512, 2049, "host selection"},
+		{GPUPathAuto, 31, 1, 10, GPUPathTiled},
+		{GPUPathFused, 31, 1, 10, GPUPathTiled},
+		{GPUPathTiled, 768, 1, 10, GPUPathTiled},
+		{GPUPathSegments, 768, 64, 10, GPUPathSegments},
+	} {
+		if got := choosePath(tc.path, tc.dim, tc.nq, tc.k).String(); got != tc.want {
+			t.Errorf("choosePath(%s, dim %d, nq %d, k %d) = %s, want %s", tc.path, tc.dim, tc.nq, tc.k, got, tc.want)
+		}
+	}
+	want := "path auto: batch 1–16 fused rls_scan16, batch 17–64 fused rls_scan64, batch 65–512 fused rls_scan128; k > 2048 host selection"
+	if got := describePaths(GPUPathAuto, 768, 512); got != want {
+		t.Errorf("describePaths = %q, want %q", got, want)
+	}
+	vecs := gpuTestVecs(rand.New(rand.NewPCG(1, 2)), 100, 8, true)
+	oracle, _ := NewFlat(vecs, 8, FP16)
+	g, err := NewGPU(oracle, GPUConfig{refDevices: 1, MaxBatch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.SetPath("fast"); !errors.Is(err, rlsearch.ErrBadInput) {
+		t.Errorf("SetPath(fast) = %v, want ErrBadInput", err)
+	}
+	if err := g.SetPath(GPUPathTiled); err != nil || !strings.Contains(g.Paths(), "batch 1–8 tiled") {
+		t.Errorf("after SetPath(tiled): %v, %q", err, g.Paths())
+	}
+	if err := (GPUConfig{Path: "fast"}).Validate(); err == nil {
+		t.Error("GPUConfig{Path: fast}.Validate() = nil")
 	}
 }
 
@@ -294,7 +442,9 @@ func TestGPUPlan(t *testing.T) {
 	}
 }
 
-// TestGPUDifferential runs the real GPU index against the flat oracle. With
+// TestGPUDifferential runs the real GPU index against the flat oracle with
+// every path (threshold fused and tiled, segments), batches of 1, 17 and
+// 512 and the issue's k (top-257's first 256 equal top-256). With
 // no GPU it checks the no-device path instead (OpenGPU's error matches
 // cuda.ErrNoDevice so callers fall back to the CPU), and fails under
 // REQUIRE_GPU=1.
@@ -316,7 +466,7 @@ func TestGPUDifferential(t *testing.T) {
 				t.Run(fmt.Sprintf("n=%d/dim=%d/quantized=%v", n, dim, quantized), func(t *testing.T) {
 					vecs := gpuTestVecs(r, n, dim, quantized)
 					oracle, _ := NewFlat(vecs, dim, FP16)
-					cfgs := []GPUConfig{{Logf: t.Logf}, {WorkspaceBytes: 64 << 20, MaxBatch: 512}}
+					cfgs := []GPUConfig{{Logf: t.Logf}, {WorkspaceBytes: 160 << 20, MaxBatch: 512}}
 					gs := make([]*GPUFlat, len(cfgs))
 					for i, cfg := range cfgs {
 						g, err := NewGPU(oracle, cfg)
@@ -326,22 +476,37 @@ func TestGPUDifferential(t *testing.T) {
 						defer g.Close()
 						gs[i] = g
 					}
-					for _, nq := range []int{1, 512} {
+					ks := append(slices.Clone(issueKs), n, n+1)
+					for _, nq := range []int{1, 17, 512} {
 						q := gpuTestVecs(r, nq, dim, true)
-						for _, k := range []int{1, 10, 100, 1024, n, n + 1} {
-							if nq == 512 && k > kernels.KMax && n > 2000 {
-								continue // host selection of 512 full score rows: slow, covered at nq=1
-							}
-							want, _ := oracle.Search(context.Background(), q, k)
+						wantAll, _ := oracle.Search(context.Background(), q, slices.Max(ks))
+						for _, path := range []string{GPUPathAuto, GPUPathTiled, GPUPathSegments} {
 							for ci, g := range gs {
-								got, err := g.Search(context.Background(), q, k)
-								if err != nil {
-									t.Fatalf("config %d nq=%d k=%d: %v", ci, nq, k, err)
+								if err := g.SetPath(path); err != nil {
+									t.Fatal(err)
 								}
-								for qi := range want {
-									compareHits(t, fmt.Sprintf("config %d nq=%d k=%d q%d", ci, nq, k, qi), got[qi], want[qi], quantized, 2e-3*math.Sqrt(float64(dim)), oracle, q[qi*dim:(qi+1)*dim])
+								byK := map[int][][]rlsearch.Hit{}
+								for _, k := range ks {
+									if nq > 1 && k > kernels.KMax && n > 2000 {
+										continue // host selection of full score rows: slow, covered at nq=1
+									}
+									got, err := g.Search(context.Background(), q, k)
+									if err != nil {
+										t.Fatalf("%s config %d nq=%d k=%d: %v", path, ci, nq, k, err)
+									}
+									for qi := range wantAll {
+										want := wantAll[qi][:min(k, len(wantAll[qi]))]
+										compareHits(t, fmt.Sprintf("%s config %d nq=%d k=%d q%d", path, ci, nq, k, qi), got[qi], want, quantized, 2e-3*math.Sqrt(float64(dim)), oracle, q[qi*dim:(qi+1)*dim])
+									}
+									byK[k] = got
 								}
+								checkPrefix256(t, fmt.Sprintf("%s config %d nq=%d", path, ci, nq), byK[256], byK[257])
 							}
+						}
+					}
+					for _, g := range gs {
+						if g.Overflows() != 0 {
+							t.Errorf("%d queries overflowed the survivor buffers", g.Overflows())
 						}
 					}
 				})

@@ -192,6 +192,9 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 		g, err := openGPU(flat, cfg.GPU)
 		if err == nil {
 			o.Index, o.Backend, o.Reason = g, BackendGPU, fmt.Sprintf("GPU exact flat over %d vectors", flat.Len())
+			if gp, ok := g.(*GPUFlat); ok {
+				o.Reason += "; " + gp.Paths() // the pipeline per batch size (gpu_scan.go)
+			}
 			break
 		}
 		if backend == BackendGPU {

@@ -154,9 +154,11 @@ type gpuResp struct {
 	err  error
 }
 
-// rowSource yields fp16 rows (little-endian binary16 bytes, whole rows) in
-// order; io.EOF after the last.
-type rowSource func() (row0 int, f16 []byte, err error)
+// RowSource yields the rows of a corpus in order, as blocks of whole rows
+// of little-endian binary16 (fp16) values: the first row's index, the
+// bytes (which the source may overwrite on the next call), and io.EOF after
+// the last block. NewGPUStream uploads from one.
+type RowSource func() (row0 int, f16 []byte, err error)
 
 // OpenGPU loads the shard at path into GPU memory by streaming it block by
 // block through pinned staging buffers (host memory stays at one block plus
@@ -191,6 +193,17 @@ func OpenGPU(path string, cfg GPUConfig) (*GPUFlat, error) {
 		}
 		conv = appendF16(conv[:0], vecs)
 		return row0, conv, nil
+	}
+	return newGPU(h, next, cfg)
+}
+
+// NewGPUStream builds a GPU index of h.Count rows of h.Dim from next (the
+// rows never need to be whole in host memory: generated corpora, network
+// streams). h.DType is ignored: rows arrive as fp16. See OpenGPU for
+// errors; ErrCorrupt when next delivers other than h.Count rows in order.
+func NewGPUStream(h Header, next RowSource, cfg GPUConfig) (*GPUFlat, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	return newGPU(h, next, cfg)
 }
@@ -235,7 +248,7 @@ func appendF16(dst []byte, v []float32) []byte {
 	return dst
 }
 
-func newGPU(h Header, next rowSource, cfg GPUConfig) (*GPUFlat, error) {
+func newGPU(h Header, next RowSource, cfg GPUConfig) (*GPUFlat, error) {
 	cfg = cfg.withDefaults()
 	g := &GPUFlat{h: Header{DType: FP16, Count: h.Count, Dim: h.Dim, Normalized: h.Normalized, EncoderID: h.EncoderID, ConfigHash: h.ConfigHash}, cfg: cfg}
 	if h.Dim <= 0 {
@@ -326,7 +339,7 @@ func newGPU(h Header, next rowSource, cfg GPUConfig) (*GPUFlat, error) {
 }
 
 // upload streams the row source into the device shares.
-func (g *GPUFlat) upload(next rowSource) error {
+func (g *GPUFlat) upload(next RowSource) error {
 	d := g.h.Dim
 	seen := 0
 	for {

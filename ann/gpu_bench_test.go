@@ -40,7 +40,7 @@ func envFloat(name string, def float64) float64 {
 // direction) as fp16 blocks of 65,536 rows, generated on all cores, so that
 // a 21M × 768 corpus streams to the GPU without ever being whole in host
 // memory.
-func syntheticUnitSource(n, dim int, seed uint64) rowSource {
+func syntheticUnitSource(n, dim int, seed uint64) RowSource {
 	const block = 1 << 16
 	lo := 0
 	buf := make([]byte, block*dim*2)

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/binary"
+	"io"
+	"math"
+	"testing"
+
+	"github.com/x448/float16"
+)
+
+// TestUnitRows: rows in order, unit length to fp16 precision, the first
+// rows of a larger corpus equal those of a smaller one.
+func TestUnitRows(t *testing.T) {
+	const dim = 20
+	collect := func(n int) []byte {
+		var all []byte
+		src := UnitRows(n, dim, 3)
+		seen := 0
+		for {
+			row0, raw, err := src()
+			if err == io.EOF {
+				break
+			}
+			if err != nil || row0 != seen {
+				t.Fatalf("block at %d, want %d: %v", row0, seen, err)
+			}
+			seen += len(raw) / (2 * dim)
+			all = append(all, raw...)
+		}
+		if seen != n {
+			t.Fatalf("%d rows, want %d", seen, n)
+		}
+		return all
+	}
+	small, big := collect(1000), collect(70000)
+	if string(small) != string(big[:len(small)]) {
+		t.Fatal("the first 1,000 rows differ between n = 1,000 and n = 70,000")
+	}
+	for r := 0; r < 70000; r += 997 {
+		var ss float64
+		for j := 0; j < dim; j++ {
+			v := float64(float16.Frombits(binary.LittleEndian.Uint16(big[2*(r*dim+j):])).Float32())
+			ss += v * v
+		}
+		if math.Abs(ss-1) > 3e-3 {
+			t.Fatalf("row %d: squared norm %v", r, ss)
+		}
+	}
+}
+
+func BenchmarkUnitRows(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		src := UnitRows(1<<16, 768, 1)
+		if _, _, err := src(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N<<16)/b.Elapsed().Seconds(), "rows/s")
+}
+
+func TestToF16(t *testing.T) {
+	for i := uint32(0); i < 1<<32-1<<12; i += 4093 {
+		f := math.Float32frombits(i)
+		if f != f {
+			continue
+		}
+		if got, want := toF16(f), float16.Fromfloat32(f).Bits(); got != want {
+			t.Fatalf("toF16(%v = %#x) = %#x, want %#x", f, i, got, want)
+		}
+	}
+}

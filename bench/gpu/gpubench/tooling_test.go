@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/testutil"
+)
+
+// TestMain lets the test binary stand in for gpubench (GPUBENCH_MAIN=1),
+// so that TestInterleaveDryRun drives this package's code without a build.
+func TestMain(m *testing.M) {
+	if os.Getenv("GPUBENCH_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func requireNumpy(t *testing.T) {
+	t.Helper()
+	if err := exec.Command(testutil.Python, "-c", "import numpy").Run(); err != nil {
+		testutil.RequireNative(t, "python3-numpy importable by "+testutil.Python)
+	}
+}
+
+// TestSummaryReproducesTable: summary.py, given the 2026-11-30 run's
+// measurements (testdata, rebuilt from its table), prints that table
+// exactly as committed in results/2026-11-30-h200.md.
+func TestSummaryReproducesTable(t *testing.T) {
+	if _, err := os.Stat(testutil.Python); err != nil {
+		testutil.RequireNative(t, testutil.Python)
+	}
+	out, err := exec.Command(testutil.Python, "../summary.py", "--table-only",
+		"../testdata/2026-11-30-rlsearch.jsonl", "../testdata/2026-11-30-torch.jsonl").CombinedOutput()
+	if err != nil {
+		t.Fatalf("summary.py: %v\n%s", err, out)
+	}
+	md, err := os.ReadFile("../results/2026-11-30-h200.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(md), "| n | batch | rlsearch q/s")
+	if i < 0 {
+		t.Fatal("results/2026-11-30-h200.md has no throughput table")
+	}
+	want := string(md[i:])
+	want = want[:strings.Index(want, "\n\n")+1]
+	if string(out) != want {
+		t.Fatalf("summary.py printed\n%s\nthe committed table is\n%s", out, want)
+	}
+}
+
+// TestInterleaveDryRun runs interleave.py with this binary as gpubench -cpu
+// and torch_baseline.py's numpy stand-in over a small corpus, then
+// summary.py: every (impl, path, batch) is timed, the /retrieve benchmark
+// answers, and the summary's comparison table has a row per batch.
+func TestInterleaveDryRun(t *testing.T) {
+	requireNumpy(t)
+	out := filepath.Join(t.TempDir(), "bench.jsonl")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testutil.Python, "../interleave.py", "--ours", "env GPUBENCH_MAIN=1 "+self+" -cpu",
+		"--torch", testutil.Python+" ../torch_baseline.py --serve --numpy", "--sizes", "3000", "--dim", "64",
+		"--batches", "1,5", "--paths", "auto,tiled", "--reps", "3", "--min-ms", "1", "--http-seconds", "0.3",
+		"--http-concurrency", "4", "--copy-mib", "1", "--out", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("interleave.py: %v\n%s", err, b)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		kind, _ := r["kind"].(string)
+		if kind == "error" {
+			t.Errorf("error row: %v", r)
+		}
+		if kind == "time" {
+			if reps, _ := r["reps"].(float64); reps != 3 {
+				t.Errorf("%v: %v repetitions, want 3", r["impl"], reps)
+			}
+			kind += " " + r["impl"].(string) + " " + r["path"].(string)
+		}
+		seen[kind]++
+	}
+	for k, want := range map[string]int{"time rlsearch auto": 2, "time rlsearch tiled": 2, "time torch ": 2, "load": 2, "copy": 2, "http": 1} {
+		if seen[k] != want {
+			t.Errorf("%d %q rows, want %d (all: %v)", seen[k], k, want, seen)
+		}
+	}
+	sum, err := exec.Command(testutil.Python, "../summary.py", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("summary.py: %v\n%s", err, sum)
+	}
+	for _, want := range []string{"| 3,000 | 1 |", "| 3,000 | 5 |", "| 3,000 | 5 | tiled |", "/retrieve (package server"} {
+		if !strings.Contains(string(sum), want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+}

@@ -493,7 +493,7 @@ const funcAttrMaxDynamicShared = 8
 // needed above 48 KiB. Errors: *Error when bytes exceeds the device's
 // DeviceInfo.SharedOptin less the kernel's static shared memory.
 func (c *Ctx) SetMaxDynamicShared(fn *Function, bytes int) error {
-	return c.d.check("cuFuncSetAttribute("+fn.name+")", call(c.d.funcSetAttribute, fn.h, funcAttrMaxDynamicShared, uintptr(bytes)))
+	return c.d.callOpt("cuFuncSetAttribute("+fn.name+")", c.d.funcSetAttribute, fn.h, funcAttrMaxDynamicShared, uintptr(bytes))
 }
 
 // Occupancy is how many blocks of fn with threads threads and sharedBytes of
@@ -502,8 +502,8 @@ func (c *Ctx) SetMaxDynamicShared(fn *Function, bytes int) error {
 // their grid as Occupancy × DeviceInfo.SMs.
 func (c *Ctx) Occupancy(fn *Function, threads, sharedBytes int) (int, error) {
 	var n int32
-	err := c.d.check("cuOccupancyMaxActiveBlocksPerMultiprocessor("+fn.name+")",
-		call(c.d.occupancyMaxBlocks, uintptr(unsafe.Pointer(&n)), fn.h, uintptr(threads), uintptr(sharedBytes)))
+	err := c.d.callOpt("cuOccupancyMaxActiveBlocksPerMultiprocessor("+fn.name+")",
+		c.d.occupancyMaxBlocks, uintptr(unsafe.Pointer(&n)), fn.h, uintptr(threads), uintptr(sharedBytes))
 	return int(n), err
 }
 
@@ -523,7 +523,7 @@ func (c *Ctx) NewEvent(timing bool) (*Event, error) {
 		flags = 0
 	}
 	var h uintptr
-	if err := c.d.check("cuEventCreate", call(c.d.eventCreate, uintptr(unsafe.Pointer(&h)), flags)); err != nil {
+	if err := c.d.callOpt("cuEventCreate", c.d.eventCreate, uintptr(unsafe.Pointer(&h)), flags); err != nil {
 		return nil, err
 	}
 	e := &Event{dev: c.dev, h: h}
@@ -531,7 +531,7 @@ func (c *Ctx) NewEvent(timing bool) (*Event, error) {
 	return e, nil
 }
 
-func (e *Event) release(c *Ctx) { call(c.d.eventDestroy, e.h) }
+func (e *Event) release(c *Ctx) { c.d.callOpt("cuEventDestroy", c.d.eventDestroy, e.h) }
 
 // Close destroys the event (queued to the owner goroutine).
 func (e *Event) Close() error {
@@ -541,25 +541,25 @@ func (e *Event) Close() error {
 
 // Record captures the work enqueued on s so far into e (cuEventRecord).
 func (c *Ctx) Record(e *Event, s *Stream) error {
-	return c.d.check("cuEventRecord", call(c.d.eventRecord, e.h, streamHandle(s)))
+	return c.d.callOpt("cuEventRecord", c.d.eventRecord, e.h, streamHandle(s))
 }
 
 // WaitEvent makes later work on s wait for the work e last captured
 // (cuStreamWaitEvent), without blocking the host.
 func (c *Ctx) WaitEvent(s *Stream, e *Event) error {
-	return c.d.check("cuStreamWaitEvent", call(c.d.streamWaitEvent, streamHandle(s), e.h, 0))
+	return c.d.callOpt("cuStreamWaitEvent", c.d.streamWaitEvent, streamHandle(s), e.h, 0)
 }
 
 // EventSync blocks until the work e captured has run (cuEventSynchronize).
 func (c *Ctx) EventSync(e *Event) error {
-	return c.d.check("cuEventSynchronize", call(c.d.eventSynchronize, e.h))
+	return c.d.callOpt("cuEventSynchronize", c.d.eventSynchronize, e.h)
 }
 
 // Elapsed is the device time between two recorded timing events, in ms
 // (cuEventElapsedTime; resolution about 0.5 µs).
 func (c *Ctx) Elapsed(start, end *Event) (float32, error) {
 	var ms float32
-	err := c.d.check("cuEventElapsedTime", call(c.d.eventElapsed, uintptr(unsafe.Pointer(&ms)), start.h, end.h))
+	err := c.d.callOpt("cuEventElapsedTime", c.d.eventElapsed, uintptr(unsafe.Pointer(&ms)), start.h, end.h)
 	return ms, err
 }
 

@@ -136,10 +136,27 @@ func loadDriver() (*driver, error) {
 			{&d.moduleLoadData, "cuModuleLoadData"}, {&d.moduleGetFunction, "cuModuleGetFunction"},
 			{&d.moduleUnload, "cuModuleUnload"}, {&d.launchKernel, "cuLaunchKernel"},
 			{&d.getErrorName, "cuGetErrorName"}, {&d.driverGetVersion, "cuDriverGetVersion"},
-			{&d.funcSetAttribute, "cuFuncSetAttribute"}, {&d.occupancyMaxBlocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor"},
-			{&d.eventCreate, "cuEventCreate"}, {&d.eventDestroy, "cuEventDestroy_v2"}, {&d.eventRecord, "cuEventRecord"},
-			{&d.eventSynchronize, "cuEventSynchronize"}, {&d.eventElapsed, "cuEventElapsedTime"},
-			{&d.streamWaitEvent, "cuStreamWaitEvent"},
+		}
+		// Bound when present; a call of a missing one returns an *Error
+		// (Code -1) instead of making the whole driver unusable.
+		optional := []struct {
+			p     *uintptr
+			names []string
+		}{
+			{&d.funcSetAttribute, []string{"cuFuncSetAttribute"}},
+			{&d.occupancyMaxBlocks, []string{"cuOccupancyMaxActiveBlocksPerMultiprocessor"}},
+			{&d.eventCreate, []string{"cuEventCreate"}}, {&d.eventDestroy, []string{"cuEventDestroy_v2", "cuEventDestroy"}},
+			{&d.eventRecord, []string{"cuEventRecord"}}, {&d.eventSynchronize, []string{"cuEventSynchronize"}},
+			{&d.eventElapsed, []string{"cuEventElapsedTime", "cuEventElapsedTime_v2"}},
+			{&d.streamWaitEvent, []string{"cuStreamWaitEvent"}},
+		}
+		for _, s := range optional {
+			for _, name := range s.names {
+				if p, err := purego.Dlsym(h, name); err == nil {
+					*s.p = p
+					break
+				}
+			}
 		}
 		for _, s := range syms {
 			p, err := purego.Dlsym(h, s.name)
@@ -209,6 +226,18 @@ func loadBLAS() (*blasLib, error) {
 func call(fn uintptr, args ...uintptr) int {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return int(int32(r))
+}
+
+// callOpt is call for a symbol bound only when present (see loadDriver).
+// Like call it is uintptrescapes: pointers converted in its argument list
+// stay valid for the call.
+//
+//go:uintptrescapes
+func (d *driver) callOpt(op string, fn uintptr, args ...uintptr) error {
+	if fn == 0 {
+		return &Error{Lib: "cuda", Op: op, Code: -1, Name: "not in this libcuda"}
+	}
+	return d.check(op, call(fn, args...))
 }
 
 // check turns a CUresult into nil or *Error.

@@ -191,8 +191,8 @@ func filterArgs(a FilterArgs, st ScanState) []any {
 }
 
 // FilterBlocks is rls_filter's grid width for a tile of rows: one block
-// per 8,192 scores (32 rounds of 256 threads), at most 64.
-func FilterBlocks(rows int) int { return max(1, min(64, (rows+8191)/8192)) }
+// per 8,192 scores (32 rounds of 256 threads), at most 1,024.
+func FilterBlocks(rows int) int { return max(1, min(1024, (rows+8191)/8192)) }
 
 // Filter enqueues rls_filter over one score tile.
 func (m *Module) Filter(c *cuda.Ctx, s *cuda.Stream, a FilterArgs, st ScanState) error {

@@ -57,7 +57,7 @@ test-short:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./ann/ ./bm25/ ./docstore/ ./server/
 
-# Regenerate the committed GPU kernel images (kernels/*.ptx, *.cubin) from kernels/topk.cu. Needs nvcc
+# Regenerate the committed GPU kernel images (kernels/*.ptx, *.cubin, resources_sm90.txt) from kernels/topk.cu and scan.cu. Needs nvcc
 # (Debian 12: nvidia-cuda-toolkit from `contrib non-free`, ~1.6 GB), so it is not part of setup or test;
 # `go test ./kernels` checks the committed images are up to date whenever nvcc 11.8 is on PATH.
 kernels:

@@ -34,5 +34,7 @@
 //	o, err := ann.Open(ctx, ann.Config{Path: "dense.shard"}) // Backend "auto"
 //	hits, err := o.Search(ctx, queries, 10)                   // o.Backend: "gpu", "flat" or "hnsw"
 //
-// No cgo in the CPU paths; the GPU index uses package cuda (build tag cuda).
+// No cgo and no build tags: the GPU index binds the driver at run time
+// through package cuda and falls back (Open) when there is none; its
+// pipelines are described in README.md and gpu_scan.go.
 package ann

@@ -3,7 +3,6 @@ package corpus
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -14,10 +13,11 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
-
-	"github.com/klauspost/compress/zstd"
+	"unicode"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/decompress"
+	"github.com/rlsearch/rlsearch/internal/jsonbody"
 )
 
 // ErrDuplicateID is returned (wrapped, with both line numbers) when an id
@@ -41,7 +41,10 @@ type Reader struct {
 	br       *bufio.Reader
 	closers  []io.Closer
 	counter  *countingReader
+	format   decompress.Format
 	line     int
+	off      int64 // byte offset of the next line in the (decompressed) text
+	lineOff  int64 // byte offset of the current line
 	skipped  int
 	seen     map[idKey]int32 // 96-bit hash of id -> line
 	seeds    [2]maphash.Seed
@@ -49,7 +52,8 @@ type Reader struct {
 }
 
 // Open opens a corpus file (plain, .gz or .zst, detected from the magic
-// bytes). Close the Reader when done.
+// bytes by package internal/decompress; a zstd file may start with
+// skippable frames). Close the Reader when done.
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -64,34 +68,23 @@ func Open(path string) (*Reader, error) {
 	return r, nil
 }
 
-// NewReader reads a corpus from r (plain, gzip or zstd). Duplicate ids are
+// NewReader reads a corpus from r (plain, gzip or zstd, see Open). Duplicate ids are
 // detected with a set of 96-bit hashes of the ids (from two independently
 // seeded maphash values; a false duplicate among wiki-18's 21M ids has
 // probability n²/2⁹⁷ ≈ 3·10⁻¹⁵): about 40 bytes per passage with the map's
 // slack (measured at 1M ids) and no pointers for the garbage collector to
 // scan, instead of every id string (77 bytes per passage measured).
+// Errors: a compression format that is not read (xz, bzip2, ...: wraps
+// decompress.ErrUnsupported), a bad gzip header.
 func NewReader(r io.Reader) (*Reader, error) {
 	cr := &countingReader{r: r}
-	br := bufio.NewReaderSize(cr, 1<<20)
-	rd := &Reader{counter: cr, seen: make(map[idKey]int32), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, checkDup: true}
-	magic, _ := br.Peek(4)
-	switch {
-	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
-		}
-		rd.closers = append(rd.closers, gz)
-		br = bufio.NewReaderSize(gz, 1<<20)
-	case len(magic) == 4 && bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("zstd: %w", err)
-		}
-		rd.closers = append(rd.closers, closerFunc(func() error { zr.Close(); return nil }))
-		br = bufio.NewReaderSize(zr, 1<<20)
+	dr, err := decompress.NewReader(cr, 1<<20)
+	if err != nil {
+		return nil, err
 	}
-	rd.br = br
+	rd := &Reader{counter: cr, format: dr.Format, seen: make(map[idKey]int32), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, checkDup: true}
+	rd.closers = append(rd.closers, dr)
+	rd.br = dr.Reader
 	return rd, nil
 }
 
@@ -107,27 +100,36 @@ type line struct {
 }
 
 // Next returns the next non-empty passage, or io.EOF after the last one.
-// Errors wrap ErrBadLine or ErrDuplicateID and name the line number.
+// Errors wrap ErrBadLine or ErrDuplicateID and name the 1-based line
+// number and a byte offset, both in the line and in the file (in the
+// decompressed text of a .gz/.zst file): of the offending byte for invalid
+// UTF-8 and JSON syntax, of the line's start otherwise. A read or
+// decompression error (a truncated or corrupt .gz/.zst) names the line
+// being read and where it starts, and wraps neither.
 func (r *Reader) Next() (Passage, error) {
 	for {
 		raw, err := r.br.ReadBytes('\n')
 		if err != nil && err != io.EOF {
 			// A truncated .gz/.zst ends with a decompression error: report it
 			// rather than a JSON error on the partial last line.
-			return Passage{}, fmt.Errorf("corpus: read line %d: %w (truncated or corrupt file?)", r.line+1, err)
+			return Passage{}, fmt.Errorf("corpus: read line %d (it starts at byte offset %d of the %s): %w (truncated or corrupt file?)", r.line+1, r.off, r.text(), err)
 		}
 		if len(raw) == 0 && err == io.EOF {
 			return Passage{}, io.EOF
 		}
 		r.line++
-		if r.line == 1 {
-			raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")) // UTF-8 byte-order mark
+		r.lineOff, r.off = r.off, r.off+int64(len(raw))
+		lead := 0
+		if r.line == 1 && bytes.HasPrefix(raw, bom) {
+			raw, lead = raw[len(bom):], len(bom)
 		}
-		raw = bytes.TrimSpace(raw)
+		trimmed := bytes.TrimLeftFunc(raw, unicode.IsSpace)
+		lead += len(raw) - len(trimmed)
+		raw = bytes.TrimRightFunc(trimmed, unicode.IsSpace) // with the left trim: bytes.TrimSpace
 		if len(raw) == 0 {
 			continue // blank line
 		}
-		p, skip, perr := r.parse(raw)
+		p, skip, perr := r.parse(raw, lead)
 		if perr != nil {
 			return Passage{}, perr
 		}
@@ -139,21 +141,61 @@ func (r *Reader) Next() (Passage, error) {
 	}
 }
 
-func (r *Reader) parse(raw []byte) (Passage, bool, error) {
+// bom is the UTF-8 byte-order mark, dropped from the start of line 1.
+var bom = []byte("\xef\xbb\xbf")
+
+// text names what byte offsets count: the file itself, or the
+// decompressed text of a compressed one.
+func (r *Reader) text() string {
+	if r.format == decompress.Plain {
+		return "file"
+	}
+	return "decompressed " + string(r.format) + " text"
+}
+
+// at names byte i of the current line: "byte offset i of the line, byte
+// offset F of the file".
+func (r *Reader) at(i int) string {
+	return fmt.Sprintf("at byte offset %d of the line, byte offset %d of the %s", i, r.lineOff+int64(i), r.text())
+}
+
+// start names where the current line starts, for errors about the line
+// as a whole.
+func (r *Reader) start() string {
+	return fmt.Sprintf("(line %d starts at byte offset %d of the %s)", r.line, r.lineOff, r.text())
+}
+
+// parse decodes one trimmed line; lead is the number of bytes trimmed
+// from its start (byte-order mark, spaces), for error offsets.
+func (r *Reader) parse(raw []byte, lead int) (Passage, bool, error) {
+	// encoding/json would turn invalid UTF-8 inside strings into U+FFFD
+	// silently, and report a stray byte outside them as an "invalid
+	// character": name the byte instead.
+	if i := jsonbody.InvalidUTF8(raw); i >= 0 {
+		return Passage{}, false, fmt.Errorf("%w %d: invalid UTF-8 (byte 0x%02x) %s", ErrBadLine, r.line, raw[i], r.at(lead+i))
+	}
 	var l line
 	if err := json.Unmarshal(raw, &l); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			if te.Field == "" {
-				return Passage{}, false, fmt.Errorf("%w %d: want a JSON object, got %s", ErrBadLine, r.line, te.Value)
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &te) && te.Field == "":
+			return Passage{}, false, fmt.Errorf("%w %d: want a JSON object, got %s %s", ErrBadLine, r.line, te.Value, r.start())
+		case errors.As(err, &te):
+			return Passage{}, false, fmt.Errorf("%w %d: %q must be a string, got %s %s", ErrBadLine, r.line, te.Field, te.Value, r.start())
+		case errors.As(err, &se):
+			// Offset counts the bytes read up to and including the bad one.
+			i := max(int(se.Offset)-1, 0)
+			if se.Offset >= int64(len(raw)) {
+				i = len(raw) // the line ended inside the value
 			}
-			return Passage{}, false, fmt.Errorf("%w %d: %q must be a string, got %s", ErrBadLine, r.line, te.Field, te.Value)
+			return Passage{}, false, fmt.Errorf("%w %d: %v %s", ErrBadLine, r.line, err, r.at(lead+i))
 		}
-		return Passage{}, false, fmt.Errorf("%w %d: %v", ErrBadLine, r.line, err)
+		return Passage{}, false, fmt.Errorf("%w %d: %v %s", ErrBadLine, r.line, err, r.start())
 	}
 	id, err := parseID(l.ID)
 	if err != nil {
-		return Passage{}, false, fmt.Errorf("%w %d: %v", ErrBadLine, r.line, err)
+		return Passage{}, false, fmt.Errorf("%w %d: %v %s", ErrBadLine, r.line, err, r.start())
 	}
 	var contents, text string
 	switch {
@@ -170,7 +212,7 @@ func (r *Reader) parse(raw []byte) (Passage, bool, error) {
 		}
 		contents = rlsearch.MakeContents(title, text)
 	default:
-		return Passage{}, false, fmt.Errorf(`%w %d: no "contents" and no "title"/"text" field`, ErrBadLine, r.line)
+		return Passage{}, false, fmt.Errorf(`%w %d: no "contents" and no "title"/"text" field %s`, ErrBadLine, r.line, r.start())
 	}
 	if strings.TrimSpace(text) == "" {
 		return Passage{}, true, nil
@@ -180,7 +222,7 @@ func (r *Reader) parse(raw []byte) (Passage, bool, error) {
 		binary.LittleEndian.PutUint64(k[:8], maphash.String(r.seeds[0], id))
 		binary.LittleEndian.PutUint32(k[8:], uint32(maphash.String(r.seeds[1], id)))
 		if prev, ok := r.seen[k]; ok {
-			return Passage{}, false, fmt.Errorf("%w %q on line %d (first on line %d)", ErrDuplicateID, id, r.line, prev)
+			return Passage{}, false, fmt.Errorf("%w %q on line %d (first on line %d) %s", ErrDuplicateID, id, r.line, prev, r.start())
 		}
 		r.seen[k] = int32(min(r.line, math.MaxInt32))
 	}
@@ -246,7 +288,3 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n.Add(int64(n))
 	return n, err
 }
-
-type closerFunc func() error
-
-func (f closerFunc) Close() error { return f() }

@@ -24,6 +24,7 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/ann"
 	"github.com/rlsearch/rlsearch/bm25"
+	"github.com/rlsearch/rlsearch/internal/decompress"
 )
 
 // Files of a collection directory.
@@ -65,7 +66,9 @@ type IndexMeta struct {
 type BuildConfig struct {
 	// Schema of the collection (required); its Validate must pass.
 	Schema *Schema
-	// Data is the JSONL file of rows (required); each line one JSON object.
+	// Data is the JSONL file of rows (required); each line one JSON
+	// object. Plain, gzip or zstd (package internal/decompress), as are
+	// the ImageVectors files.
 	Data string
 	// Dir is the output directory (required). It is written atomically: a
 	// temporary sibling renamed at the end; an existing collection there is
@@ -123,9 +126,9 @@ type rowData struct {
 
 // readRows decodes the JSONL data file according to the schema.
 func readRows(s *Schema, path string, limit int) ([]rowData, error) {
-	f, err := os.Open(path)
+	f, err := decompress.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("hybrid: %w", err)
 	}
 	defer f.Close()
 	idPath, _ := parsePath(s.idSource())
@@ -527,12 +530,12 @@ func buildImageIndex(dir string, f ImageField, path string, rows []rowData) (Ind
 	for i, r := range rows {
 		byID[r.id] = i
 	}
-	fh, err := os.Open(path)
+	fh, err := decompress.Open(path)
 	if err != nil {
-		return IndexMeta{}, err
+		return IndexMeta{}, fmt.Errorf("hybrid: %w", err)
 	}
 	defer fh.Close()
-	dec := json.NewDecoder(bufio.NewReader(fh))
+	dec := json.NewDecoder(fh)
 	vecs := make(map[int][]float32)
 	dim := 0
 	for n := 1; ; n++ {

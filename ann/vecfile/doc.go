@@ -52,6 +52,12 @@
 //   - .fvecs (the TEXMEX / faiss benchmark format): each row is an int32 d
 //     followed by d float32 values.
 //
+// A compressed file (gzip, zstd, also after a leading zstd skippable frame,
+// xz and the others internal/decompress recognises) is refused with
+// ErrUnsupported naming the compression: the sizes a header claims are
+// checked against the file size and rows are read in place, so the file
+// must be decompressed first.
+//
 // All integers are little-endian. A Reader streams rows in chunks (memory:
 // the caller's buffer plus one chunk of raw bytes), never the whole file;
 // an IVF keeps 8 bytes per row (where each row is in the lists) and an

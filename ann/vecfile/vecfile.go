@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/x448/float16"
+
+	"github.com/rlsearch/rlsearch/internal/decompress"
 )
 
 var (
@@ -125,6 +127,15 @@ func unsupported(off int64, field, format string, a ...any) error {
 // proportion to a claimed size. Errors wrap ErrFormat or ErrUnsupported.
 // faiss files are parsed by parseFaissFile, which needs the whole file.
 func parseHeader(head []byte, size int64, name string) (Info, error) {
+	// No vector format starts like a compressed stream (an .fvecs
+	// dimension with these bytes is far above MaxDim; faiss fourccs and
+	// the .npy magic differ).
+	if f, err := decompress.Sniff(head); err != nil {
+		return Info{}, fmt.Errorf("%w: %s: %w", ErrUnsupported, name, err)
+	} else if f != decompress.Plain {
+		tool := map[decompress.Format]string{decompress.Gzip: "gzip -d", decompress.Zstd: "zstd -d"}[f]
+		return Info{}, fmt.Errorf("%w: %s: %s-compressed; vectors are imported from the uncompressed file (read in place with random access, every size checked against the file's): decompress it first (%s)", ErrUnsupported, name, f, tool)
+	}
 	switch {
 	case len(head) >= 6 && string(head[:6]) == "\x93NUMPY":
 		return parseNPY(head, size)

@@ -23,7 +23,20 @@
 //   - Content-Type: missing, application/json, any +json type and
 //     text/plain are accepted; forms (application/x-www-form-urlencoded,
 //     multipart/*), XML and HTML get 415 with field "Content-Type" (what
-//     curl -d sends without -H 'Content-Type: application/json').
+//     curl -d sends without -H 'Content-Type: application/json'). Two
+//     Content-Type headers, or one listing several types
+//     ("application/json, text/html"), are a 400 with field
+//     "Content-Type": the field is a singleton (RFC 9110 §8.3) and taking
+//     the first would guess.
+//
+//   - Framing, decided by net/http before any handler runs (pinned by
+//     TestAmbiguousFramingHeaders): identical duplicate Content-Length
+//     headers count as one (RFC 9110 §8.6); differing ones get Go's plain
+//     400; Transfer-Encoding chunked with a Content-Length is read as
+//     chunked and the Content-Length dropped (RFC 9112 §6.3; the handler
+//     cannot see that one was sent); two Transfer-Encoding headers or any
+//     coding other than chunked get Go's 501. Those two answers are
+//     net/http's text, not the JSON error body.
 //
 //   - Body limit per endpoint (EndpointOptions.MaxBodyBytes, /retrieve:
 //     Config.MaxBodyBytes): over it, 413 "request body exceeds N bytes".

@@ -160,11 +160,20 @@ func (s *Server) failErr(w *respWriter, r *http.Request, err error) {
 // and any +json type) and text/plain (what some clients send for a string
 // body), as well as anything not clearly another format; it refuses forms,
 // XML and HTML with 415, which is what a client that forgot to send JSON
-// (curl -d without -H, requests' data= with a dict) sends. One policy for
-// every endpoint.
+// (curl -d without -H, requests' data= with a dict) sends. An ambiguous
+// Content-Type, sent twice or holding a list of types ("application/json,
+// text/html": how a proxy joins two header lines), is a 400: Content-Type
+// is a singleton field (RFC 9110 §8.3, §5.3), and taking the first, as
+// Go's Header.Get does, would guess. One policy for every endpoint.
 func checkContentType(r *http.Request) error {
+	if v := r.Header.Values("Content-Type"); len(v) > 1 {
+		return rlsearch.BadField("Content-Type", "%d Content-Type headers (%q): send exactly one, application/json", len(v), v)
+	}
 	ct := r.Header.Get("Content-Type")
 	mt, _, _ := strings.Cut(ct, ";")
+	if strings.Contains(mt, ",") {
+		return rlsearch.BadField("Content-Type", "Content-Type %q lists several media types: send exactly one, application/json", ct)
+	}
 	mt = strings.ToLower(strings.TrimSpace(mt))
 	switch {
 	case mt == "application/x-www-form-urlencoded",

@@ -20,7 +20,9 @@
 // in the file (in the decompressed text of a .gz/.zst): of the offending
 // byte for invalid UTF-8 and JSON syntax, of the line's start for a line
 // that parses but is unusable (no id, no text, a wrong type, a duplicate
-// id). Duplicate ids are an error. Passages whose text is empty or
+// id). A line over MaxLineBytes (64 MiB) is an error (ErrLineTooLong), so
+// a file without newlines or a decompression bomb cannot take all of
+// memory. Duplicate ids are an error. Passages whose text is empty or
 // whitespace-only are skipped and counted (Skipped).
 //
 // No cgo, CPU only. A Reader is not safe for concurrent use.

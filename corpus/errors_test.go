@@ -97,3 +97,22 @@ func TestUnsupportedCompression(t *testing.T) {
 		t.Fatalf("error %v, want decompress.ErrUnsupported naming xz", err)
 	}
 }
+
+// TestLineTooLong: a small .zst that expands to one line of more than
+// MaxLineBytes (a decompression bomb, or a file without newlines) is an
+// error naming the line, not all of memory.
+func TestLineTooLong(t *testing.T) {
+	big := bytes.Repeat([]byte("a"), MaxLineBytes+1)
+	data := zstdOf(t, `{"id": "a", "text": "x"}`+"\n"+string(big))
+	if len(data) > 1<<20 {
+		t.Fatalf("the bomb is %d bytes compressed", len(data))
+	}
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = readAll(t, r)
+	if !errors.Is(err, ErrLineTooLong) || !strings.Contains(err.Error(), "line 2, which starts at byte offset 25 of the decompressed zstd text") {
+		t.Fatalf("error %v, want ErrLineTooLong naming line 2", err)
+	}
+}

@@ -43,8 +43,9 @@ type Reader struct {
 	counter  *countingReader
 	format   decompress.Format
 	line     int
-	off      int64 // byte offset of the next line in the (decompressed) text
-	lineOff  int64 // byte offset of the current line
+	off      int64  // byte offset of the next line in the (decompressed) text
+	lineOff  int64  // byte offset of the current line
+	buf      []byte // the current line (readLine)
 	skipped  int
 	seen     map[idKey]int32 // 96-bit hash of id -> line
 	seeds    [2]maphash.Seed
@@ -108,7 +109,10 @@ type line struct {
 // being read and where it starts, and wraps neither.
 func (r *Reader) Next() (Passage, error) {
 	for {
-		raw, err := r.br.ReadBytes('\n')
+		raw, err := r.readLine()
+		if errors.Is(err, ErrLineTooLong) {
+			return Passage{}, fmt.Errorf("%w: line %d, which starts at byte offset %d of the %s (a file without newlines, or a decompression bomb?)", err, r.line+1, r.off, r.text())
+		}
 		if err != nil && err != io.EOF {
 			// A truncated .gz/.zst ends with a decompression error: report it
 			// rather than a JSON error on the partial last line.
@@ -138,6 +142,32 @@ func (r *Reader) Next() (Passage, error) {
 			continue
 		}
 		return p, nil
+	}
+}
+
+// MaxLineBytes bounds one corpus line: 64 MiB, four orders of magnitude
+// above a Wikipedia passage (wiki-18's lines are a few KB), so that a
+// file without newlines, or a small .zst that expands to gigabytes of one
+// line, is an error rather than all of memory.
+const MaxLineBytes = 64 << 20
+
+// ErrLineTooLong is returned (wrapped, naming the line and its offset)
+// for a line over MaxLineBytes.
+var ErrLineTooLong = fmt.Errorf("corpus: line longer than %d bytes", MaxLineBytes)
+
+// readLine reads the next line with its '\n' into a buffer reused by the
+// next call, at most MaxLineBytes of it.
+func (r *Reader) readLine() ([]byte, error) {
+	r.buf = r.buf[:0]
+	for {
+		frag, err := r.br.ReadSlice('\n')
+		if len(r.buf)+len(frag) > MaxLineBytes {
+			return nil, ErrLineTooLong
+		}
+		r.buf = append(r.buf, frag...)
+		if err != bufio.ErrBufferFull {
+			return r.buf, err
+		}
 	}
 }
 

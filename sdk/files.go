@@ -125,11 +125,12 @@ type MutateFileConfig struct {
 // DefaultMaxBodyBytes, is an error wrapping rlsearch.ErrBadInput that
 // names it, before any search), proposes mutations (or builds records with
 // cfg.Records) and writes one result per line to out, in input order. A
-// rollout that cannot be mutated is a result with Error set, not an
-// error. It returns the number of lines.
-func (v *Verifier) MutateJSONL(ctx context.Context, in io.Reader, name string, out io.Writer, cfg MutateFileConfig) (int, error) {
+// rollout that cannot be mutated is a result with its Status and Error
+// set, not an error. It returns the counts of the results (the lines:
+// Rollouts or Records + RecordErrors).
+func (v *Verifier) MutateJSONL(ctx context.Context, in io.Reader, name string, out io.Writer, cfg MutateFileConfig) (MutateSummary, error) {
 	if cfg.Workers < 0 {
-		return 0, fmt.Errorf("sdk: MutateFileConfig.Workers %d is negative", cfg.Workers)
+		return MutateSummary{}, fmt.Errorf("sdk: MutateFileConfig.Workers %d is negative", cfg.Workers)
 	}
 	type line struct {
 		n   int
@@ -140,17 +141,19 @@ func (v *Verifier) MutateJSONL(ctx context.Context, in io.Reader, name string, o
 		lines = append(lines, line{n, slices.Clone(raw)})
 		return nil
 	}); errors.Is(err, jsonl.ErrLineTooLong) {
-		return 0, fmt.Errorf("%w: %v", rlsearch.ErrBadInput, err)
+		return MutateSummary{}, fmt.Errorf("%w: %v", rlsearch.ErrBadInput, err)
 	} else if err != nil {
-		return 0, err
+		return MutateSummary{}, err
 	}
 	prog := progress.New(cfg.Progress, "mutate", "lines", len(lines))
 	var results []any
+	var recs []RecordResult
+	var props []ProposeResult
 	if cfg.Records {
 		reqs := make([]RecordRequest, len(lines))
 		for i, b := range lines {
 			if err := jsonl.DecodeStrict(b.raw, &reqs[i]); err != nil {
-				return 0, fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, b.n, err)
+				return MutateSummary{}, fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, b.n, err)
 			}
 		}
 		for _, req := range reqs {
@@ -158,13 +161,14 @@ func (v *Verifier) MutateJSONL(ctx context.Context, in io.Reader, name string, o
 			res := RecordResult{}
 			if err != nil {
 				if ctx.Err() != nil {
-					return 0, ctx.Err()
+					return MutateSummary{}, ctx.Err()
 				}
 				res.Error = err.Error()
 			} else {
 				res.Record = &rec
 			}
 			results = append(results, res)
+			recs = append(recs, res)
 			prog.Add(1)
 		}
 	} else {
@@ -175,22 +179,23 @@ func (v *Verifier) MutateJSONL(ctx context.Context, in io.Reader, name string, o
 				err = ts[i].Validate()
 			}
 			if err != nil {
-				return 0, fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, b.n, err)
+				return MutateSummary{}, fmt.Errorf("%w: line %d: %v", rlsearch.ErrBadInput, b.n, err)
 			}
 		}
-		for _, p := range v.ProposeBatch(ctx, ts, cfg.Workers, func() { prog.Add(1) }) {
+		props = v.ProposeBatch(ctx, ts, cfg.Workers, func() { prog.Add(1) })
+		for _, p := range props {
 			results = append(results, p)
 		}
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return MutateSummary{}, err
 		}
 	}
 	prog.Finish()
 	w := jsonl.NewWriter(out)
 	for _, r := range results {
 		if err := w.Write(r); err != nil {
-			return 0, err
+			return MutateSummary{}, err
 		}
 	}
-	return len(lines), w.Flush()
+	return summarize(props, recs), w.Flush()
 }

@@ -11,11 +11,59 @@ import (
 )
 
 // ProposeResult is Propose's answer for one rollout of a batch: the
-// proposal, or Error when that rollout could not be searched (no gold, bad
-// roles, an index failure).
+// proposal, with Error saying why when that rollout could not be searched.
+// Status is always one of Statuses: StatusSkippedNoGold for a rollout
+// without gold ids, StatusError for any other failure (an index failure,
+// the context ending), else the search's.
 type ProposeResult struct {
 	Proposal
 	Error string `json:"error,omitempty"`
+}
+
+// MutateSummary counts the items of a response by outcome: proposals by
+// Status (JSON keys as the Status strings), records built and failed.
+type MutateSummary struct {
+	Rollouts           int `json:"rollouts"` // proposals (trajectories in)
+	Verified           int `json:"verified"`
+	NoVerifiedMutation int `json:"no_verified_mutation"`
+	NotMutable         int `json:"not_mutable"`
+	SkippedNoGold      int `json:"skipped_no_gold"`
+	Errors             int `json:"error"`
+	Records            int `json:"records"`       // records built (records in)
+	RecordErrors       int `json:"record_errors"` // record requests that failed (RecordResult.Error)
+}
+
+// add counts one proposal.
+func (s *MutateSummary) add(st Status) {
+	s.Rollouts++
+	switch st {
+	case StatusVerified:
+		s.Verified++
+	case StatusNone:
+		s.NoVerifiedMutation++
+	case StatusNotMutable:
+		s.NotMutable++
+	case StatusSkippedNoGold:
+		s.SkippedNoGold++
+	default:
+		s.Errors++
+	}
+}
+
+// summarize counts proposals and records.
+func summarize(props []ProposeResult, recs []RecordResult) MutateSummary {
+	var s MutateSummary
+	for _, p := range props {
+		s.add(p.Status)
+	}
+	for _, r := range recs {
+		if r.Record != nil {
+			s.Records++
+		} else {
+			s.RecordErrors++
+		}
+	}
+	return s
 }
 
 // RecordResult is BuildRecord's answer for one request of a batch: the
@@ -58,6 +106,9 @@ func (v *Verifier) ProposeBatch(ctx context.Context, ts []Trajectory, workers in
 					out[i] = ProposeResult{Proposal: p}
 					if err != nil {
 						out[i].Error = err.Error()
+						if out[i].Status != StatusSkippedNoGold {
+							out[i].Status = StatusError
+						}
 					}
 					if done != nil {
 						done()
@@ -92,10 +143,12 @@ type MutateRequest struct {
 }
 
 // MutateResponse answers a MutateRequest: Proposals for trajectories,
-// Records for records, one per input in order.
+// Records for records, one per input in order, and Summary, their counts
+// by outcome.
 type MutateResponse struct {
 	Proposals []ProposeResult `json:"proposals,omitempty"`
 	Records   []RecordResult  `json:"records,omitempty"`
+	Summary   MutateSummary   `json:"summary"`
 }
 
 // DecodeMutateRequest parses and checks a request body with the decoder of
@@ -170,7 +223,7 @@ func (v *Verifier) with(req MutateRequest) (*Verifier, error) {
 // Serve answers POST /v1/programs/mutate (the HTTP side is
 // server's): proposals for trajectories, records for records, one
 // per input in order, even when some rollouts are not mutable or have no
-// verified mutation (their Error says why). It returns Check's error for a
+// verified mutation (their Status and Error say why), and their summary. It returns Check's error for a
 // bad request and ctx's error when ctx ends. Safe for concurrent use.
 func (v *Verifier) Serve(ctx context.Context, req MutateRequest) (MutateResponse, error) {
 	if err := req.Check(); err != nil {
@@ -183,6 +236,7 @@ func (v *Verifier) Serve(ctx context.Context, req MutateRequest) (MutateResponse
 	var resp MutateResponse
 	if len(req.Trajectories) > 0 {
 		resp.Proposals = vv.ProposeBatch(ctx, req.Trajectories, 0, nil)
+		resp.Summary = summarize(resp.Proposals, nil)
 		return resp, ctx.Err()
 	}
 	resp.Records = make([]RecordResult, len(req.Records))
@@ -197,5 +251,6 @@ func (v *Verifier) Serve(ctx context.Context, req MutateRequest) (MutateResponse
 		}
 		resp.Records[i].Record = &rec
 	}
+	resp.Summary = summarize(nil, resp.Records)
 	return resp, nil
 }

@@ -163,8 +163,9 @@ type Proposal struct {
 // ones with their continuation contexts. A rollout without a typed last
 // program gives StatusNotMutable with the reason. cache, when non-nil, is
 // the shared primitive cache (share it across the rollouts of one
-// question); nil means a fresh one. Errors: ErrBadArgument (bad roles, no
-// gold), ctx's error, index failures.
+// question); nil means a fresh one. Errors: ErrBadArgument (bad roles; no
+// gold, with the Proposal's Status StatusSkippedNoGold), ctx's error,
+// index failures.
 func (v *Verifier) Propose(ctx context.Context, t Trajectory, cache *Cache) (Proposal, error) {
 	pr := Proposal{ID: t.ID, Turn: -1, Contexts: []string{}}
 	pr.Verified = []VerifiedMutation{}
@@ -173,7 +174,8 @@ func (v *Verifier) Propose(ctx context.Context, t Trajectory, cache *Cache) (Pro
 	}
 	gold := t.Gold()
 	if len(gold.IDs) == 0 {
-		return pr, fmt.Errorf("%w: trajectory %q has no gold support ids (gold_ids)", ErrBadArgument, t.ID)
+		pr.Status = StatusSkippedNoGold
+		return pr, fmt.Errorf("%w: trajectory %q has no gold support ids (gold_ids): skipped, V_ret needs them", ErrBadArgument, t.ID)
 	}
 	lp, err := v.parseLast(t)
 	if err != nil {

@@ -198,12 +198,24 @@ type VerifiedMutation struct {
 // Status says how a mutation search ended.
 type Status string
 
-// Statuses of a search; the strings are part of the JSON API.
+// Statuses of a search; the strings are part of the JSON API. Every item
+// of a /v1/programs/mutate proposal response has one of them.
 const (
 	StatusVerified   Status = "verified"             // at least one verified mutation
 	StatusNone       Status = "no_verified_mutation" // the budget ran out or U(p) was exhausted
 	StatusNotMutable Status = "not_mutable"          // outside the typed subset; Reason says why
+	// StatusSkippedNoGold: the rollout has no gold support ids
+	// (gold_ids/gold_passage_ids), so V_ret cannot verify anything; it was
+	// not searched (Propose, ProposeBatch; its Error says so).
+	StatusSkippedNoGold Status = "skipped_no_gold"
+	// StatusError: the search failed (an index failure, the request's
+	// context ended); ProposeResult.Error says why.
+	StatusError Status = "error"
 )
+
+// Statuses lists every Status in a fixed order (the keys of
+// MutateSummary).
+var Statuses = []Status{StatusVerified, StatusNone, StatusNotMutable, StatusSkippedNoGold, StatusError}
 
 // SearchResult is the outcome of a mutation search over one program.
 type SearchResult struct {

@@ -131,14 +131,20 @@ func mutateCmd(fs *flag.FlagSet) runFunc {
 			enc.SetIndent("", "  ")
 			return enc.Encode(sum)
 		}
-		start, n := time.Now(), 0
+		start := time.Now()
+		var sum sdk.MutateSummary
 		if err := jsonl.Pipe(*in, *out, stdout, func(r io.Reader, name string, w io.Writer) (err error) {
-			n, err = v.MutateJSONL(ctx, r, name, w, sdk.MutateFileConfig{Records: *records, Workers: ev.Workers, Progress: ev.Progress})
+			sum, err = v.MutateJSONL(ctx, r, name, w, sdk.MutateFileConfig{Records: *records, Workers: ev.Workers, Progress: ev.Progress})
 			return err
 		}); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "mutate: %d lines in %.2fs\n", n, time.Since(start).Seconds())
+		if *records {
+			fmt.Fprintf(stderr, "mutate: %d lines in %.2fs: %d records, %d failed\n", sum.Records+sum.RecordErrors, time.Since(start).Seconds(), sum.Records, sum.RecordErrors)
+			return nil
+		}
+		fmt.Fprintf(stderr, "mutate: %d lines in %.2fs: %d verified, %d no_verified_mutation, %d not_mutable, %d skipped_no_gold, %d error\n",
+			sum.Rollouts, time.Since(start).Seconds(), sum.Verified, sum.NoVerifiedMutation, sum.NotMutable, sum.SkippedNoGold, sum.Errors)
 		return nil
 	}
 }

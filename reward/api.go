@@ -51,9 +51,14 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 }
 
 // Request is the body of every reward endpoint: {"rollouts": [rollout,
-// ...]}, each rollout decoded by the Kind's scorer.
+// ...], "numeric_sign": "strict"}, each rollout decoded by the Kind's
+// scorer. NumericSign ("squad" or "strict"; absent = the server's
+// default, squad unless configured) sets how this request's answer
+// metrics treat the sign of numbers (see NumericSign); another value is a
+// 400 naming "numeric_sign".
 type Request struct {
-	Rollouts []json.RawMessage `json:"rollouts"`
+	Rollouts    []json.RawMessage `json:"rollouts"`
+	NumericSign NumericSign       `json:"numeric_sign,omitempty"`
 }
 
 // Response is the answer: {"kind", "judge", "rewards"} with one result
@@ -77,7 +82,7 @@ func (s *Service) Serve(ctx context.Context, kind Kind, req Request) (Response, 
 	if len(req.Rollouts) > s.cfg.MaxBatch {
 		return Response{}, rlsearch.TooLarge("rollouts", "%d rollouts, at most %d per request", len(req.Rollouts), s.cfg.MaxBatch)
 	}
-	res, err := s.cfg.Scorer.ScoreBatch(ctx, kind, req.Rollouts)
+	res, err := s.cfg.Scorer.ScoreBatchWith(ctx, kind, req.Rollouts, ScoreOptions{NumericSign: req.NumericSign})
 	if err != nil {
 		return Response{}, err
 	}

@@ -40,6 +40,10 @@
 //     scales every later layer), Search-P1's answer part is 0.5. QA and
 //     RPL score no format.
 //
+// Kept from Search-R1 by default, changeable: SQuAD's normalisation drops
+// the sign of numbers ("-5" matches "5"); NumericSignStrict (the request
+// field "numeric_sign": "strict") keeps it (see NumericSign).
+//
 // Also unlike Python: strings.ToLower maps U+0130 to one rune.
 //
 // # RPL (papers 000, 002)

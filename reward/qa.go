@@ -1,6 +1,7 @@
 package reward
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -99,15 +100,60 @@ type QAScores struct {
 // scores zero on every metric. GoldEmptyAfterNormalize is set whether or
 // not an answer was found.
 func ScoreQA(answer string, found bool, golds []string) QAScores {
+	return ScoreQAWith(answer, found, golds, NumericSignSQuAD)
+}
+
+// ScoreQAWith is ScoreQA comparing numbers as sign says (see NumericSign).
+func ScoreQAWith(answer string, found bool, golds []string, sign NumericSign) QAScores {
 	if !found {
 		return QAScores{Answer: answer, GoldEmptyAfterNormalize: GoldEmptyAfterNormalize(golds)}
 	}
-	m := compare(answer, golds)
+	m := compareWith(answer, golds, sign.options())
 	return QAScores{Answer: answer, Found: true, EM: b2f(m.EM), F1: m.F1, Contains: b2f(m.Contains), GoldEmptyAfterNormalize: m.GoldEmpty}
 }
 
-// compare is answer.Compare (a variable name "answer" shadows the package in ScoreQA).
-var compare = answer.Compare
+// compareWith is answer.CompareWith (a variable named "answer" shadows the package in ScoreQAWith).
+var compareWith = answer.CompareWith
+
+// NumericSign says how the QA metrics (EM, F1, contains: of the qa and
+// rpl rewards and of Search-P1's outcome) treat the sign of numbers: the
+// request field "numeric_sign" of every reward endpoint, Config.NumericSign
+// for a Scorer's default, `--numeric-sign` of `rlsearch reward` (and
+// $RLSEARCH_REWARD_NUMERIC_SIGN for serve).
+type NumericSign string
+
+const (
+	// NumericSignSQuAD ("squad", also ""; the default) is SQuAD's
+	// normalize_answer, which removes "-" and "." with the other
+	// punctuation, so gold "-5" matches answer "5" and "-5.0" normalises
+	// to "50". Search-R1's qa_em.py does the same: parity.
+	NumericSignSQuAD NumericSign = "squad"
+	// NumericSignStrict ("strict") keeps a number's sign and value: "-5"
+	// does not match "5", "−5" (U+2212) matches "-5", "-5.0" matches
+	// "-5", "5.5" does not match "55", and a gold holding a number is
+	// contained only as whole tokens ("5" is not in "-5" or "15"). Words
+	// compare as with squad. Rules: internal/answer SignStrict.
+	NumericSignStrict NumericSign = "strict"
+)
+
+// ParseNumericSign returns the NumericSign named s ("" means squad) or
+// an error naming the choices.
+func ParseNumericSign(s string) (NumericSign, error) {
+	switch NumericSign(s) {
+	case "", NumericSignSQuAD:
+		return NumericSignSQuAD, nil
+	case NumericSignStrict:
+		return NumericSignStrict, nil
+	}
+	return "", fmt.Errorf("reward: numeric_sign %q: want %q (SQuAD and Search-R1: the sign of a number is ignored) or %q", s, NumericSignSQuAD, NumericSignStrict)
+}
+
+func (n NumericSign) options() answer.Options {
+	if n == NumericSignStrict {
+		return answer.Options{NumericSign: answer.SignStrict}
+	}
+	return answer.Options{}
+}
 
 func b2f(b bool) float64 {
 	if b {

@@ -122,6 +122,8 @@ type RPLConfig struct {
 	// the program runtime (sdk.Config.Tokens), so that a turn counts the
 	// same here as in the runtime's printed_tokens.
 	Tokens rlsearch.TokenCounter
+	// NumericSign of the answer metrics; "" = NumericSignSQuAD.
+	NumericSign NumericSign
 }
 
 // gold is the verifier's view of a rollout's gold support: parallel ids
@@ -180,10 +182,10 @@ func (g gold) covered(t *RPLTurn, into []bool) (byTitle bool) {
 func ScoreRPL(cfg RPLConfig, r RPLRollout) RPLResult {
 	res := RPLResult{ID: r.ID, Turns: len(r.Turns), VRetTurns: make([]int, len(r.Turns))}
 	if r.Answer != nil {
-		res.QA = ScoreQA(*r.Answer, true, r.GoldenAnswers)
+		res.QA = ScoreQAWith(*r.Answer, true, r.GoldenAnswers, cfg.NumericSign)
 	} else {
 		a, ok := ExtractAnswer(r.Response)
-		res.QA = ScoreQA(a, ok, r.GoldenAnswers)
+		res.QA = ScoreQAWith(a, ok, r.GoldenAnswers, cfg.NumericSign)
 	}
 	g := rplGold(&r)
 	res.NGold = len(g.ids)

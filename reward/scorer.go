@@ -65,12 +65,23 @@ type Config struct {
 	// Workers scores up to this many rollouts of a batch at once (judge
 	// calls overlap); 0 = DefaultWorkers.
 	Workers int
+	// NumericSign is the default of every kind's answer metrics ("" =
+	// NumericSignSQuAD, Search-R1's behaviour); a request's "numeric_sign"
+	// overrides it for that request. It replaces RPL.NumericSign and
+	// SearchP1.NumericSign when set.
+	NumericSign NumericSign
 }
 
 // Validate reports the first invalid field, naming it.
 func (c *Config) Validate() error {
 	if c.Workers < 0 {
 		return fmt.Errorf("reward: Config.Workers %d is negative", c.Workers)
+	}
+	if _, err := ParseNumericSign(string(c.NumericSign)); err != nil {
+		return fmt.Errorf("reward: Config.NumericSign: %w", err)
+	}
+	if _, err := ParseNumericSign(string(c.RPL.NumericSign)); err != nil {
+		return fmt.Errorf("reward: Config.RPL.NumericSign: %w", err)
 	}
 	if err := c.SearchP1.Validate(); err != nil {
 		return err
@@ -94,6 +105,9 @@ func New(cfg Config) (*Scorer, error) {
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = DefaultWorkers
+	}
+	if cfg.NumericSign != "" {
+		cfg.RPL.NumericSign, cfg.SearchP1.NumericSign = cfg.NumericSign, cfg.NumericSign
 	}
 	p1, err := NewSearchP1(cfg.SearchP1)
 	if err != nil {
@@ -238,8 +252,8 @@ func hasText(ss []string) bool {
 }
 
 // prepare decodes and checks rollout i, returning a function that scores
-// it.
-func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Context) (any, error), error) {
+// it; o holds the batch's options, with the Scorer's defaults filled in.
+func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage, o ScoreOptions) (func(context.Context) (any, error), error) {
 	switch kind {
 	case KindQA:
 		var r QARollout
@@ -257,10 +271,10 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		}
 		return func(context.Context) (any, error) {
 			if r.Answer != nil {
-				return QAResult{ID: r.ID, QAScores: ScoreQA(*r.Answer, true, r.GoldenAnswers)}, nil
+				return QAResult{ID: r.ID, QAScores: ScoreQAWith(*r.Answer, true, r.GoldenAnswers, o.NumericSign)}, nil
 			}
 			a, ok := ExtractAnswer(r.Response)
-			return QAResult{ID: r.ID, QAScores: ScoreQA(a, ok, r.GoldenAnswers)}, nil
+			return QAResult{ID: r.ID, QAScores: ScoreQAWith(a, ok, r.GoldenAnswers, o.NumericSign)}, nil
 		}, nil
 	case KindRPL:
 		var r RPLRollout
@@ -283,7 +297,9 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 				}
 			}
 		}
-		return func(context.Context) (any, error) { return ScoreRPL(s.cfg.RPL, r), nil }, nil
+		rc := s.cfg.RPL
+		rc.NumericSign = o.NumericSign
+		return func(context.Context) (any, error) { return ScoreRPL(rc, r), nil }, nil
 	case KindSearchP1:
 		var r SearchP1Rollout
 		if err := decodeRollout(i, raw, &r); err != nil {
@@ -301,7 +317,7 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 		if err := checkSearchP1Size(i, r); err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context) (any, error) { return s.p1.Score(ctx, r) }, nil
+		return func(ctx context.Context) (any, error) { return s.p1.scoreAs(ctx, r, o.NumericSign) }, nil
 	case KindRetrieval:
 		return nil, fmt.Errorf("reward: internal: retrieval rollouts are scored as a batch")
 	case KindProRetrieval:
@@ -334,12 +350,37 @@ func (s *Scorer) prepare(kind Kind, i int, raw json.RawMessage) (func(context.Co
 // in that rollout's result, not as an error; ctx ending returns ctx.Err().
 // The returned slice is owned by the caller.
 func (s *Scorer) ScoreBatch(ctx context.Context, kind Kind, rollouts []json.RawMessage) ([]any, error) {
+	return s.ScoreBatchWith(ctx, kind, rollouts, ScoreOptions{})
+}
+
+// ScoreOptions override a Scorer's configuration for one batch; zero
+// fields keep it.
+type ScoreOptions struct {
+	// NumericSign of the answer metrics (qa, rpl, search-p1; see
+	// NumericSign); "" = Config.NumericSign.
+	NumericSign NumericSign
+}
+
+// ScoreBatchWith is ScoreBatch with options. An invalid option returns a
+// *rlsearch.FieldError naming "numeric_sign" (rlsearch.ErrBadInput).
+func (s *Scorer) ScoreBatchWith(ctx context.Context, kind Kind, rollouts []json.RawMessage, o ScoreOptions) ([]any, error) {
+	if o.NumericSign == "" {
+		o.NumericSign = s.cfg.NumericSign
+	}
+	if o.NumericSign == "" {
+		o.NumericSign = s.defaultSign(kind)
+	}
+	sign, err := ParseNumericSign(string(o.NumericSign))
+	if err != nil {
+		return nil, rlsearch.BadField("numeric_sign", "%v", err)
+	}
+	o.NumericSign = sign
 	if kind == KindRetrieval {
 		return s.scoreRetrievalBatch(ctx, rollouts)
 	}
 	fns := make([]func(context.Context) (any, error), len(rollouts))
 	for i, raw := range rollouts {
-		fn, err := s.prepare(kind, i, raw)
+		fn, err := s.prepare(kind, i, raw, o)
 		if err != nil {
 			return nil, err
 		}
@@ -373,4 +414,16 @@ func derefInt(p *int) int {
 		return 0
 	}
 	return *p
+}
+
+// defaultSign is the NumericSign a kind scores with when neither the
+// batch nor Config.NumericSign sets one: its own configuration's.
+func (s *Scorer) defaultSign(kind Kind) NumericSign {
+	switch kind {
+	case KindRPL:
+		return s.cfg.RPL.NumericSign
+	case KindSearchP1:
+		return s.p1.cfg.NumericSign
+	}
+	return ""
 }

@@ -61,6 +61,9 @@ type SearchP1Config struct {
 	// References holds reference plans P_ref by question id (see
 	// ReadReferences, VotePlan). A rollout may also carry its own.
 	References map[string][]string
+	// NumericSign of the answer metrics behind "correct" and r_acc; "" =
+	// NumericSignSQuAD.
+	NumericSign NumericSign
 }
 
 // F returns a pointer to v, for the pointer fields of configurations.
@@ -99,6 +102,9 @@ func (c *SearchP1Config) Validate() error {
 	case "", CorrectContains, CorrectEM:
 	default:
 		return fmt.Errorf("reward: SearchP1Config.Correct %q is not contains or em", c.Correct)
+	}
+	if _, err := ParseNumericSign(string(c.NumericSign)); err != nil {
+		return fmt.Errorf("reward: SearchP1Config.NumericSign: %w", err)
 	}
 	return nil
 }
@@ -199,7 +205,12 @@ func SoftOutcome(correct bool, rAcc, rReason, alpha, decay float64) float64 {
 // cancelled ctx; a judge failure is reported in SearchP1Result.Error with
 // zero scores, so one bad rollout does not fail a batch.
 func (s *SearchP1) Score(ctx context.Context, r SearchP1Rollout) (SearchP1Result, error) {
-	res, err := s.score(ctx, r)
+	return s.scoreAs(ctx, r, s.cfg.NumericSign)
+}
+
+// scoreAs is Score with the answer metrics' NumericSign given.
+func (s *SearchP1) scoreAs(ctx context.Context, r SearchP1Rollout, sign NumericSign) (SearchP1Result, error) {
+	res, err := s.score(ctx, r, sign)
 	if err != nil {
 		if ctx.Err() != nil {
 			return SearchP1Result{}, ctx.Err()
@@ -209,7 +220,7 @@ func (s *SearchP1) Score(ctx context.Context, r SearchP1Rollout) (SearchP1Result
 	return res, nil
 }
 
-func (s *SearchP1) score(ctx context.Context, r SearchP1Rollout) (SearchP1Result, error) {
+func (s *SearchP1) score(ctx context.Context, r SearchP1Rollout, sign NumericSign) (SearchP1Result, error) {
 	j := s.cfg.Judge
 	res := SearchP1Result{ID: r.ID, Judge: j.Name()}
 	t := ParseResponse(r.Response)
@@ -256,7 +267,7 @@ func (s *SearchP1) score(ctx context.Context, r SearchP1Rollout) (SearchP1Result
 	res.Path = s.combine(res.SSelf, res.SRef, res.RefAvailable)
 
 	ans, found := t.Answer()
-	res.QA = ScoreQA(ans, found, r.GoldenAnswers)
+	res.QA = ScoreQAWith(ans, found, r.GoldenAnswers, sign)
 	if s.cfg.Correct == CorrectEM {
 		res.Correct = res.QA.EM == 1
 	} else {

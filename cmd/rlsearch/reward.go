@@ -32,6 +32,12 @@ func (f *rewardFlags) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&f.o.Judge.Timeout, "judge-timeout", 0, "timeout per judge request (0 = 60s)")
 	fs.IntVar(&f.o.Judge.MaxRetries, "judge-retries", 0, "judge retries after a failure (0 = 4, -1 = none)")
 	fs.IntVar(&f.o.Workers, "workers", 0, "rollouts scored at once (0 = 8)")
+	f.o.NumericSign = reward.NumericSign(env("RLSEARCH_REWARD_NUMERIC_SIGN"))
+	fs.Func("numeric-sign", `answer metrics: "squad" (default, Search-R1: "-5" matches "5") or "strict" (numbers keep sign and value); default $RLSEARCH_REWARD_NUMERIC_SIGN; a request's "numeric_sign" overrides it`, func(v string) error {
+		n, err := reward.ParseNumericSign(v)
+		f.o.NumericSign = n
+		return err
+	})
 	fs.StringVar(&f.collections, "collections", "", "hybrid collections (one directory or a directory of them) that execute ProRetrieval programs not executed beforehand")
 	optFloat := func(name string, dst **float64, usage string) { // absent: *dst stays nil, the package default
 		fs.Func(name, usage, func(v string) error {

@@ -101,6 +101,127 @@ func Normalize(s string) string {
 	return s
 }
 
+// NumericSign chooses how numbers are normalised.
+type NumericSign int
+
+const (
+	// SignSQuAD is SQuAD's normalize_answer, which removes "-" and "."
+	// with the other punctuation: gold "-5" equals "5", "-5.0" equals
+	// "50". Search-R1 (qa_em.py) does the same; the default, for parity.
+	SignSQuAD NumericSign = iota
+	// SignStrict keeps what a number says. A number (ASCII digits with
+	// optional thousands commas and a decimal part, not right after a
+	// letter or digit of the normalised text) keeps a "-" right before it
+	// as its sign (so "−5", U+2212, after UnicodeFold, and "-5" are
+	// negative, while the hyphen of "1990-2000" or "covid-19" stays
+	// punctuation and is removed), loses commas (as SQuAD removes them)
+	// and keeps its decimal point; "+" is dropped. A token that is then
+	// wholly a number is written canonically: trailing fractional zeros
+	// dropped and no sign for zero ("-5.0" → "-5", "2.50" → "2.5",
+	// "-0" → "0"; integer digits as written, so "007" stays). Contains of
+	// a gold with a digit matches whole tokens, so gold "5" is not
+	// contained in "-5" or "15". Everything else is as SQuAD's.
+	SignStrict
+)
+
+// Options tune the comparison; the zero value is SQuAD's (SignSQuAD).
+type Options struct {
+	NumericSign NumericSign
+}
+
+// NormalizeWith is Normalize with options: with SignStrict numbers keep
+// their sign and value (see SignStrict).
+func NormalizeWith(s string, o Options) string {
+	if o.NumericSign != SignStrict {
+		return Normalize(s)
+	}
+	s = strings.ToLower(UnicodeFold(s))
+	rs := []rune(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	// Pass 1: SQuAD's punctuation removal, except the "-" and the decimal
+	// point of a number. Whether a number may start depends on the last
+	// rune written, not read, so that punctuation removed between a word
+	// and "-5" cannot make a sign a second run would not see (NormalizeWith
+	// is idempotent).
+	last := ' '
+	for i := 0; i < len(rs); i++ {
+		if n := numberAt(rs, i, isWordRune(last)); n > 0 {
+			for _, r := range rs[i : i+n] {
+				if r != ',' && r != '+' {
+					b.WriteRune(r)
+					last = r
+				}
+			}
+			i += n - 1
+			continue
+		}
+		if r := rs[i]; !(r < 0x80 && strings.ContainsRune(asciiPunct, r)) {
+			b.WriteRune(r)
+			last = r
+		}
+	}
+	// Pass 2: articles, whitespace, and every token that is a number in
+	// its canonical form.
+	toks := strings.Fields(removeArticles(b.String()))
+	for i, t := range toks {
+		toks[i] = canonicalNumber(t)
+	}
+	s = strings.Join(toks, " ")
+	if !isASCII(s) {
+		s = norm.NFC.String(s)
+	}
+	return s
+}
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }
+
+// numberAt returns the length in runes of the number starting at rs[i]
+// (SignStrict's: [+-]?D(,?D)*(.D+)? with D a digit), or 0; none starts
+// right after a word rune of the output (afterWord).
+func numberAt(rs []rune, i int, afterWord bool) int {
+	if afterWord {
+		return 0
+	}
+	j := i
+	if rs[j] == '-' || rs[j] == '+' {
+		j++
+	}
+	if j >= len(rs) || !isDigit(rs[j]) {
+		return 0
+	}
+	for j < len(rs) && (isDigit(rs[j]) || rs[j] == ',' && j+1 < len(rs) && isDigit(rs[j+1])) {
+		j++
+	}
+	if j+1 < len(rs) && rs[j] == '.' && isDigit(rs[j+1]) {
+		j++
+		for j < len(rs) && isDigit(rs[j]) {
+			j++
+		}
+	}
+	return j - i
+}
+
+// canonicalNumber returns t in SignStrict's canonical form when the whole
+// token is a number of pass 1 (-?D+(.D+)?): trailing fractional zeros
+// dropped, no sign for zero; any other token unchanged.
+func canonicalNumber(t string) string {
+	num := strings.TrimPrefix(t, "-")
+	intPart, frac, dot := strings.Cut(num, ".")
+	if intPart == "" || strings.Trim(intPart, "0123456789") != "" || dot && (frac == "" || strings.Trim(frac, "0123456789") != "") {
+		return t
+	}
+	frac = strings.TrimRight(frac, "0")
+	c := intPart
+	if frac != "" {
+		c += "." + frac
+	}
+	if len(num) < len(t) && strings.Trim(c, "0.") != "" {
+		c = "-" + c
+	}
+	return c
+}
+
 func isWordRune(r rune) bool {
 	return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
 }
@@ -161,17 +282,18 @@ type goldForm struct {
 	norm  string
 	toks  []string
 	light bool
+	whole bool // Contains matches whole tokens (SignStrict, a gold with a digit)
 }
 
 // prepareGolds drops blank golds (blank: they never match) and picks each gold's
 // form; empty reports whether some non-blank gold normalises to "".
-func prepareGolds(golds []string) (forms []goldForm, empty bool) {
+func prepareGolds(golds []string, o Options) (forms []goldForm, empty bool) {
 	for _, g := range golds {
 		if Blank(g) {
 			continue
 		}
-		if n := Normalize(g); n != "" {
-			forms = append(forms, goldForm{norm: n, toks: strings.Fields(n)})
+		if n := NormalizeWith(g, o); n != "" {
+			forms = append(forms, goldForm{norm: n, toks: strings.Fields(n), whole: o.NumericSign == SignStrict && strings.ContainsAny(n, "0123456789")})
 			continue
 		}
 		empty = true
@@ -209,9 +331,19 @@ type predForms struct {
 	count, lightCount map[string]int
 }
 
-func newPred(pred string) *predForms {
-	n := Normalize(pred)
+func newPred(pred string, o Options) *predForms {
+	n := NormalizeWith(pred, o)
 	return &predForms{pred: pred, norm: n, toks: strings.Fields(n)}
+}
+
+// containsRun reports whether want occurs as a contiguous run of have.
+func containsRun(have, want []string) bool {
+	for i := 0; i+len(want) <= len(have); i++ {
+		if slices.Equal(have[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *predForms) lightToks() []string {
@@ -229,14 +361,11 @@ func (p *predForms) exact(g goldForm) bool {
 }
 
 func (p *predForms) contains(g goldForm) bool {
-	if g.light {
-		pt := p.lightToks()
-		for i := 0; i+len(g.toks) <= len(pt); i++ {
-			if slices.Equal(pt[i:i+len(g.toks)], g.toks) {
-				return true
-			}
-		}
-		return false
+	switch {
+	case g.light:
+		return containsRun(p.lightToks(), g.toks)
+	case g.whole:
+		return containsRun(p.toks, g.toks)
 	}
 	return strings.Contains(p.norm, g.norm)
 }
@@ -259,8 +388,8 @@ func (p *predForms) f1(g goldForm) float64 {
 // gold answer g (SQuAD EM, max over golds). Blank golds never match; a gold
 // that normalises to "" matches when LightTokens of both are equal.
 func ExactMatch(pred string, golds []string) bool {
-	forms, _ := prepareGolds(golds)
-	p := newPred(pred)
+	forms, _ := prepareGolds(golds, Options{})
+	p := newPred(pred, Options{})
 	for _, g := range forms {
 		if p.exact(g) {
 			return true
@@ -277,8 +406,8 @@ func ExactMatch(pred string, golds []string) bool {
 // contiguous run of pred's LightTokens (whole tokens: gold "A" is not
 // contained in "banana"). Blank golds never match.
 func Contains(pred string, golds []string) bool {
-	forms, _ := prepareGolds(golds)
-	p := newPred(pred)
+	forms, _ := prepareGolds(golds, Options{})
+	p := newPred(pred, Options{})
 	for _, g := range forms {
 		if p.contains(g) {
 			return true
@@ -293,8 +422,8 @@ func Contains(pred string, golds []string) bool {
 // golds. The HotpotQA yes/no special case is not applied. A gold that
 // normalises to "" is scored on the LightTokens of both.
 func F1(pred string, golds []string) float64 {
-	forms, _ := prepareGolds(golds)
-	p := newPred(pred)
+	forms, _ := prepareGolds(golds, Options{})
+	p := newPred(pred, Options{})
 	best := 0.0
 	for _, g := range forms {
 		best = max(best, p.f1(g))
@@ -342,10 +471,15 @@ type Match struct {
 
 // Compare computes ExactMatch, Contains, F1 and GoldEmptyAfterNormalize of
 // pred against golds in one pass over the golds (each is normalised once).
-func Compare(pred string, golds []string) Match {
-	forms, empty := prepareGolds(golds)
+func Compare(pred string, golds []string) Match { return CompareWith(pred, golds, Options{}) }
+
+// CompareWith is Compare with options: with SignStrict every metric uses
+// NormalizeWith's strict forms and Contains matches a gold holding a
+// number as whole tokens.
+func CompareWith(pred string, golds []string, o Options) Match {
+	forms, empty := prepareGolds(golds, o)
 	m := Match{GoldEmpty: empty}
-	p := newPred(pred)
+	p := newPred(pred, o)
 	for _, g := range forms {
 		m.EM = m.EM || p.exact(g)
 		m.Contains = m.Contains || p.contains(g)

@@ -24,11 +24,13 @@ build:
 demo: setup build
 	DATA=$(DATA) MODEL=$(MODEL) bash scripts/demo.sh
 
-# A seeded random BERT of the real architecture (not a trained model): .cache/models/tiny
+# A seeded random BERT of the real architecture (not a trained model): .cache/models/tiny. Its path is the only
+# thing printed on stdout (setup and the generator log to stderr), so that `make demo MODEL=$(make -s testmodel)`
+# works as the README writes it (cmd/rlsearch TestReadmeDenseDemo runs that line).
 testmodel: setup
 	@[ -f .cache/models/tiny/model.onnx ] || /usr/bin/python3 scripts/gen_bert.py gen --preset tiny --seed 1 \
-		--tokenizer .cache/tokenizers/bert-uncased.json --out .cache/models/tiny
-	@echo "MODEL=$(ROOT)/.cache/models/tiny"
+		--tokenizer .cache/tokenizers/bert-uncased.json --out .cache/models/tiny >&2
+	@echo "$(ROOT)/.cache/models/tiny"
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -109,9 +109,18 @@ type Encoder interface {
 // the index holds fewer passages or the query matches nothing).
 type Retriever interface {
 	Retrieve(ctx context.Context, queries []string, k int) ([][]Hit, error)
-	// Name is the retriever's name in the API ("bm25", "e5").
+	// Name is the retriever's name in the API (RetrieverBM25,
+	// RetrieverE5).
 	Name() string
 }
+
+// Retriever names: the one vocabulary of /retrieve's "retriever" field,
+// the keys of index.Index.Retrievers, server.Config.Retrievers and
+// sdk.Config.Retrievers, and the text-field index kinds of package hybrid.
+const (
+	RetrieverBM25 = "bm25" // BM25 over the index's postings (package bm25)
+	RetrieverE5   = "e5"   // dense retrieval: an E5 Encoder over the index's dense shard (packages embed, ann)
+)
 
 // ErrBadInput marks errors caused by the caller's input (as opposed to the
 // index or the machine). Servers map it to a 4xx status.

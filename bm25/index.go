@@ -106,8 +106,10 @@ type Index struct {
 // lazily, the first time a search uses a term or a dictionary chunk, and all
 // at once by Verify. Open is O(rows), not O(postings).
 //
-// A truncated, corrupt, foreign or version-1 file returns an error wrapping
-// ErrCorrupt that names the offending section and offset; an intact file
+// A truncated, corrupt or foreign file, or one of an older format (versions
+// 1 and 2, before the norm slots of format 3), returns an error wrapping
+// ErrCorrupt that names the offending section and offset (for an old
+// format: its version, and to rebuild the index); an intact file
 // built before NFC analysis (header without FlagNFC) returns one wrapping
 // ErrAnalyzer that names the file and asks to rebuild it; I/O failures
 // return the *os.PathError wrapped. Close the Index to unmap the file. The

@@ -265,7 +265,8 @@ func (rw *runWriter) add(row int32, tf uint32) error {
 
 func (rw *runWriter) endTerm() error { return nil }
 
-// indexWriter is the postingSink that writes the version-2 file: postings
+// indexWriter is the postingSink that writes the index file (format
+// version formatVersion, 3; bm25/doc.go FORMAT): postings
 // straight into the output, skip entries, term entries and term bytes into
 // side files that are appended at the end.
 type indexWriter struct {
@@ -412,7 +413,8 @@ func (w *indexWriter) flushChunk() error {
 	return err
 }
 
-// writeIndexFile writes the version-2 index file at path atomically,
+// writeIndexFile writes the index file (format version formatVersion) at
+// path atomically,
 // merging srcs (in row order) with the document lengths.
 func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, sumTF uint64, srcs []runSource) (err error) {
 	f, err := atomicfile.Create(path, 0o644)

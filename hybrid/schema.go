@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/rlsearch/rlsearch"
 )
 
 // Column types of structured fields, as declared in the SQLite table.
@@ -20,8 +22,8 @@ const (
 
 // Index kinds of text fields.
 const (
-	IndexBM25 = "bm25" // package bm25 over the field's text (no model needed)
-	IndexE5   = "e5"   // an rlsearch.Encoder (E5 through package embed) + exact ann.Flat search
+	IndexBM25 = rlsearch.RetrieverBM25 // package bm25 over the field's text (no model needed)
+	IndexE5   = rlsearch.RetrieverE5   // an rlsearch.Encoder (E5 through package embed) + exact ann.Flat search
 )
 
 // Roles of structured columns for benchmark generation (Section 3.2 step ii).

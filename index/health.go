@@ -1,6 +1,10 @@
 package index
 
-import "runtime"
+import (
+	"runtime"
+
+	"github.com/rlsearch/rlsearch"
+)
 
 // Health describes the served index for the server's GET /healthz: BM25
 // statistics, the dense shard (count, dim, dtype, encoder) and the dense
@@ -23,7 +27,7 @@ func (ix *Index) Health() map[string]any {
 			h["dense"].(map[string]any)["search"] = ds.Backend
 			h["dense"].(map[string]any)["search_reason"] = ds.Reason
 		}
-		if _, ok := ix.Retrievers()["e5"]; ok {
+		if _, ok := ix.Retrievers()[rlsearch.RetrieverE5]; ok {
 			h["model"] = hd.EncoderID
 		}
 	}

@@ -240,13 +240,13 @@ func abs32(x float32) float32 {
 // Retrievers returns the retrievers this index serves by API name: "bm25"
 // always, "e5" when the index has a dense shard and an encoder was given.
 func (ix *Index) Retrievers() map[string]rlsearch.Retriever {
-	m := map[string]rlsearch.Retriever{"bm25": bm25Retriever{ix: ix.BM25, parallel: ix.bm25Parallel, path: filepath.Join(ix.Dir, BM25File)}}
+	m := map[string]rlsearch.Retriever{rlsearch.RetrieverBM25: bm25Retriever{ix: ix.BM25, parallel: ix.bm25Parallel, path: filepath.Join(ix.Dir, BM25File)}}
 	if ix.Dense != nil && ix.enc != nil {
 		var search ann.Index = ix.Dense
 		if ix.DenseSearch != nil {
 			search = ix.DenseSearch
 		}
-		m["e5"] = denseRetriever{enc: ix.enc, flat: search}
+		m[rlsearch.RetrieverE5] = denseRetriever{enc: ix.enc, flat: search}
 	}
 	return m
 }
@@ -281,7 +281,7 @@ type bm25Retriever struct {
 	path     string // for errors: a damaged file is named
 }
 
-func (r bm25Retriever) Name() string { return "bm25" }
+func (r bm25Retriever) Name() string { return rlsearch.RetrieverBM25 }
 
 func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
 	if k < 0 {
@@ -315,7 +315,7 @@ type denseRetriever struct {
 	flat ann.Index
 }
 
-func (r denseRetriever) Name() string { return "e5" }
+func (r denseRetriever) Name() string { return rlsearch.RetrieverE5 }
 
 // Retrieve embeds the queries (E5 "query: " prefix) and searches the shard.
 // Blank (empty or whitespace-only) queries get an empty list without being

@@ -17,10 +17,10 @@ var ErrNoRetriever = errors.New("index: retriever not served")
 // DefaultRetriever is the retriever a request naming none gets: "e5" when
 // the index serves it (a dense shard opened with an encoder), else "bm25".
 func (ix *Index) DefaultRetriever() string {
-	if _, ok := ix.Retrievers()["e5"]; ok {
-		return "e5"
+	if _, ok := ix.Retrievers()[rlsearch.RetrieverE5]; ok {
+		return rlsearch.RetrieverE5
 	}
-	return "bm25"
+	return rlsearch.RetrieverBM25
 }
 
 // RetrieverNames returns the names of Retrievers, sorted.

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -46,21 +47,58 @@ const (
 
 // Budgets bound one program. Zero fields mean the defaults above. A request
 // may lower the runtime's budgets but never raise them (see Budgets.Within).
+// Every count is per program, over the whole of its execution.
 type Budgets struct {
-	MaxSteps             uint64        `json:"max_steps,omitempty"`
-	Timeout              time.Duration `json:"-"`
-	TimeoutMS            int64         `json:"timeout_ms,omitempty"` // JSON form of Timeout
-	MaxCalls             int           `json:"max_calls,omitempty"`
-	MaxCandidates        int           `json:"max_candidates,omitempty"`
-	MaxWidth             int           `json:"max_width,omitempty"`
-	MaxRerankDocs        int           `json:"max_rerank_docs,omitempty"`
-	MaxPrintedDocs       int           `json:"max_printed_docs,omitempty"`
-	MaxObservationTokens int           `json:"max_observation_tokens,omitempty"`
-	MaxSourceBytes       int           `json:"max_source_bytes,omitempty"`
+	// MaxSteps is the Starlark execution steps (DefaultMaxSteps).
+	MaxSteps uint64 `json:"max_steps,omitempty"`
+	// Timeout is the wall-clock limit, retrieval and reranking included,
+	// from when the program starts executing (DefaultTimeout). TimeoutMS
+	// is the same budget in milliseconds, its JSON form ("timeout_ms"):
+	// set either; when both are set, Timeout wins. With defaults applied
+	// (Runtime.Config, Within) both hold the same value.
+	Timeout   time.Duration `json:"-"`
+	TimeoutMS int64         `json:"timeout_ms,omitempty"`
+	// MaxCalls is the retrieval calls (dense, sparse) a program may make
+	// (DefaultMaxCalls); the call over it fails before reaching the
+	// retriever.
+	MaxCalls int `json:"max_calls,omitempty"`
+	// MaxCandidates is the documents all retrieval calls may return
+	// together (DefaultMaxCandidates).
+	MaxCandidates int `json:"max_candidates,omitempty"`
+	// MaxWidth is the largest k of one retrieval call (DefaultMaxWidth,
+	// the RPL width ladder's top).
+	MaxWidth int `json:"max_width,omitempty"`
+	// MaxRerankDocs is the documents one rerank call may score
+	// (DefaultMaxRerankDocs).
+	MaxRerankDocs int `json:"max_rerank_docs,omitempty"`
+	// MaxPrintedDocs is the documents the program may print, over all its
+	// print calls (DefaultMaxPrintedDocs, RPL).
+	MaxPrintedDocs int `json:"max_printed_docs,omitempty"`
+	// MaxObservationTokens caps the observation in policy tokens, as
+	// Config.Tokens counts them (DefaultMaxObservationTokens, RPL).
+	MaxObservationTokens int `json:"max_observation_tokens,omitempty"`
+	// MaxSourceBytes bounds the program source (DefaultMaxSourceBytes).
+	MaxSourceBytes int `json:"max_source_bytes,omitempty"`
 	// MaxMemoryBytes bounds the bytes charged to the program: an upper
 	// estimate of everything its operations allocate, checked before each
 	// operation runs (see meter.go). 0 means DefaultMaxMemoryBytes.
 	MaxMemoryBytes int64 `json:"max_memory_bytes,omitempty"`
+}
+
+// timeout is the wall-clock budget b states: Timeout, else TimeoutMS
+// milliseconds (0 when neither is set). The one reading of the two forms.
+func (b Budgets) timeout() time.Duration {
+	if b.Timeout == 0 && b.TimeoutMS > 0 {
+		return time.Duration(b.TimeoutMS) * time.Millisecond
+	}
+	return b.Timeout
+}
+
+// withTimeout returns b with both forms of the time budget set to d. The
+// one writing of the two forms.
+func (b Budgets) withTimeout(d time.Duration) Budgets {
+	b.Timeout, b.TimeoutMS = d, d.Milliseconds()
+	return b
 }
 
 // Validate reports the first negative field.
@@ -92,9 +130,7 @@ func (b Budgets) Validate() error {
 
 // withDefaults fills zero fields with the package defaults.
 func (b Budgets) withDefaults() Budgets {
-	if b.Timeout == 0 && b.TimeoutMS > 0 {
-		b.Timeout = time.Duration(b.TimeoutMS) * time.Millisecond
-	}
+	b = b.withTimeout(cmp.Or(b.timeout(), DefaultTimeout))
 	def := func(v *int, d int) {
 		if *v == 0 {
 			*v = d
@@ -103,10 +139,6 @@ func (b Budgets) withDefaults() Budgets {
 	if b.MaxSteps == 0 {
 		b.MaxSteps = DefaultMaxSteps
 	}
-	if b.Timeout == 0 {
-		b.Timeout = DefaultTimeout
-	}
-	b.TimeoutMS = b.Timeout.Milliseconds()
 	def(&b.MaxCalls, DefaultMaxCalls)
 	def(&b.MaxCandidates, DefaultMaxCandidates)
 	def(&b.MaxWidth, DefaultMaxWidth)
@@ -124,9 +156,6 @@ func (b Budgets) withDefaults() Budgets {
 // (both with defaults applied): each field is r's value when set and
 // smaller, else b's.
 func (b Budgets) Within(r Budgets) Budgets {
-	if r.Timeout == 0 && r.TimeoutMS > 0 {
-		r.Timeout = time.Duration(r.TimeoutMS) * time.Millisecond
-	}
 	lower := func(v *int, req int) {
 		if req > 0 && req < *v {
 			*v = req
@@ -135,9 +164,8 @@ func (b Budgets) Within(r Budgets) Budgets {
 	if r.MaxSteps > 0 && r.MaxSteps < b.MaxSteps {
 		b.MaxSteps = r.MaxSteps
 	}
-	if r.Timeout > 0 && r.Timeout < b.Timeout {
-		b.Timeout = r.Timeout
-		b.TimeoutMS = b.Timeout.Milliseconds()
+	if t := r.timeout(); t > 0 && t < b.Timeout {
+		b = b.withTimeout(t)
 	}
 	lower(&b.MaxCalls, r.MaxCalls)
 	lower(&b.MaxCandidates, r.MaxCandidates)
@@ -160,12 +188,15 @@ type Corpus interface {
 // Config configures a Runtime. Zero fields mean the documented defaults.
 type Config struct {
 	// Retrievers by name, as (*index.Index).Retrievers() returns them.
-	// dense() uses DenseRoute, sparse() uses SparseRoute; a program calling a
-	// route that is missing gets an "unavailable" error observation.
+	// A route is what a program asks for, dense() (RouteDense) or sparse()
+	// (RouteSparse); DenseRetriever and SparseRetriever are the keys of
+	// Retrievers that serve them. A program calling a route whose
+	// retriever is missing gets an "unavailable" error observation.
 	Retrievers map[string]rlsearch.Retriever
-	// DenseRoute and SparseRoute name the retrievers behind dense() and
-	// sparse(); defaults "e5" and "bm25".
-	DenseRoute, SparseRoute string
+	// DenseRetriever and SparseRetriever are the keys in Retrievers of the
+	// retrievers behind dense() and sparse(); defaults
+	// rlsearch.RetrieverE5 ("e5") and rlsearch.RetrieverBM25 ("bm25").
+	DenseRetriever, SparseRetriever string
 	// Docs resolves hit rows to documents (required).
 	Docs Corpus
 	// Reranker serves rerank(); nil means rerank() fails with an
@@ -242,11 +273,11 @@ func (c Config) Validate() error {
 }
 
 func (c Config) withDefaults() Config {
-	if c.DenseRoute == "" {
-		c.DenseRoute = "e5"
+	if c.DenseRetriever == "" {
+		c.DenseRetriever = rlsearch.RetrieverE5
 	}
-	if c.SparseRoute == "" {
-		c.SparseRoute = "bm25"
+	if c.SparseRetriever == "" {
+		c.SparseRetriever = rlsearch.RetrieverBM25
 	}
 	if c.Tokens == nil {
 		c.Tokens = BoundTokens{}

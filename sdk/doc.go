@@ -22,8 +22,8 @@
 // RPL's width ladder):
 //
 //	question                     the request's question (str)
-//	dense(query, k=10)           E5 dense top-k (Config.DenseRoute, default "e5"); list of Doc
-//	sparse(query, k=10)          BM25 top-k (Config.SparseRoute, default "bm25"); list of Doc
+//	dense(query, k=10)           E5 dense top-k (Config.DenseRetriever, default "e5"); list of Doc
+//	sparse(query, k=10)          BM25 top-k (Config.SparseRetriever, default "bm25"); list of Doc
 //	fuse(lists, k=60)            reciprocal rank fusion of a list of lists, or fuse(a, b, ...):
 //	                             score = Σ 1/(k + rank), rank 1-based (Cormack et al. 2009; RPL k = 60)
 //	dedup(docs)                  exact duplicates removed, first kept, order kept

@@ -144,9 +144,10 @@ func intBits(x starlark.Int) uint64 {
 	return uint64(x.BigInt().BitLen())
 }
 
-// intCost is the charge of an int result of rbits bits computed from
-// operands of xb and yb bits by a multiplication (mulCost) or a linear
-// operation.
+// intCost is the memory charge, in bytes, of an int result of rbits bits
+// (of any operation: +, -, |, &, ^, <<, *): nothing for a result that fits
+// in 64 bits (a small int), else its bytes (rbits/8) plus 32 of header.
+// The step charge of the operation is separate (binaryCost).
 func intCost(rbits uint64) uint64 {
 	if rbits <= 64 {
 		return 0

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -133,14 +134,6 @@ func routesOf(m Mode) int {
 	return 0
 }
 
-func bits(x int) int {
-	n := 0
-	for ; x != 0; x &= x - 1 {
-		n++
-	}
-	return n
-}
-
 // Pool returns the query pool of p: p's queries, then the extra queries in
 // order, without repeats or blank strings, cut to MaxPool (p's own queries
 // always kept).
@@ -212,7 +205,7 @@ func printOf(q Program, maxPrint int) int {
 
 func distance(p, q Program) Distance {
 	var d Distance
-	d.Mode = bits(routesOf(p.Mode) ^ routesOf(q.Mode))
+	d.Mode = bits.OnesCount(uint(routesOf(p.Mode) ^ routesOf(q.Mode)))
 	if (p.Rerank > 0) != (q.Rerank > 0) {
 		d.RerankToggle = 1
 	}
@@ -287,7 +280,7 @@ func Mutations(p Program, pool []string, s Space) ([]Mutation, error) {
 	var out []member
 	n := len(pool)
 	for mask := 1; mask < 1<<n; mask++ {
-		if bits(mask) > MaxQueries {
+		if bits.OnesCount(uint(mask)) > MaxQueries {
 			continue
 		}
 		var subset []string

@@ -394,8 +394,9 @@ func (st *execState) runtimeError(err error) error {
 	return &Error{Code: code, Msg: line + msg, err: err}
 }
 
-// pythonOnly are Python keywords and builtins that Starlark programs lack;
-// using one is an unsupported_feature, not a plain syntax error.
+// pythonKeywords (statements) and pythonBuiltins (functions) are Python
+// names that Starlark programs lack; using one is an unsupported_feature,
+// not a plain syntax error.
 var pythonKeywords = map[string]bool{
 	"import": true, "from": true, "class": true, "try": true, "except": true, "finally": true, "with": true,
 	"raise": true, "yield": true, "global": true, "nonlocal": true, "del": true, "assert": true, "async": true, "await": true,
@@ -514,8 +515,13 @@ func FormatDoc(format string, index int, d Doc) string {
 }
 
 // search runs one retrieval call for a program, enforcing the call, width
-// and candidate budgets, and records the documents it saw.
+// and candidate budgets, and records the documents it saw. The call budget
+// is checked before the retriever is asked: a call over the cap costs the
+// index nothing.
 func (st *execState) search(route string, query string, k int) ([]Doc, error) {
+	if n := st.stats.RetrievalCalls + 1; n > st.b.MaxCalls {
+		return nil, newErr(CodeBudget, ErrBudget, "call budget exceeded: %d retrieval calls, the cap is %d", n, st.b.MaxCalls)
+	}
 	docs, err := st.rt.search(st.ctx, st.fetch, route, query, k, st.b)
 	if err != nil {
 		if st.ctx.Err() != nil {
@@ -524,9 +530,6 @@ func (st *execState) search(route string, query string, k int) ([]Doc, error) {
 		return nil, err
 	}
 	st.stats.RetrievalCalls++
-	if st.stats.RetrievalCalls > st.b.MaxCalls {
-		return nil, newErr(CodeBudget, ErrBudget, "call budget exceeded: %d retrieval calls, the cap is %d", st.stats.RetrievalCalls, st.b.MaxCalls)
-	}
 	st.stats.Candidates += len(docs)
 	if st.stats.Candidates > st.b.MaxCandidates {
 		return nil, newErr(CodeBudget, ErrBudget, "candidate budget exceeded: %d documents retrieved, the cap is %d", st.stats.Candidates, st.b.MaxCandidates)
@@ -549,10 +552,8 @@ func (rt *Runtime) Search(ctx context.Context, route, query string, k int, cache
 }
 
 func (rt *Runtime) search(ctx context.Context, f fetcher, route, query string, k int, b Budgets) ([]Doc, error) {
-	name := rt.cfg.SparseRoute
-	if route == RouteDense {
-		name = rt.cfg.DenseRoute
-	} else if route != RouteSparse {
+	name, ok := rt.retrieverKey(route)
+	if !ok {
 		return nil, newErr(CodeRuntime, ErrBadArgument, "unknown route %q (want %q or %q)", route, RouteDense, RouteSparse)
 	}
 	switch {

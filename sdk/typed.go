@@ -504,8 +504,9 @@ func intLit(e syntax.Expr) (int, bool) {
 // the oracle of the program runtime and a fast path for the mutation
 // verifier. It returns the printed documents, the observation text exactly
 // as running p.Source() prints it (or the same budget error when the
-// printed documents exceed the observation token cap), and the stats (Calls, Candidates,
-// Reranks, PrintedDocs, PrintedTokens; Steps is 0). Budgets are the
+// printed documents exceed the observation token cap), and the stats
+// (RetrievalCalls, Candidates, Reranks, PrintedDocs, PrintedTokens; Steps
+// is 0). Budgets are the
 // runtime's.
 func (rt *Runtime) Evaluate(ctx context.Context, p Program, cache *Cache) ([]Doc, string, Stats, error) {
 	var st Stats

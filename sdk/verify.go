@@ -114,8 +114,8 @@ func NewVerifier(rt *Runtime, cfg MutateConfig) (*Verifier, error) {
 	cfg = cfg.withDefaults()
 	rc := rt.Config()
 	s := cfg.Space.withDefaults()
-	_, dense := rc.Retrievers[rc.DenseRoute]
-	_, sparse := rc.Retrievers[rc.SparseRoute]
+	_, dense := rc.Retrievers[rc.DenseRetriever]
+	_, sparse := rc.Retrievers[rc.SparseRetriever]
 	s.Modes = slices.DeleteFunc(slices.Clone(s.Modes), func(m Mode) bool {
 		return (m != ModeSparse && !dense) || (m != ModeDense && !sparse)
 	})
@@ -356,7 +356,8 @@ func (ex *executor) run(ctx context.Context, p Program) (Execution, error) {
 			if _, ok := ex.cache.Get(rt.retrieverName(c.route), c.query, w); ok {
 				continue // a shared cache already holds it
 			}
-			r, ok := rt.cfg.Retrievers[rt.routeName(c.route)]
+			key, _ := rt.retrieverKey(c.route)
+			r, ok := rt.cfg.Retrievers[key]
 			if !ok || w > rt.cfg.Budgets.MaxWidth {
 				continue // Evaluate reports it
 			}
@@ -389,17 +390,22 @@ func (ex *executor) run(ctx context.Context, p Program) (Execution, error) {
 	return Execution{PrintedIDs: ids, Observation: obs, GoldCovered: n, Verified: n >= ex.need, Code: CodeOK}, nil
 }
 
-// routeName is the configured retriever name behind a route.
-func (rt *Runtime) routeName(route string) string {
-	if route == RouteDense {
-		return rt.cfg.DenseRoute
+// retrieverKey is the key in Config.Retrievers of the retriever behind a
+// route (RouteDense: Config.DenseRetriever, RouteSparse:
+// Config.SparseRetriever); ok is false for another route.
+func (rt *Runtime) retrieverKey(route string) (key string, ok bool) {
+	switch route {
+	case RouteDense:
+		return rt.cfg.DenseRetriever, true
+	case RouteSparse:
+		return rt.cfg.SparseRetriever, true
 	}
-	return rt.cfg.SparseRoute
+	return "", false
 }
 
 // retrieverName is the retriever behind a route, the key of Cache entries.
 func (rt *Runtime) retrieverName(route string) string {
-	name := rt.routeName(route)
+	name, _ := rt.retrieverKey(route)
 	if r, ok := rt.cfg.Retrievers[name]; ok {
 		return r.Name()
 	}
@@ -413,12 +419,15 @@ func (rt *Runtime) retrieverName(route string) string {
 // memo is exact for pointwise rerankers, whose score of a (query,
 // document) pair does not depend on the other documents of the call
 // (Qwen3-Reranker and cross-encoders score pairs independently).
+// It shares rt's slots, so that its RunBatch calls count against rt's
+// Config.MaxConcurrent (a Runtime without slots would block every RunBatch
+// until its context ended).
 func (rt *Runtime) withScoreMemo() *Runtime {
 	cfg := rt.cfg
 	if cfg.Reranker != nil {
 		cfg.Reranker = &scoreMemo{inner: cfg.Reranker, m: map[scoreKey]float32{}}
 	}
-	return &Runtime{cfg: cfg}
+	return &Runtime{cfg: cfg, slots: rt.slots}
 }
 
 // scoreMemo memoises a pointwise reranker's scores. Safe for concurrent use.

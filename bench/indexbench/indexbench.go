@@ -22,14 +22,21 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/procstat"
 )
 
-// Modes are the measurement sets: all; bm25 (no HTTP, no dense); http
-// (/retrieve only).
-var Modes = []string{"all", "bm25", "http"}
+// Measurement sets (Config.Mode, `bench --mode`).
+const (
+	ModeAll  = "all"  // everything
+	ModeBM25 = "bm25" // BM25 only: no HTTP, no dense
+	ModeHTTP = "http" // /retrieve only
+)
+
+// Modes are the measurement sets, in the order the flag lists them.
+var Modes = []string{ModeAll, ModeBM25, ModeHTTP}
 
 // Config configures Run.
 type Config struct {
@@ -74,12 +81,12 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) (metrics map[string]
 	}
 	row("build_passages_per_s", "index build", float64(ix.Meta.NumDocs)/ix.Meta.BuildSeconds, "passages/s", fmt.Sprintf("%d passages in %.1fs (meta.json)", ix.Meta.NumDocs, ix.Meta.BuildSeconds))
 	what := "index.Open"
-	if mode != "bm25" {
+	if mode != ModeBM25 {
 		what = "index.Open + server setup"
 	}
 	row("open_ms", "index open", openMs, "ms", fmt.Sprintf("%s, --verify-docs=%v", what, cfg.VerifyDocs))
 
-	if mode != "http" {
+	if mode != ModeHTTP {
 		// A warm-up pass over the questions, which also writes the run file.
 		if err := writeRun(ix, texts, qs, k, runOut); err != nil {
 			return metrics, httpErrs, err
@@ -107,7 +114,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) (metrics map[string]
 		}
 	}
 
-	if e5, ok := ix.Retrievers()["e5"]; ok && mode == "all" {
+	if e5, ok := ix.Retrievers()[rlsearch.RetrieverE5]; ok && mode == ModeAll {
 		vecs, err := ix.Encoder().EncodeQueries(ctx, texts)
 		if err != nil {
 			return metrics, httpErrs, err
@@ -130,7 +137,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) (metrics map[string]
 		row("e5_batch64_qps", "e5 retrieve, batch 64", float64(n)/el.Seconds(), "queries/s", "encoder + flat search")
 	}
 
-	if mode != "bm25" {
+	if mode != ModeBM25 {
 		// HTTP /retrieve at the given concurrency, one query per request.
 		ln, err := net.Listen("tcp", cfg.ListenAddr)
 		if err != nil {
@@ -152,7 +159,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) (metrics map[string]
 		}
 	}
 	rss := "VmHWM of this process: index + server + load generator"
-	if mode == "bm25" {
+	if mode == ModeBM25 {
 		rss = "VmHWM of this process: index + searches"
 	}
 	row("peak_rss_mib", "peak RSS", float64(PeakRSS())/(1<<20), "MiB", rss)

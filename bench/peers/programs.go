@@ -40,7 +40,7 @@ type (
 // `rlsearch serve` configures it (default budgets and heap accounting).
 func stubRuntime() (*sdk.Runtime, error) {
 	return sdk.New(sdk.Config{
-		Retrievers: map[string]rlsearch.Retriever{"e5": stubRetriever{Route: "e5"}, "bm25": stubRetriever{Route: "bm25"}},
+		Retrievers: map[string]rlsearch.Retriever{rlsearch.RetrieverE5: stubRetriever{Route: rlsearch.RetrieverE5}, rlsearch.RetrieverBM25: stubRetriever{Route: rlsearch.RetrieverBM25}},
 		Docs:       stubCorpus{}, Reranker: stubReranker{},
 	})
 }

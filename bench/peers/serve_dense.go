@@ -26,12 +26,12 @@ import (
 // Routes of the serve suite (the /retrieve "retriever" field).
 const (
 	// RouteBM25 is the sparse route: ours' BM25, the peer's Xapian BM25.
-	RouteBM25 = "bm25"
+	RouteBM25 = rlsearch.RetrieverBM25
 	// RouteE5 is the dense route: ours encodes each query with the E5 model
 	// and searches its dense shard; the peer looks the query's vector up in
 	// a table precomputed by the same model and searches faiss IndexFlatIP
 	// over the same passage vectors.
-	RouteE5 = "e5"
+	RouteE5 = rlsearch.RetrieverE5
 )
 
 // Files of a dense export (denseExport), in one directory.

@@ -119,7 +119,7 @@ func runBenchIndex(ctx context.Context, args []string, stdout, stderr io.Writer)
 		handler  http.Handler
 	)
 	t0 := time.Now()
-	if mode == "bm25" {
+	if mode == indexbench.ModeBM25 {
 		ix, closeAll, err = s.idx.open(ctx)
 	} else if srv, ix, closeAll, err = s.newServer(ctx, slog.New(slog.NewJSONHandler(io.Discard, nil))); err == nil {
 		handler = srv.Handler()

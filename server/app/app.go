@@ -125,9 +125,9 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 	s.Index, s.closers = ix, append(s.closers, closeIx)
 	sc := cfg.Server
 	sc.Retrievers, sc.Docs, sc.Health, sc.Logger = ix.Retrievers(), ix, ix.Health, logger
-	if e5, ok := sc.Retrievers["e5"]; ok {
+	if e5, ok := sc.Retrievers[rlsearch.RetrieverE5]; ok {
 		b := server.NewBatcher(e5, cfg.BatchMax, cfg.BatchWait)
-		sc.Retrievers["e5"] = b
+		sc.Retrievers[rlsearch.RetrieverE5] = b
 		s.closers = append(s.closers, func() { b.(io.Closer).Close() })
 	}
 	if s.Cache, err = wrapCache(sc.Retrievers, cfg.CacheBytes, ix.BuildID()); err != nil {
@@ -143,11 +143,11 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		}
 		logger.Info("result cache", "max_bytes", cfg.CacheBytes, "build_id", ix.BuildID())
 	}
-	if _, ok := sc.Retrievers["e5"]; !ok && ix.Dense != nil {
+	if _, ok := sc.Retrievers[rlsearch.RetrieverE5]; !ok && ix.Dense != nil {
 		// A trainer never names the retriever: without this line a
 		// forgotten --model would train on BM25 silently.
 		why := "the index has a dense shard but serve was started without --model (the E5 query encoder)"
-		sc.Unserved = map[string]string{"e5": why}
+		sc.Unserved = map[string]string{rlsearch.RetrieverE5: why}
 		logger.Warn("dense retrieval not served: "+why+"; /retrieve uses bm25", "index", ix.Dir, "dense_vectors", ix.Dense.Header().Count)
 	}
 	sc.Default = cmp.Or(cfg.Retriever, ix.DefaultRetriever())
@@ -206,7 +206,7 @@ func wrapCache(m map[string]rlsearch.Retriever, maxBytes int64, buildID string) 
 	}
 	for name, r := range m {
 		var key func(string) string
-		if name == "bm25" {
+		if name == rlsearch.RetrieverBM25 {
 			key = bm25.QueryKey
 		}
 		m[name] = c.Wrap(r, key)

@@ -340,7 +340,7 @@ func (b *bench) httpBench(c cmd) (map[string]any, error) {
 	const nQueries = 4096
 	r := &vectorRetriever{idx: b.idx, q: unitQueries(nQueries, b.idx.Dim(), 7), dim: b.idx.Dim()}
 	srv, err := server.New(server.Config{
-		Retrievers: map[string]rlsearch.Retriever{"e5": r},
+		Retrievers: map[string]rlsearch.Retriever{rlsearch.RetrieverE5: r},
 		Docs:       genDocs{n: b.idx.Len()},
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Registry:   prometheus.NewRegistry(),
@@ -447,7 +447,7 @@ type vectorRetriever struct {
 	dim int
 }
 
-func (r *vectorRetriever) Name() string { return "e5" }
+func (r *vectorRetriever) Name() string { return rlsearch.RetrieverE5 }
 
 func (r *vectorRetriever) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
 	q := make([]float32, 0, len(queries)*r.dim)

@@ -252,15 +252,7 @@ func hostSelect(o gpuOps, p gpuPlan, nq, k int) ([][]rlsearch.Hit, error) {
 	}
 	best := make([][]ent, nq)
 	prune := func(e []ent) []ent {
-		slices.SortFunc(e, func(a, b ent) int {
-			if a.key != b.key {
-				if a.key > b.key {
-					return -1
-				}
-				return 1
-			}
-			return int(a.row) - int(b.row)
-		})
+		slices.SortFunc(e, func(a, b ent) int { return kernels.CompareKeyRow(a.key, a.row, b.key, b.row) })
 		return e[:min(k, len(e))]
 	}
 	buf := make([]float32, min(p.tileRows, p.rows))
@@ -310,14 +302,7 @@ func mergeShards(parts [][][]rlsearch.Hit, base []int, nq, k int) [][]rlsearch.H
 			}
 		}
 		slices.SortFunc(all, func(a, b rlsearch.Hit) int {
-			ka, kb := kernels.Key(a.Score), kernels.Key(b.Score)
-			if ka != kb {
-				if ka > kb {
-					return -1
-				}
-				return 1
-			}
-			return int(a.Row) - int(b.Row)
+			return kernels.CompareKeyRow(kernels.Key(a.Score), a.Row, kernels.Key(b.Score), b.Row)
 		})
 		out[qi] = all[:min(k, len(all))]
 	}

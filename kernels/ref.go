@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -31,6 +32,18 @@ func Key(f float32) uint32 {
 		return ^u
 	}
 	return u | 0x80000000
+}
+
+// CompareKeyRow is the order of rls_topk's output and of every host-side
+// merge of its results: larger key (so larger score, see Key) first, ties
+// by smaller row; -1 when (ka, ra) comes first, +1 after, 0 when equal.
+// It orders (Key(score), row) pairs exactly as rlsearch.CompareHits orders
+// hits, except that -0 and +0 are one key.
+func CompareKeyRow(ka uint32, ra int32, kb uint32, rb int32) int {
+	if ka != kb {
+		return cmp.Compare(kb, ka)
+	}
+	return cmp.Compare(ra, rb)
 }
 
 // Unkey is rls_unkey, the inverse of Key on keys > 0.

@@ -75,7 +75,6 @@ type Builder struct {
 	// by the caller after it stopped.
 	mem     memIndex
 	docLens []uint32
-	sumTF   uint64
 	runs    []string // spilled run files, in row order
 }
 
@@ -313,7 +312,6 @@ func (bd *Builder) apply(j *job) error {
 			u++
 		}
 		bd.docLens = append(bd.docLens, dl)
-		bd.sumTF += uint64(dl)
 	}
 	if m.est >= bd.budget {
 		return bd.spill()
@@ -459,5 +457,5 @@ func (bd *Builder) WriteFile(path string) (err error) {
 	}
 	defer closeAll()
 	srcs = append(srcs, bd.mem.source())
-	return writeIndexFile(path, bd.tempDir, bd.k1, bd.b, bd.docLens, bd.sumTF, srcs)
+	return writeIndexFile(path, bd.tempDir, bd.k1, bd.b, bd.docLens, srcs)
 }

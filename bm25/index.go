@@ -263,35 +263,55 @@ func parse(data []byte, verifyCRC bool) (*Index, error) {
 	return ix, nil
 }
 
+// lengthStats are what the writer (writeIndexFile) and Open (initNorms)
+// both derive from the document lengths, in one place so that they cannot
+// disagree: the non-empty documents (Lucene's docCount, the denominator of
+// idf and of the average length), the total length (sumTotalTermFreq),
+// and the histogram of lengths below slotMaxLen (the norm slots).
+type lengthStats struct {
+	docCount uint32
+	sumTF    uint64
+	count    [slotMaxLen]uint64
+}
+
+// add counts one document of dl terms.
+func (st *lengthStats) add(dl uint32) {
+	if dl > 0 {
+		st.docCount++
+	}
+	if dl < slotMaxLen {
+		st.count[dl]++
+	}
+	st.sumTF += uint64(dl)
+}
+
+// avgdl is the average length of a non-empty document, as Lucene computes
+// it: avgFieldLength = (float) (sumTotalTermFreq / (double) docCount); 0
+// without one.
+func (st *lengthStats) avgdl() float32 {
+	if st.docCount == 0 {
+		return 0
+	}
+	return float32(float64(st.sumTF) / float64(st.docCount))
+}
+
 // initNorms checks the document lengths against the header and precomputes
 // the length norms.
 func (ix *Index) initNorms() error {
-	var docCount uint32
-	var sum uint64
-	var count [slotMaxLen]uint64
+	var st lengthStats
 	for d := 0; d < ix.numDocs; d++ {
-		dl := le.Uint32(ix.docLens[4*d:])
-		if dl > 0 {
-			docCount++
-		}
-		if dl < slotMaxLen {
-			count[dl]++
-		}
-		sum += uint64(dl)
+		st.add(le.Uint32(ix.docLens[4*d:]))
 	}
-	if docCount != ix.docCount || sum != ix.sumTF {
-		return corrupt("document lengths at offset %d: %d non-empty documents and %d terms, header says %d and %d", headerSize, docCount, sum, ix.docCount, ix.sumTF)
+	if st.docCount != ix.docCount || st.sumTF != ix.sumTF {
+		return corrupt("document lengths at offset %d: %d non-empty documents and %d terms, header says %d and %d", headerSize, st.docCount, st.sumTF, ix.docCount, ix.sumTF)
 	}
-	if docCount > 0 {
-		// Lucene: avgFieldLength = (float) (sumTotalTermFreq / (double) docCount).
-		ix.avgdl = float32(float64(ix.sumTF) / float64(docCount))
-	}
+	ix.avgdl = st.avgdl()
 	ix.normInv = make([]float32, ix.numDocs)
 	nt := newNormTable(ix.k1, ix.b, ix.avgdl)
 	for d := range ix.normInv {
 		ix.normInv[d] = nt.get(le.Uint32(ix.docLens[4*d:]))
 	}
-	ix.slots, ix.norms = newNormSlots(&count), nt
+	ix.slots, ix.norms = newNormSlots(&st.count), nt
 	for s, dl := range ix.slots.lens {
 		ix.normVals[s] = nt.get(dl)
 	}

@@ -414,9 +414,10 @@ func (w *indexWriter) flushChunk() error {
 }
 
 // writeIndexFile writes the index file (format version formatVersion) at
-// path atomically,
+// path atomically, its header's document count, total length and average
+// length derived from docLens as Open derives them (lengthStats),
 // merging srcs (in row order) with the document lengths.
-func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, sumTF uint64, srcs []runSource) (err error) {
+func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, srcs []runSource) (err error) {
 	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return fmt.Errorf("bm25: write %s: %w", path, err)
@@ -440,19 +441,9 @@ func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, sumTF
 		side = append(side, s)
 	}
 
-	docCount := uint32(0)
-	var count [slotMaxLen]uint64
+	var st lengthStats
 	for _, dl := range docLens {
-		if dl > 0 {
-			docCount++
-		}
-		if dl < slotMaxLen {
-			count[dl]++
-		}
-	}
-	var avgdl float32
-	if docCount > 0 {
-		avgdl = float32(float64(sumTF) / float64(docCount))
+		st.add(dl)
 	}
 	out := bufio.NewWriterSize(f, 1<<20)
 	out.Write(make([]byte, headerSize)) // rewritten at the end
@@ -468,9 +459,9 @@ func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, sumTF
 		skipsW:   bufio.NewWriterSize(side[0], 1<<20),
 		entriesW: bufio.NewWriterSize(side[1], 1<<20),
 		blobW:    bufio.NewWriterSize(side[2], 1<<20),
-		norm:     newNormTable(k1, b, avgdl),
+		norm:     newNormTable(k1, b, st.avgdl()),
 		docLens:  docLens,
-		slots:    newNormSlots(&count),
+		slots:    newNormSlots(&st.count),
 	}
 	if err = merge(srcs, w); err != nil {
 		return fmt.Errorf("bm25: write %s: %w", path, err)
@@ -501,9 +492,9 @@ func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, sumTF
 	le.PutUint32(hdr[20:], math.Float32bits(b))
 	le.PutUint32(hdr[24:], uint32(len(docLens)))
 	le.PutUint32(hdr[28:], uint32(w.numTerms))
-	le.PutUint32(hdr[32:], docCount)
+	le.PutUint32(hdr[32:], st.docCount)
 	le.PutUint32(hdr[36:], BlockSize)
-	le.PutUint64(hdr[40:], sumTF)
+	le.PutUint64(hdr[40:], st.sumTF)
 	le.PutUint64(hdr[48:], w.postLen)
 	le.PutUint64(hdr[56:], w.numBlocks)
 	le.PutUint64(hdr[64:], w.blobLen)

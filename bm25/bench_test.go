@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/rlsearch/rlsearch/internal/procstat"
 )
 
 // BenchmarkBuild measures indexing the wiki_multihop corpus (Add of every
@@ -84,6 +86,7 @@ func benchSearch(b *testing.B, ix *Index, queries []string) {
 		for _, mode := range []string{"pruned", "exhaustive"} {
 			b.Run(name+"/"+mode, func(b *testing.B) {
 				i := 0
+				cpu0 := procstat.CPU(0)
 				for b.Loop() {
 					q := queries[i%len(queries)]
 					var err error
@@ -98,6 +101,11 @@ func benchSearch(b *testing.B, ix *Index, queries []string) {
 					i++
 				}
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+				// Process CPU time per query (procstat: /proc, 10 ms
+				// ticks; 0 off Linux): on a shared machine it moves less
+				// than wall time when other jobs take the cores (run with
+				// GOMAXPROCS=1; it includes the GC's share).
+				b.ReportMetric(float64((procstat.CPU(0)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 			})
 		}
 		// SearchBatch of 64 queries per op, over all cores (the path

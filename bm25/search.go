@@ -66,21 +66,49 @@ type cursor struct {
 	blen     uint32
 	left     int     // postings in the current and later blocks
 	maxX     float32 // the current block's largest tfNorm (its skip entry)
-	bb       float64 // termScore bound of block bbBlk (computed lazily)
-	bbBlk    int
-	ub       float64 // bound of the term's score on every row
-	decoded  bool
-	n, i     int
-	pos      int32 // current row when decoded; else a lower bound of the next row
-	docs     [BlockSize]int32
-	bp       blockParts // the decoded block's slots, tfs and escapes, in the file
-	// Window state: mw bounds the term's score on the rows of the window.
-	// An essential term (ess) has its postings in the window at
-	// scratch.ld[l0:l1] (scores at scratch.ls[l0:l1]), walked by wp.
-	mw, mwd    float64 // mwd = mw / df
-	df         int
-	ess        bool
-	l0, l1, wp int
+	// blockBound is termScore(w, maxX) of block boundBlk, the bound of the
+	// term's score on that block's rows (currentBlockBound computes it once
+	// per block).
+	blockBound float64
+	boundBlk   int
+	ub         float64 // bound of the term's score on every row
+	df         int     // the term's postings
+	decoded    bool
+	n, i       int
+	pos        int32 // current row when decoded; else a lower bound of the next row
+	docs       [BlockSize]int32
+	bp         blockParts // the decoded block's slots, tfs and escapes, in the file
+	window     cursorWindow
+}
+
+// cursorWindow is a cursor's state in the current window of a MaxScore
+// search (maxScore.partition sets it, maxScore.scoreEssential fills the
+// postings of an essential term).
+type cursorWindow struct {
+	// bound bounds the term's score on every row of the window: the term
+	// score of the largest block maximum among the blocks that intersect
+	// it (cursor.windowBound).
+	bound float64
+	// perPosting is bound / df, the partition's order (Lucene's
+	// MaxScoreBulkScorer weighs a term's bound by its cost).
+	perPosting float64
+	// essential: the term's postings in the window were scored into the
+	// window buffer; they are maxScore.ld[lo:hi] (rows) and
+	// maxScore.ls[lo:hi] (their term scores), and at walks them in row
+	// order while candidates are completed.
+	essential bool
+	lo, hi    int
+	at        int
+}
+
+// currentBlockBound is the bound of the term's score on the rows of the
+// current block, termScore of its skip entry's largest tfNorm (termScore
+// is monotone in tfNorm), computed once per block.
+func (c *cursor) currentBlockBound() float64 {
+	if c.boundBlk != c.blk {
+		c.blockBound, c.boundBlk = float64(termScore(c.w, c.maxX)), c.blk
+	}
+	return c.blockBound
 }
 
 func (c *cursor) init(ix *Index, t, qi int, boost float32) error {
@@ -89,7 +117,7 @@ func (c *cursor) init(ix *Index, t, qi int, boost float32) error {
 		return err
 	}
 	*c = cursor{ix: ix, t: t, qi: qi, skips: skips, post: post, postBase: ix.offPost + int64(e.postOff),
-		nb: len(skips) / skipSize, prevLast: -1, left: int(e.df), bbBlk: -1}
+		nb: len(skips) / skipSize, prevLast: -1, left: int(e.df), boundBlk: -1}
 	c.w, c.df = boost*idf(e.df, ix.docCount), int(e.df)
 	c.ub = float64(termScore(c.w, e.maxX))
 	c.loadSkip()
@@ -505,10 +533,93 @@ const windowMax = 4096
 // interleaved against per-row norm reads).
 //
 // Only rows in [lo, hi) are searched (SearchWith's row ranges).
+//
+// The state of one search is a maxScore; its methods are the steps:
+// nextWindow (1), partition (2), scoreEssential and probeCandidates (3).
 func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit, error) {
+	var m maxScore
+	m.init(ix, s, k)
+	for i := range m.cs {
+		m.cs[i].skipTo(lo)
+	}
+	for {
+		wStart, ok := m.nextWindow(hi)
+		if !ok {
+			break
+		}
+		wEnd := int32(min(int64(hi)-1, int64(wStart)+windowMax-1))
+		m.partition(wStart, wEnd)
+		if m.p < len(m.cs) {
+			err := m.scoreEssential()
+			if err == nil {
+				err = m.probeCandidates()
+			}
+			if err != nil {
+				m.abandon()
+				return nil, err
+			}
+		}
+		if wEnd == hi-1 {
+			break
+		}
+		for i := range m.cs {
+			m.cs[i].skipTo(wEnd + 1)
+		}
+	}
+	return m.finish(), nil
+}
+
+// maxScore is the state of one searchMaxScore: the query's cursors, the
+// running top k and its threshold θ, and the current window. It lives on
+// the stack of searchMaxScore; its slices are the scratch's, given back
+// by finish (or cleaned by abandon after an error).
+type maxScore struct {
+	ix *Index
+	s  *scratch
+	cs []cursor
+	k  int
+	// f is the rounding margin every bound and partial score is
+	// multiplied by before it is compared with θ: 1 + (n+2)·2⁻²² exceeds
+	// the worst relative difference between a float32 left-to-right sum
+	// of n terms and the exact sum.
+	f float64
+	// theta is θ, the k-th best score once the heap holds k hits, else
+	// -Inf; h is the heap (rlsearch.Hit order, worst at the root).
+	theta float64
+	h     []rlsearch.Hit
+	// order holds the terms by increasing window bound per posting (the
+	// partition's order, kept from window to window); gorder by
+	// increasing global bound ub, gpre the prefix sums of ub in that
+	// order, and gorder[:gp] are the globally non-essential terms.
+	order, gorder []int
+	gpre          []float64
+	gp            int
+	// The window [wStart, wEnd]: part[:p] are its non-essential terms by
+	// increasing window bound (pre: their prefix sums, nonEss: their
+	// total; ne: their cursors), part[p:] the essential ones.
+	wStart, wEnd int32
+	part         []int
+	p            int
+	pre          []float64
+	nonEss       float64
+	ne           []*cursor
+	// ld and ls are the essential postings of the window (rows and term
+	// scores, per term at cursorWindow.lo:hi); win and winBits the window
+	// buffer (essential score and a match bit per row); contrib and probed
+	// the non-essential contributions to the current candidate.
+	ld      []int32
+	ls      []float32
+	win     []float64
+	winBits []uint64
+	contrib []float32
+	probed  []int
+}
+
+// init prepares a search of s.cursors for the top k: the global order of
+// the terms and the scratch buffers, sized for the query.
+func (m *maxScore) init(ix *Index, s *scratch, k int) {
 	cs := s.cursors
 	n := len(cs)
-	f := 1 + float64(n+2)*0x1p-22
 	s.order = slices.Grow(s.order[:0], n)[:n]
 	s.part = slices.Grow(s.part[:0], n)[:n]
 	s.gorder = slices.Grow(s.gorder[:0], n)[:n]
@@ -520,277 +631,325 @@ func (ix *Index) searchMaxScore(s *scratch, k int, lo, hi int32) ([]rlsearch.Hit
 		s.win = make([]float64, windowMax)
 		s.winBits = make([]uint64, windowMax/64)
 	}
-	order, part, gorder, pre, gpre, contrib, win, winBits := s.order, s.part, s.gorder, s.pre, s.gpre, s.contrib, s.win, s.winBits
-	normVals, norms := &ix.normVals, ix.norms
-	for i := range order {
-		order[i], gorder[i] = i, i
+	*m = maxScore{ix: ix, s: s, cs: cs, k: k, f: 1 + float64(n+2)*0x1p-22, theta: math.Inf(-1), h: s.heap[:0],
+		order: s.order, gorder: s.gorder, gpre: s.gpre, part: s.part, pre: s.pre,
+		ne: s.ne[:0], ld: s.ld[:0], ls: s.ls[:0], win: s.win, winBits: s.winBits, contrib: s.contrib, probed: s.probed[:0]}
+	for i := range m.order {
+		m.order[i], m.gorder[i] = i, i
 	}
-	slices.SortFunc(gorder, func(a, b int) int { return cmpFloat(cs[a].ub, cs[b].ub) })
+	slices.SortFunc(m.gorder, func(a, b int) int { return cmpFloat(cs[a].ub, cs[b].ub) })
 	sum := 0.0
-	for i, o := range gorder {
+	for i, o := range m.gorder {
 		sum += cs[o].ub
-		gpre[i] = sum
+		m.gpre[i] = sum
 	}
-	gp := 0 // gorder[:gp] are globally non-essential
-	ld, ls := s.ld[:0], s.ls[:0]
-	probed, ne := s.probed[:0], s.ne[:0]
-	h := s.heap[:0]
-	theta := math.Inf(-1) // k-th best score once the heap is full
+}
+
+// abandon clears the window buffer and the contributions after an error
+// in the middle of a window (a damaged block), so that the pooled scratch
+// starts the next search clean.
+func (m *maxScore) abandon() {
+	clear(m.win)
+	clear(m.winBits)
+	clear(m.contrib)
+	clear(m.ne[:cap(m.ne)])
+	m.s.ne = m.ne[:0]
+}
+
+// nextWindow is step 1, the global skip: with the terms whose global
+// bounds sum to at most θ set aside, the next window starts at the
+// smallest position of the others. ok is false when that is at or past
+// hi (the search is done).
+func (m *maxScore) nextWindow(hi int32) (wStart int32, ok bool) {
+	n := len(m.cs)
+	for m.gp < n && m.gpre[m.gp]*m.f <= m.theta {
+		m.gp++
+	}
+	wStart = exhausted
+	for _, o := range m.gorder[m.gp:] {
+		wStart = min(wStart, m.cs[o].pos)
+	}
+	return wStart, wStart < hi
+}
+
+// partition is step 2: every cursor moves to wStart and gets its window
+// bound; then the terms split into the window's non-essential ones, whose
+// bounds sum to at most θ, and the essential rest (see searchMaxScore).
+func (m *maxScore) partition(wStart, wEnd int32) {
+	cs, order, part, pre := m.cs, m.order, m.part, m.pre
+	n := len(cs)
+	m.wStart, m.wEnd = wStart, wEnd
 	for i := range cs {
-		cs[i].skipTo(lo)
+		c := &cs[i]
+		c.skipTo(wStart)
+		c.window.bound = c.windowBound(wEnd)
+		c.window.perPosting = c.window.bound / float64(c.df)
+		c.window.essential = false
 	}
-	for {
-		for gp < n && gpre[gp]*f <= theta {
-			gp++
+	// Lucene's MaxScoreBulkScorer.partitionScorers: by increasing window
+	// bound per posting (insertion sort from the previous window's order,
+	// nearly sorted already), a term is non-essential while the bounds of
+	// the non-essential terms still sum to at most θ; this favours
+	// frequent terms, whose postings cost the most. The non-essential
+	// terms, part[:p], are then sorted by bound (probed from the largest),
+	// the essential ones follow.
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && cs[order[j]].window.perPosting < cs[order[j-1]].window.perPosting; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
 		}
-		wStart := int32(exhausted)
-		for _, o := range gorder[gp:] {
-			wStart = min(wStart, cs[o].pos)
+	}
+	p, e, sum := 0, n, 0.0
+	for _, o := range order {
+		if (sum+cs[o].window.bound)*m.f <= m.theta {
+			sum += cs[o].window.bound
+			part[p] = o
+			p++
+		} else {
+			e--
+			part[e] = o
 		}
-		if wStart >= hi {
-			break
+	}
+	for i := 1; i < p; i++ {
+		for j := i; j > 0 && cs[part[j]].window.bound < cs[part[j-1]].window.bound; j-- {
+			part[j], part[j-1] = part[j-1], part[j]
 		}
-		wEnd := int32(min(int64(hi)-1, int64(wStart)+windowMax-1))
-		for i := range cs {
-			c := &cs[i]
-			c.skipTo(wStart)
-			c.mw = c.windowBound(wEnd)
-			c.mwd = c.mw / float64(c.df)
-			c.ess = false
-		}
-		// Partition (Lucene's MaxScoreBulkScorer.partitionScorers): by
-		// increasing window bound per posting (mw / df: insertion sort from
-		// the previous window's order, nearly sorted already), a term is
-		// non-essential while the bounds of the non-essential terms still
-		// sum to at most θ; this favours frequent terms, whose postings cost
-		// the most. The non-essential terms, part[:p], are then sorted by
-		// bound (probed from the largest), the essential ones follow.
-		for i := 1; i < n; i++ {
-			for j := i; j > 0 && cs[order[j]].mwd < cs[order[j-1]].mwd; j-- {
-				order[j], order[j-1] = order[j-1], order[j]
+	}
+	sum = 0
+	for i, o := range part[:p] {
+		sum += cs[o].window.bound
+		pre[i] = sum
+	}
+	m.p, m.nonEss = p, 0
+	if p > 0 {
+		m.nonEss = pre[p-1]
+	}
+	m.ne = m.ne[:0]
+	for _, o := range part[:p] {
+		m.ne = append(m.ne, &cs[o])
+	}
+}
+
+// scoreEssential is the first half of step 3: the postings of every
+// essential term in the window are scored, term at a time, into the window
+// buffer and kept per term (ld, ls); a block of such a term that lies in
+// the window and cannot lift any row above θ, even with every other term's
+// window bound, is skipped unread.
+func (m *maxScore) scoreEssential() error {
+	cs, order, win, winBits := m.cs, m.order, m.win, m.winBits
+	normVals, norms := &m.ix.normVals, m.ix.norms
+	wStart, wEnd, f, theta := m.wStart, m.wEnd, m.f, m.theta
+	ld, ls := m.ld[:0], m.ls[:0]
+	for _, o := range m.part[m.p:] {
+		c := &cs[o]
+		c.window.essential = true
+		c.window.lo = len(ld)
+		// others bounds the other terms' score on any row of the window: a
+		// block of this term inside the window whose bound plus others
+		// cannot exceed θ holds no competitive row, so it is skipped unread
+		// (a row of it found through another term is then scored without
+		// this term, which keeps its float32 sum <= θ: it is not kept).
+		others := 0.0
+		for _, o2 := range order {
+			if o2 != o {
+				others += cs[o2].window.bound
 			}
 		}
-		p, e, sum := 0, n, 0.0
-		for _, o := range order {
-			if (sum+cs[o].mw)*f <= theta {
-				sum += cs[o].mw
-				part[p] = o
-				p++
+		for c.pos <= wEnd {
+			if c.last <= wEnd && (others+c.currentBlockBound())*f <= theta {
+				c.nextBlock()
+				continue
+			}
+			if !c.decoded {
+				if err := c.advance(c.pos); err != nil {
+					return err
+				}
+				if c.pos > wEnd {
+					break
+				}
+			}
+			// The decoded postings c.i..j-1 lie in the window: score them
+			// in one tight loop.
+			j := c.n
+			if c.last > wEnd {
+				j = c.i + 1
+				for j < c.n && c.docs[j] <= wEnd {
+					j++
+				}
+			}
+			docs, tfs, sl := c.docs[c.i:j], c.bp.tfs[c.i:j], c.bp.slots[c.i:j]
+			tfs, sl = tfs[:len(docs)], sl[:len(docs)]
+			er := -1 // escaped lengths before the next escaped posting, once needed
+			l := len(ld)
+			ld, ls = slices.Grow(ld, len(docs))[:l+len(docs)], slices.Grow(ls, len(docs))[:l+len(docs)]
+			lds, lss := ld[l:], ls[l:len(ld)]
+			lds, lss = lds[:len(docs)], lss[:len(docs)]
+			w := c.w
+			for t, d := range docs {
+				ni := sl[t]
+				nv := normVals[ni]
+				if ni == normEscape {
+					if er < 0 {
+						er = bytes.Count(c.bp.slots[:c.i+t], escSep)
+					}
+					nv = norms.get(le.Uint32(c.bp.escLens[4*er:]))
+					er++
+				}
+				tf := uint32(tfs[t])
+				if tf == tfEscape {
+					tf = c.bp.tf(c.i + t)
+				}
+				x := termScore(w, tfNorm(tf, nv))
+				r := d - wStart
+				win[r] += float64(x)
+				winBits[r>>6] |= 1 << (r & 63)
+				lds[t], lss[t] = d, x
+			}
+			c.i = j
+			if j < c.n {
+				c.pos = c.docs[j]
+				break
+			}
+			c.nextBlock() // lazy: decoded above if it starts in the window
+		}
+		c.window.hi, c.window.at = len(ld), c.window.lo
+	}
+	m.ld, m.ls = ld, ls
+	return nil
+}
+
+// probeCandidates is the second half of step 3: every row the essential
+// terms matched, in increasing order, is completed by probing the
+// non-essential terms by decreasing bound, dropped as soon as its score so
+// far plus the bounds of the terms not yet probed cannot exceed θ, and
+// otherwise scored exactly and offered to the heap. It clears the window
+// buffer as it goes.
+func (m *maxScore) probeCandidates() error {
+	win, winBits := m.win, m.winBits
+	wStart, nonEss, f := m.wStart, m.nonEss, m.f
+	for wi, word := range winBits[:(m.wEnd-wStart)/64+1] {
+		for word != 0 {
+			r := int32(wi*64 + bits.TrailingZeros64(word))
+			word &= word - 1
+			d := wStart + r
+			partial := win[r]
+			win[r] = 0
+			if (partial+nonEss)*f <= m.theta {
+				continue
+			}
+			partial, pruned, err := m.probe(d, partial)
+			if err != nil {
+				return err
+			}
+			// partial is now the exact (float64) sum of the row's
+			// contributions; the float32 sum cannot exceed it by more than
+			// the margin.
+			if !pruned && partial*f > m.theta {
+				m.offer(d)
+			}
+			for _, qi := range m.probed {
+				m.contrib[qi] = 0
+			}
+			m.probed = m.probed[:0]
+		}
+		winBits[wi] = 0
+	}
+	return nil
+}
+
+// probe adds to partial, the essential score of candidate row d, the
+// contributions of the non-essential terms (into contrib, their query
+// positions into probed), by decreasing bound; pruned reports that d was
+// dropped on the way because partial plus the bounds of the terms not yet
+// probed (before decoding a block, its block bound for the term being
+// probed) cannot exceed θ. (partial+nonEss)·f > θ holds on entry.
+func (m *maxScore) probe(d int32, partial float64) (float64, bool, error) {
+	ne, pre, f, theta := m.ne, m.pre, m.f, m.theta
+	normVals, norms := &m.ix.normVals, m.ix.norms
+	for j := m.p - 1; j >= 0; j-- {
+		c := ne[j]
+		if c.pos < d {
+			if c.decoded && d <= c.last {
+				// skipTo's first case, inlined: docs[c.i] < d <= docs[c.n-1].
+				i := c.i + 1
+				for c.docs[i] < d {
+					i++
+				}
+				c.i, c.pos = i, c.docs[i]
 			} else {
-				e--
-				part[e] = o
+				c.skipTo(d)
 			}
 		}
-		for i := 1; i < p; i++ {
-			for j := i; j > 0 && cs[part[j]].mw < cs[part[j-1]].mw; j-- {
-				part[j], part[j-1] = part[j-1], part[j]
-			}
+		rest := 0.0
+		if j > 0 {
+			rest = pre[j-1]
 		}
-		sum = 0
-		for i, o := range part[:p] {
-			sum += cs[o].mw
-			pre[i] = sum
-		}
-		if p < n {
-			nonEss := 0.0
-			if p > 0 {
-				nonEss = pre[p-1]
-			}
-			ne = ne[:0]
-			for _, o := range part[:p] {
-				ne = append(ne, &cs[o])
-			}
-			// Essential terms: score their postings in the window.
-			ld, ls = ld[:0], ls[:0]
-			for _, o := range part[p:] {
-				c := &cs[o]
-				c.ess = true
-				c.l0 = len(ld)
-				// others bounds the other terms' score on any row of the
-				// window: a block of this term inside the window whose bound
-				// plus others cannot exceed θ holds no competitive row, so
-				// it is skipped unread (a row of it found through another
-				// term is then scored without this term, which keeps its
-				// float32 sum <= θ: it is not kept).
-				others := 0.0
-				for _, o2 := range order {
-					if o2 != o {
-						others += cs[o2].mw
-					}
+		if c.pos <= d {
+			if !c.decoded {
+				// Before decoding, try the bound of the one block that may
+				// hold d (<= c.window.bound).
+				if (partial+rest+c.currentBlockBound())*f <= theta {
+					return partial, true, nil
 				}
-				for c.pos <= wEnd {
-					if c.last <= wEnd {
-						if c.bbBlk != c.blk {
-							c.bb, c.bbBlk = float64(termScore(c.w, c.maxX)), c.blk
-						}
-						if (others+c.bb)*f <= theta {
-							c.nextBlock()
-							continue
-						}
-					}
-					if !c.decoded {
-						if err := c.advance(c.pos); err != nil {
-							return nil, err
-						}
-						if c.pos > wEnd {
-							break
-						}
-					}
-					// The decoded postings c.i..j-1 lie in the window:
-					// score them in one tight loop.
-					j := c.n
-					if c.last > wEnd {
-						j = c.i + 1
-						for j < c.n && c.docs[j] <= wEnd {
-							j++
-						}
-					}
-					docs, tfs, sl := c.docs[c.i:j], c.bp.tfs[c.i:j], c.bp.slots[c.i:j]
-					tfs, sl = tfs[:len(docs)], sl[:len(docs)]
-					er := -1 // escaped lengths before the next escaped posting, once needed
-					l := len(ld)
-					ld, ls = slices.Grow(ld, len(docs))[:l+len(docs)], slices.Grow(ls, len(docs))[:l+len(docs)]
-					lds, lss := ld[l:], ls[l:len(ld)]
-					lds, lss = lds[:len(docs)], lss[:len(docs)]
-					w := c.w
-					for t, d := range docs {
-						ni := sl[t]
-						nv := normVals[ni]
-						if ni == normEscape {
-							if er < 0 {
-								er = bytes.Count(c.bp.slots[:c.i+t], escSep)
-							}
-							nv = norms.get(le.Uint32(c.bp.escLens[4*er:]))
-							er++
-						}
-						tf := uint32(tfs[t])
-						if tf == tfEscape {
-							tf = c.bp.tf(c.i + t)
-						}
-						x := termScore(w, tfNorm(tf, nv))
-						r := d - wStart
-						win[r] += float64(x)
-						winBits[r>>6] |= 1 << (r & 63)
-						lds[t], lss[t] = d, x
-					}
-					c.i = j
-					if j < c.n {
-						c.pos = c.docs[j]
-						break
-					}
-					c.nextBlock() // lazy: decoded above if it starts in the window
+				if err := c.advance(d); err != nil {
+					return partial, false, err
 				}
-				c.l1, c.wp = len(ld), c.l0
 			}
-			// Candidates, in increasing row order.
-			for wi, word := range winBits[:(wEnd-wStart)/64+1] {
-				for word != 0 {
-					r := int32(wi*64 + bits.TrailingZeros64(word))
-					word &= word - 1
-					d := wStart + r
-					partial := win[r]
-					win[r] = 0
-					if (partial+nonEss)*f <= theta {
-						continue
-					}
-					pruned := false
-					// (partial+pre[p-1])*f <= θ was checked above.
-					for j := p - 1; j >= 0; j-- {
-						c := ne[j]
-						if c.pos < d {
-							if c.decoded && d <= c.last {
-								// skipTo's first case, inlined: docs[c.i] <
-								// d <= docs[c.n-1].
-								i := c.i + 1
-								for c.docs[i] < d {
-									i++
-								}
-								c.i, c.pos = i, c.docs[i]
-							} else {
-								c.skipTo(d)
-							}
-						}
-						rest := 0.0
-						if j > 0 {
-							rest = pre[j-1]
-						}
-						if c.pos <= d {
-							if !c.decoded {
-								// Before decoding, try the bound of the one
-								// block that may hold d (<= c.mw).
-								if c.bbBlk != c.blk {
-									c.bb, c.bbBlk = float64(termScore(c.w, c.maxX)), c.blk
-								}
-								if (partial+rest+c.bb)*f <= theta {
-									pruned = true
-									break
-								}
-								if err := c.advance(d); err != nil {
-									return nil, err
-								}
-							}
-							if c.pos == d {
-								ni := c.bp.slots[c.i]
-								nv := normVals[ni]
-								if ni == normEscape {
-									nv = norms.get(c.bp.escapedLen(c.i))
-								}
-								x := termScore(c.w, tfNorm(c.bp.tf(c.i), nv))
-								contrib[c.qi] = x
-								probed = append(probed, c.qi)
-								partial += float64(x)
-							}
-						}
-						if j > 0 && (partial+rest)*f <= theta {
-							pruned = true
-							break
-						}
-					}
-					// partial is now the exact (float64) sum of the row's
-					// contributions; the float32 sum cannot exceed it by more
-					// than the margin.
-					if !pruned && partial*f > theta {
-						var sc float32
-						for qi := range cs {
-							c := &cs[qi]
-							x := contrib[qi]
-							if c.ess {
-								for c.wp < c.l1 && ld[c.wp] < d {
-									c.wp++
-								}
-								if c.wp < c.l1 && ld[c.wp] == d {
-									x = ls[c.wp]
-								}
-							}
-							sc = float32(sc + x)
-						}
-						if len(h) < k || float64(sc) > theta {
-							h = pushHit(h, rlsearch.Hit{Row: d, Score: sc}, k)
-							if len(h) == k {
-								theta = float64(h[0].Score)
-							}
-						}
-					}
-					for _, qi := range probed {
-						contrib[qi] = 0
-					}
-					probed = probed[:0]
+			if c.pos == d {
+				ni := c.bp.slots[c.i]
+				nv := normVals[ni]
+				if ni == normEscape {
+					nv = norms.get(c.bp.escapedLen(c.i))
 				}
-				winBits[wi] = 0
+				x := termScore(c.w, tfNorm(c.bp.tf(c.i), nv))
+				m.contrib[c.qi] = x
+				m.probed = append(m.probed, c.qi)
+				partial += float64(x)
 			}
 		}
-		if wEnd == hi-1 {
-			break
-		}
-		for i := range cs {
-			cs[i].skipTo(wEnd + 1)
+		if j > 0 && (partial+rest)*f <= theta {
+			return partial, true, nil
 		}
 	}
-	clear(ne[:cap(ne)])
-	s.heap, s.probed, s.ld, s.ls, s.ne = h, probed, ld, ls, ne[:0]
-	hits := slices.Clone(h)
+	return partial, false, nil
+}
+
+// offer computes the exact float32 score of candidate d, the sum in
+// query-term order of the essential terms' kept scores and the probed
+// contributions (bit-identical to searchExhaustive), and pushes it into
+// the heap when it beats θ, raising θ once the heap is full.
+func (m *maxScore) offer(d int32) {
+	cs, ld, ls := m.cs, m.ld, m.ls
+	var sc float32
+	for qi := range cs {
+		c := &cs[qi]
+		x := m.contrib[qi]
+		if c.window.essential {
+			for c.window.at < c.window.hi && ld[c.window.at] < d {
+				c.window.at++
+			}
+			if c.window.at < c.window.hi && ld[c.window.at] == d {
+				x = ls[c.window.at]
+			}
+		}
+		sc = float32(sc + x)
+	}
+	if len(m.h) < m.k || float64(sc) > m.theta {
+		m.h = pushHit(m.h, rlsearch.Hit{Row: d, Score: sc}, m.k)
+		if len(m.h) == m.k {
+			m.theta = float64(m.h[0].Score)
+		}
+	}
+}
+
+// finish gives the buffers back to the scratch and returns the hits,
+// sorted.
+func (m *maxScore) finish() []rlsearch.Hit {
+	s := m.s
+	clear(m.ne[:cap(m.ne)])
+	s.heap, s.probed, s.ld, s.ls, s.ne = m.h, m.probed, m.ld, m.ls, m.ne[:0]
+	hits := slices.Clone(m.h)
 	slices.SortFunc(hits, cmpHit)
-	return hits, nil
+	return hits
 }
 
 func cmpFloat(a, b float64) int {

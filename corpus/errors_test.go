@@ -8,28 +8,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/rlsearch/rlsearch/internal/decompress"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
-
-func zstdOf(t *testing.T, s string) []byte {
-	t.Helper()
-	enc, err := zstd.NewWriter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	return enc.EncodeAll([]byte(s), nil)
-}
 
 // TestZstdLeadingSkippableFrame is issue 25's repro: a .jsonl.zst that
 // starts with a skippable frame (pzstd writes one) was read as plain JSONL
 // and failed with "bad line 1: invalid character 'P'". It is zstd, as
 // `zstd -dc` reads it.
 func TestZstdLeadingSkippableFrame(t *testing.T) {
-	skip := []byte("\x50\x2a\x4d\x18\x05\x00\x00\x00hello")
-	data := bytes.Join([][]byte{skip, zstdOf(t, `{"id": "a", "contents": "\"A\"\nfirst"}`+"\n"), zstdOf(t, `{"id": "b", "contents": "\"B\"\nsecond"}`+"\n")}, nil)
+	skip := testutil.IssueSkippableFrame
+	data := bytes.Join([][]byte{skip, testutil.ZstdFrames(`{"id": "a", "contents": "\"A\"\nfirst"}` + "\n"), testutil.ZstdFrames(`{"id": "b", "contents": "\"B\"\nsecond"}` + "\n")}, nil)
 	path := filepath.Join(t.TempDir(), "c.jsonl.zst")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -73,7 +62,7 @@ func TestByteErrors(t *testing.T) {
 			`bad line 3: missing "id" (line 3 starts at byte offset 26 of the file)`, ErrBadLine},
 		{"duplicate names where the line starts", []byte(good + good),
 			`duplicate id "a" on line 2 (first on line 1) (line 2 starts at byte offset 25 of the file)`, ErrDuplicateID},
-		{"zstd offsets are of the decompressed text", zstdOf(t, good+"{\xff}\n"),
+		{"zstd offsets are of the decompressed text", testutil.ZstdFrames(good + "{\xff}\n"),
 			"bad line 2: invalid UTF-8 (byte 0xff) at byte offset 1 of the line, byte offset 26 of the decompressed zstd text", ErrBadLine},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,7 +92,7 @@ func TestUnsupportedCompression(t *testing.T) {
 // error naming the line, not all of memory.
 func TestLineTooLong(t *testing.T) {
 	big := bytes.Repeat([]byte("a"), MaxLineBytes+1)
-	data := zstdOf(t, `{"id": "a", "text": "x"}`+"\n"+string(big))
+	data := testutil.ZstdFrames(`{"id": "a", "text": "x"}` + "\n" + string(big))
 	if len(data) > 1<<20 {
 		t.Fatalf("the bomb is %d bytes compressed", len(data))
 	}

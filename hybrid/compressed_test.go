@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
@@ -43,12 +41,7 @@ func TestCompressedInputs(t *testing.T) {
 	for i, id := range ids {
 		json.NewEncoder(&vecs).Encode(map[string]any{"id": id, "vector": []float32{float32(i), 1, -1}})
 	}
-	enc, err := zstd.NewWriter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	skip := []byte("\x50\x2a\x4d\x18\x05\x00\x00\x00hello")
+	skip := testutil.IssueSkippableFrame
 	tmp := t.TempDir()
 	write := func(name string, b []byte) string {
 		p := filepath.Join(tmp, name)
@@ -72,8 +65,8 @@ func TestCompressedInputs(t *testing.T) {
 		return c
 	}
 	plain := build("plain", write("d.jsonl", data.Bytes()), write("v.jsonl", vecs.Bytes()))
-	zst := build("zstd", write("d.jsonl.zst", append(append([]byte{}, skip...), enc.EncodeAll(data.Bytes(), nil)...)),
-		write("v.jsonl.zst", append(append([]byte{}, skip...), enc.EncodeAll(vecs.Bytes(), nil)...)))
+	zst := build("zstd", write("d.jsonl.zst", append(append([]byte{}, skip...), testutil.ZstdFrames(data.String())...)),
+		write("v.jsonl.zst", append(append([]byte{}, skip...), testutil.ZstdFrames(vecs.String())...)))
 	if plain.Len() != 40 || zst.Len() != plain.Len() {
 		t.Fatalf("rows: plain %d, zstd %d, want 40 each", plain.Len(), zst.Len())
 	}

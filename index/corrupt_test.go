@@ -22,29 +22,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/rlsearch/rlsearch/ann/vecfile"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
-
-// skippableFrame is a zstd skippable frame (magic 0x184D2A50 | n, RFC
-// 8878 §3.1.2) holding payload.
-func skippableFrame(n byte, payload []byte) []byte {
-	b := binary.LittleEndian.AppendUint32(nil, 0x184D2A50|uint32(n&0xf))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(payload)))
-	return append(b, payload...)
-}
-
-// testZstd is the encoder of the tests (EncodeAll is safe for concurrent use).
-var testZstd, _ = zstd.NewWriter(nil)
-
-// zstdFrames compresses each part as its own zstd frame.
-func zstdFrames(t testing.TB, parts ...string) []byte {
-	t.Helper()
-	enc := testZstd
-	var out []byte
-	for _, p := range parts {
-		out = enc.EncodeAll([]byte(p), out)
-	}
-	return out
-}
 
 // TestBuildZstdLeadingSkippableFrame (issue 25, item 1): `rlsearch index
 // --corpus c.jsonl.zst` over the issue's repro (a skippable frame, then two
@@ -55,7 +34,7 @@ func TestBuildZstdLeadingSkippableFrame(t *testing.T) {
 	ctx := context.Background()
 	one := `{"id": "p1", "contents": "\"Paris\"\nParis is the capital and largest city of France."}` + "\n"
 	two := `{"id": "p2", "title": "Berlin", "text": "Berlin is the capital of Germany."}` + "\n"
-	data := append([]byte("\x50\x2a\x4d\x18\x05\x00\x00\x00hello"), zstdFrames(t, one, two)...)
+	data := append(append([]byte{}, testutil.IssueSkippableFrame...), testutil.ZstdFrames(one, two)...)
 	tmp := t.TempDir()
 	c := filepath.Join(tmp, "c.jsonl.zst")
 	if err := os.WriteFile(c, data, 0o644); err != nil {
@@ -90,7 +69,7 @@ func TestBuildZstdLeadingSkippableFrame(t *testing.T) {
 		}
 	}
 	vz := filepath.Join(tmp, "v.fvecs")
-	if err := os.WriteFile(vz, append(skippableFrame(0, []byte("pz")), zstdFrames(t, string(fv))...), 0o644); err != nil {
+	if err := os.WriteFile(vz, append(testutil.SkippableFrame(0, []byte("pz")), testutil.ZstdFrames(string(fv))...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Build(ctx, BuildConfig{Corpus: c, Dir: filepath.Join(tmp, "ix2"), Vectors: vz, VectorsEncoder: "e5"})
@@ -118,16 +97,6 @@ func corruptBase() []string {
 	return lines
 }
 
-func gzipOf(t testing.TB, s string) []byte {
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	io.WriteString(w, s)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 // corrupt makes one damaged corpus file from the base, seeded: a plain,
 // gzip or zstd file (zstd possibly in several frames with skippable frames
 // of random lengths before, between and after them), then random bytes
@@ -144,7 +113,7 @@ func corrupt(t testing.TB, rng *rand.Rand) []byte {
 	case 0:
 		b = []byte(text)
 	case 1:
-		b = gzipOf(t, text)
+		b = testutil.Gzip(t, text)
 	default:
 		cut := rng.IntN(len(text) + 1)
 		for _, part := range []string{text[:cut], text[cut:]} {
@@ -153,12 +122,12 @@ func corrupt(t testing.TB, rng *rand.Rand) []byte {
 				for i := range p {
 					p[i] = byte(rng.UintN(256))
 				}
-				b = append(b, skippableFrame(byte(rng.UintN(16)), p)...)
+				b = append(b, testutil.SkippableFrame(byte(rng.UintN(16)), p)...)
 			}
-			b = append(b, zstdFrames(t, part)...)
+			b = append(b, testutil.ZstdFrames(part)...)
 		}
 		if rng.IntN(3) == 0 {
-			b = append(b, skippableFrame(byte(rng.UintN(16)), []byte("tail"))...)
+			b = append(b, testutil.SkippableFrame(byte(rng.UintN(16)), []byte("tail"))...)
 		}
 	}
 	magics := [][]byte{{0x1f, 0x8b}, {0x28, 0xb5, 0x2f, 0xfd}, {0x50, 0x2a, 0x4d, 0x18}, []byte("\xfd7zXZ\x00"), []byte("BZh9"), {0x04, 0x22, 0x4d, 0x18}, []byte("PK\x03\x04"), {'{'}}

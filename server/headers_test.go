@@ -11,6 +11,24 @@ import (
 	"time"
 )
 
+// serveTCP runs s.ListenAndServe on a loopback port until the test ends
+// (then it checks that the server shut down cleanly) and returns the
+// address.
+func serveTCP(t *testing.T, s *Server) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) { addrc <- a }) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ListenAndServe: %v", err)
+		}
+	})
+	return (<-addrc).String()
+}
+
 // TestAmbiguousFramingHeaders (issue 25, item 3) sends raw requests over
 // TCP, so that Go's own request parsing runs: a Content-Type sent twice or
 // listing two types is a 400 naming the header (the first used to be
@@ -21,17 +39,7 @@ import (
 // two Transfer-Encodings or one other than chunked is Go's 501.
 func TestAmbiguousFramingHeaders(t *testing.T) {
 	s, _ := newTestServer(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) { addrc <- a }) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ListenAndServe: %v", err)
-		}
-	}()
-	addr := (<-addrc).String()
+	addr := serveTCP(t, s)
 	const body = `{"queries": ["berlin"], "topk": 1}` // 34 bytes
 	chunked := "22\r\n" + body + "\r\n0\r\n\r\n"
 	for _, tc := range []struct {

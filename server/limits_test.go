@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -250,17 +249,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 	if got := newServerDefaults(t).cfg.ReadTimeout; got != DefaultReadTimeout {
 		t.Errorf("default ReadTimeout %v, want %v", got, DefaultReadTimeout)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) { addrc <- a }) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ListenAndServe: %v", err)
-		}
-	}()
-	addr := (<-addrc).String()
+	addr := serveTCP(t, s)
 
 	c, err := net.Dial("tcp", addr)
 	if err != nil {

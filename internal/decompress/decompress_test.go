@@ -2,41 +2,13 @@ package decompress
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"io"
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
-
-// skippable is a zstd skippable frame of magic 0x184D2A5n with payload p.
-func skippable(n byte, p string) []byte {
-	b := []byte{0x50 | n, 0x2a, 0x4d, 0x18, byte(len(p)), byte(len(p) >> 8), byte(len(p) >> 16), byte(len(p) >> 24)}
-	return append(b, p...)
-}
-
-func zstdFrame(t *testing.T, s string) []byte {
-	t.Helper()
-	enc, err := zstd.NewWriter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	return enc.EncodeAll([]byte(s), nil)
-}
-
-func gzipped(t *testing.T, s string) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	io.WriteString(w, s)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
@@ -51,13 +23,13 @@ func TestNewReader(t *testing.T) {
 		{"plain", []byte(line1 + line2), Plain, line1 + line2},
 		{"empty", nil, Plain, ""},
 		{"three bytes", []byte("{}\n"), Plain, "{}\n"},
-		{"gzip", gzipped(t, line1+line2), Gzip, line1 + line2},
-		{"gzip members", cat(gzipped(t, line1), gzipped(t, line2)), Gzip, line1 + line2},
-		{"zstd", zstdFrame(t, line1+line2), Zstd, line1 + line2},
+		{"gzip", testutil.Gzip(t, line1+line2), Gzip, line1 + line2},
+		{"gzip members", cat(testutil.Gzip(t, line1), testutil.Gzip(t, line2)), Gzip, line1 + line2},
+		{"zstd", testutil.ZstdFrames(line1 + line2), Zstd, line1 + line2},
 		// The issue's repro: printf '\x50\x2a\x4d\x18\x05\x00\x00\x00hello'; cat skip.bin 1.zst 2.zst.
-		{"zstd after a skippable frame", cat([]byte("\x50\x2a\x4d\x18\x05\x00\x00\x00hello"), zstdFrame(t, line1), zstdFrame(t, line2)), Zstd, line1 + line2},
-		{"every skippable magic", cat(skippable(0xf, ""), skippable(0x7, "pzstd"), zstdFrame(t, line1), skippable(0x3, "x"), zstdFrame(t, line2), skippable(0, "end")), Zstd, line1 + line2},
-		{"only a skippable frame", skippable(0, "nothing"), Zstd, ""},
+		{"zstd after a skippable frame", cat(testutil.IssueSkippableFrame, testutil.ZstdFrames(line1), testutil.ZstdFrames(line2)), Zstd, line1 + line2},
+		{"every skippable magic", cat(testutil.SkippableFrame(0xf, nil), testutil.SkippableFrame(0x7, []byte("pzstd")), testutil.ZstdFrames(line1), testutil.SkippableFrame(0x3, []byte("x")), testutil.ZstdFrames(line2), testutil.SkippableFrame(0, []byte("end"))), Zstd, line1 + line2},
+		{"only a skippable frame", testutil.SkippableFrame(0, []byte("nothing")), Zstd, ""},
 		{"text that starts like no magic", []byte("P*M\x19 not a frame\n"), Plain, "P*M\x19 not a frame\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,15 +74,15 @@ func TestUnsupported(t *testing.T) {
 // silently short output.
 func TestCorruptStreams(t *testing.T) {
 	text := strings.Repeat("{\"id\": \"a\", \"contents\": \"some words\"}\n", 200)
-	z, g := zstdFrame(t, text), gzipped(t, text)
+	z, g := testutil.ZstdFrames(text), testutil.Gzip(t, text)
 	for _, tc := range []struct {
 		name string
 		in   []byte
 	}{
 		{"zstd truncated", z[:len(z)/2]},
 		{"gzip truncated", g[:len(g)/2]},
-		{"skippable frame truncated", skippable(0, "0123456789")[:12]},
-		{"plain after a skippable frame", cat(skippable(0, "x"), []byte(text))},
+		{"skippable frame truncated", testutil.SkippableFrame(0, []byte("0123456789"))[:12]},
+		{"plain after a skippable frame", cat(testutil.SkippableFrame(0, []byte("x")), []byte(text))},
 		{"gzip checksum", cat(g[:len(g)-8], []byte{1, 2, 3, 4}, g[len(g)-4:])},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

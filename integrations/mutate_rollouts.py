@@ -232,8 +232,8 @@ def run(args, client, stderr=None):
     trajs = [to_trajectory(obj, n, gold) for n, obj in read_jsonl(args.input)]
     by_id = {t["id"]: t for t in trajs}
     opts = {k: v for k, v in (("executions", args.executions), ("min_gold", args.min_gold)) if v}
-    summary = {"rollouts": len(trajs), "verified": 0, "no_verified_mutation": 0, "not_mutable": 0, "errors": 0,
-               "records": 0, "record_errors": 0}
+    summary = {"rollouts": len(trajs), "verified": 0, "no_verified_mutation": 0, "not_mutable": 0,
+               "skipped_no_gold": 0, "errors": 0, "records": 0, "record_errors": 0}
     requests_ = []  # (rollout id, record request)
     if args.continuations:
         for n, c in read_jsonl(args.continuations):
@@ -249,6 +249,9 @@ def run(args, client, stderr=None):
             props = client.mutate(trajectories=chunk, **opts)
             for t, p in zip(chunk, props):
                 status = p.get("status") or ("error" if p.get("error") else "")
+                if status == "skipped_no_gold":  # no gold ids: nothing to verify against (sdk.StatusSkippedNoGold)
+                    summary["skipped_no_gold"] += 1
+                    continue
                 if p.get("error"):
                     summary["errors"] += 1
                     print(f"mutate: rollout {t['id']}: {p['error']}", file=stderr)

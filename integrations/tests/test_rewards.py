@@ -144,6 +144,15 @@ class QATest(unittest.TestCase):
             self.assertEqual(set(got[1]), set(got[0]), "a refused sample has the same keys as the others")
             self.assertEqual(p.counts["/v1/rewards/qa"], 3, "one refused request, then one without the bad rollout")
 
+    def test_numeric_sign(self):
+        """Search-R1's normalisation drops the minus sign (default, for parity); numeric_sign=strict keeps it."""
+        sols, gts = ["<answer>5</answer>", "<answer>\u22125.0</answer>"], [["-5"], ["-5"]]
+        self.assertEqual([g["score"] for g in batch("qa", sols, gts, url=self.srv.url)], [1.0, 0.0], "5 == -5, 5.0 != 5")
+        self.assertEqual([g["score"] for g in batch("qa", sols, gts, url=self.srv.url, numeric_sign="strict")],
+                         [0.0, 1.0])
+        with self.assertRaisesRegex(ValueError, "numeric_sign"):
+            batch("qa", sols, gts, url=self.srv.url, numeric_sign="loose")
+
     def test_5xx_retried(self):
         with FlakyProxy(self.srv.url, script=[503, 500]) as p:
             got = batch("qa", ["<answer>p</answer>"], [["p"]], url=p.url, backoff=0.01)

@@ -5,7 +5,8 @@
 // packages provide as plain functions (Serve(ctx, Request) (Response,
 // error)) mounted through Config.Extra with JSON. No domain package imports
 // net/http (reward and hybrid hold outbound clients only: the OpenAI judge
-// and verbalizer).
+// and verbalizer), except inspect, whose read-only page is mounted through
+// Config.Pages.
 //
 // Endpoints of `rlsearch serve` (Server.Paths lists what a server answers):
 //
@@ -17,6 +18,7 @@
 //	POST /v1/programs/mutate    sdk.Verifier.Serve
 //	POST /v1/rewards/{qa,rpl,search-p1,proretrieval,retrieval}  reward.Service.Serve
 //	POST /v1/hybrid/execute     hybrid.Service.Serve
+//	GET  /ui/                   inspect.UI, the rollout inspector (Config.Pages; its own GET API)
 //
 // One policy for every POST endpoint:
 //

@@ -134,6 +134,12 @@ type Config struct {
 	// under its path as the endpoint label, panic recovery, the one error
 	// mapping). Paths must start with "/" and must not be a built-in path.
 	Extra map[string]Endpoint
+	// Pages mounts read-only handlers by ServeMux pattern (a path ending
+	// in "/" is a subtree, e.g. "/ui/" for the rollout inspector), each
+	// instrumented like the endpoints (access log, metrics under its
+	// pattern, panic recovery); the handler owns its methods and bodies.
+	// Patterns must start with "/" and must not be a built-in or Extra path.
+	Pages map[string]http.Handler
 }
 
 // Validate reports the first invalid field of c, naming it. It does not
@@ -187,6 +193,14 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("server: Config.Extra path %q is a built-in endpoint", path)
 		case c.Extra[path].serve == nil:
 			return fmt.Errorf("server: Config.Extra[%q] is nil", path)
+		}
+	}
+	for path, h := range c.Pages {
+		switch _, dup := c.Extra[path]; {
+		case !strings.HasPrefix(path, "/") || path == "/" || path == endpointRetrieve || path == endpointHealthz || path == endpointMetrics || dup:
+			return fmt.Errorf("server: Config.Pages path %q must start with / and not be a built-in or Extra path", path)
+		case h == nil:
+			return fmt.Errorf("server: Config.Pages[%q] is nil", path)
 		}
 	}
 	if c.ShutdownTimeout < 0 {
@@ -295,6 +309,11 @@ func New(cfg Config) (*Server, error) {
 	for path, ep := range cfg.Extra {
 		mux.Handle(path, s.instrument(path, s.handleEndpoint(ep)))
 	}
+	for _, path := range sortedKeys(cfg.Pages) {
+		h := cfg.Pages[path]
+		mux.Handle(path, s.instrument(path, func(w *respWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+		endpoints = append(endpoints, path)
+	}
 	s.paths = slices.Sorted(slices.Values(endpoints))
 	mux.Handle("/", s.instrument(endpointOther, func(w *respWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, kindNotFound, "no such endpoint: "+r.URL.Path+" (have "+strings.Join(endpoints, ", ")+")", "")
@@ -308,8 +327,8 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Paths returns every path the server answers, sorted: /retrieve,
-// /healthz, /metrics and the Config.Extra endpoints. The slice is the
-// caller's.
+// /healthz, /metrics, the Config.Extra endpoints and the Config.Pages
+// patterns. The slice is the caller's.
 func (s *Server) Paths() []string { return slices.Clone(s.paths) }
 
 // Registry returns the registry that /metrics serves.

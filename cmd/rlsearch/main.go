@@ -48,6 +48,8 @@ func commands() []command {
 		{Name: "gencorpus", Summary: "generate a wiki-shaped corpus of any size from a real seed corpus (topical or unigram model)", Flags: gencorpusCmd, Required: []string{"n", "out"}},
 		{Name: "corpusstats", Summary: "print term statistics of corpora side by side (lengths, tf>1, df, co-occurrence)", Flags: corpusstatsCmd, Args: "FILE[@FROM:TO] ...",
 			About: "Term statistics of corpora (BM25's analyzed terms) side by side; FILE@FROM:TO measures rows [FROM, TO)\n(0-based; either bound may be empty), e.g. gen.jsonl.zst@:18175 gen.jsonl.zst@18175:36350."},
+		{Name: "inspect", Summary: "write the rollout inspector's view of a dump (verl, Search-R1, chat, rlsearch) as one self-contained HTML file", Flags: inspectCmd, Args: "ROLLOUTS.jsonl", Required: []string{"out"},
+			About: "Reads every line of the dump (bad lines are counted and listed, not fatal), scores every rollout with the reward package\nand writes one HTML file that works offline. With --index the programs are replayed and every retrieval call shown.\nThe same view is served live by `rlsearch serve --inspect ROLLOUTS.jsonl` at /ui/."},
 		{Name: "mutate", Summary: "propose verified RPL mutations of rollouts' last programs, build D_mut records, or --eval on a question set", Flags: mutateCmd},
 	}
 }

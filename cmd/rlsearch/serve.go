@@ -47,6 +47,8 @@ func (s *serveFlags) bind(fs *flag.FlagSet) {
 	fs.Int64Var(&c.CacheBytes, "cache-bytes", cache.DefaultMaxBytes, "result cache shared by /retrieve, programs, mutate and rewards, in bytes (LRU; keyed by index build, retriever, topk and the analysed BM25 query or exact dense query); 0 = off")
 	fs.IntVar(&c.BatchMax, "batch-max", 64, "most queries the e5 batching queue merges into one encoder call")
 	fs.DurationVar(&c.BatchWait, "batch-wait", 2*time.Millisecond, "how long the e5 batching queue waits to fill a batch")
+	fs.Var((*multiFlag)(&c.UI.Dumps), "inspect", "rollout dump (JSONL: verl, Search-R1, chat messages, rlsearch trajectories) shown by the inspector at /ui/; repeatable; loaded in the background")
+	fs.StringVar(&c.UI.Gold, "inspect-gold", "", "questions JSONL joined to inspected rollouts without gold (by id, question, or question text in the prompt)")
 	bindRerank(fs, &c.Reranker)
 }
 

@@ -48,7 +48,7 @@ func TestServeHostileBodies(t *testing.T) {
 	}
 	for _, path := range srv.Paths() {
 		t.Run(path, func(t *testing.T) {
-			if path == "/healthz" || path == "/metrics" {
+			if path == "/healthz" || path == "/metrics" || path == "/ui/" { // GET only: a POST is a 405 with the JSON error
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(`{"x": 1}]]]`)))
 				testutil.CheckErrorShape(t, rec.Result(), http.StatusMethodNotAllowed)

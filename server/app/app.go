@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
@@ -84,6 +85,8 @@ type Config struct {
 	// cache. `rlsearch serve --cache-bytes` defaults to
 	// cache.DefaultMaxBytes.
 	CacheBytes int64
+	// UI configures the rollout inspector at /ui/.
+	UI UIConfig
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -189,7 +192,12 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		}
 		logger.Info("reranker loaded", "dir", cfg.Reranker.Model.Dir, "name", rr.Name(), "kind", rr.Kind(), "max_length", rr.MaxLength(), "startup_check", cfg.Reranker.Check)
 	}
-	sc.Extra = m
+	sc.Extra, sc.Pages = m, map[string]http.Handler{}
+	closeUI, err := AddUI(ctx, sc.Pages, cfg.UI, rt, ro, logger)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, closeUI)
 	if s.Server, err = server.New(sc); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,7 @@ func TestNewAnswersEveryPath(t *testing.T) {
 		"/v1/rewards/retrieval":    `{"rollouts": [{"response": "<answer>capital of Germany</answer>", "gold_ids": ["p2"], "k": 2}]}`,
 		"/healthz":                 "",
 		"/metrics":                 "",
+		"/ui/":                     "", // the inspector's page (GET)
 	}
 	paths := svc.Paths()
 	if len(paths) != len(bodies) {

@@ -2,7 +2,8 @@
 // bench (which starts the same server in-process) and tests build it one
 // way: the index with its encoder, the e5 batching queue, the reranker, the
 // policy tokenizer, the program runtime, the hybrid collections, the
-// rewards, and every endpoint over them (server owns the HTTP). With
+// rewards, every endpoint over them and the rollout inspector at /ui/
+// (server owns the HTTP). With
 // Config.CacheBytes, one result cache (package server/cache) sits in front
 // of every retriever, so /retrieve, programs, mutate and the retrieval
 // reward (NewSearcher) share it; its metrics join /metrics

@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-short test-integrations demo-integrations bench-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1
+.PHONY: all setup build demo test test-browser test-short test-integrations demo-integrations bench-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1
 
 all: build
 
@@ -39,6 +39,12 @@ vet:
 # The test command CI runs. Native parts must be present: a missing one fails instead of skipping.
 test: setup vet test-integrations
 	RLSEARCH_REQUIRE_NATIVE=1 RLSEARCH_DATA=$(DATA) $(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) test-browser
+
+# The rollout inspector in headless Chromium (inspect.TestBrowser: /ui/ and the HTML report, 1,000 wiki_multihop
+# rollouts, a hostile dump), without -race: the race detector makes its Go side ten times slower (20-60 s as is on 2 shared cores).
+test-browser: setup
+	RLSEARCH_REQUIRE_NATIVE=1 RLSEARCH_DATA=$(DATA) $(GO) test -count=1 -timeout 10m -run '^TestBrowser$$' ./inspect/
 
 # Trainer integrations (integrations/, Python 3 + requests): unittest with Debian's python3 against a live
 # `rlsearch serve` on loopback over a BM25 index of wiki_multihop built in the test (a few seconds).

@@ -10,6 +10,7 @@
 #   Debian: python3-onnx python3-numpy     test-model generator and numpy reference forward pass
 #   Debian: python3-faiss libopenblas0-pthread  faiss-written vector files for ann/vecfile and index --vectors tests
 #   Debian: python3-requests python3-yaml  trainer integrations (integrations/) and their tests
+#   Debian: chromium-headless-shell        headless browser for the rollout inspector's test (inspect/, chromedp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -25,6 +26,10 @@ need_apt=()
 /usr/bin/python3 -c 'import requests, yaml' 2>/dev/null || need_apt+=(python3-requests python3-yaml)
 # cgo (onnxruntime_go) and `go test -race` need a C compiler.
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
+# The inspector's browser test (inspect.TestBrowser) drives a headless Chromium; any of these will do.
+if ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
+  need_apt+=(chromium-headless-shell fonts-dejavu-core)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -61,7 +61,7 @@ func TestServeHostileBodies(t *testing.T) {
 			testutil.CheckHostile(t, h, path, e.valid, e.limit)
 		})
 	}
-	if got := len(srv.Paths()); got != 11 {
-		t.Errorf("serve answers %d paths %v, want 11", got, srv.Paths())
+	if got := len(srv.Paths()); got != 12 {
+		t.Errorf("serve answers %d paths %v, want 12", got, srv.Paths())
 	}
 }

@@ -1,6 +1,7 @@
 package inspect_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -349,21 +350,11 @@ func stableOrder(vals []float64, desc bool) []int {
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
 		if desc {
-			return cmpF(vals[b], vals[a])
+			return cmp.Compare(vals[b], vals[a]) // no NaN among reward values
 		}
-		return cmpF(vals[a], vals[b])
+		return cmp.Compare(vals[a], vals[b])
 	})
 	return idx
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // checkTable drives filters, sorting and paging and compares the rows

@@ -145,7 +145,7 @@ func NewTracer(cfg sdk.Config) (*Tracer, error) {
 	}
 	t.rt = rt
 	c := rt.Config()
-	t.route[c.DenseRoute], t.route[c.SparseRoute] = sdk.RouteDense, sdk.RouteSparse
+	t.route[c.DenseRetriever], t.route[c.SparseRetriever] = sdk.RouteDense, sdk.RouteSparse
 	return t, nil
 }
 

@@ -8,17 +8,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/kernels"
 )
 
-// executor is what a forward pass needs from a device: memory, copies,
-// kernel launches and GEMMs, in order. On a GPU (cudaExec) everything is
-// enqueued on the legacy default stream, so the synchronous copies order
-// themselves after the kernels before them; kernelemu.Emu implements the
-// same methods on the CPU (tests).
-type executor interface {
+// Executor is what a forward pass needs from a device: memory, copies,
+// kernel launches and GEMMs, executed in order. On a GPU (the
+// constructors' own) everything is enqueued on the legacy default stream,
+// so the synchronous copies order themselves after the kernels before
+// them; kernelemu.Emu implements the same methods on the CPU, which is how
+// tests without a GPU run the GPU models (OpenBertGPUOn, OpenQwen3GPUOn).
+type Executor interface {
 	Alloc(int64) (cuda.DevPtr, error)
 	Free(cuda.DevPtr)
 	CopyHtoD(cuda.DevPtr, []byte) error
@@ -27,13 +29,27 @@ type executor interface {
 	Gemm(cuda.GemmArgs) error
 }
 
-// backend runs functions with an executor, one at a time (a GPU's owner
+// backend runs functions with an Executor, one at a time (a GPU's owner
 // goroutine, or a lock for the emulator).
 type backend interface {
-	run(fn func(x executor) error) error
+	run(fn func(x Executor) error) error
 	name() string
 	release()
 }
+
+// execBackend serialises calls to an Executor (the CPU emulator in tests).
+type execBackend struct {
+	mu sync.Mutex
+	x  Executor
+}
+
+func (b *execBackend) run(fn func(x Executor) error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return fn(b.x)
+}
+func (b *execBackend) name() string { return "executor (CPU emulator of kernels/nn.cu)" }
+func (b *execBackend) release()     {}
 
 // cudaBackend is one GPU, shared in the process (cuda.Acquire).
 type cudaBackend struct {
@@ -62,7 +78,7 @@ func (b *cudaBackend) release() {
 	b.rel()
 }
 
-func (b *cudaBackend) run(fn func(x executor) error) error {
+func (b *cudaBackend) run(fn func(x Executor) error) error {
 	return b.dev.Do(func(c *cuda.Ctx) error {
 		if b.nn == nil {
 			nn, err := kernels.LoadNN(c)
@@ -232,12 +248,12 @@ func (g GPUConfig) withDefaults() (GPUConfig, error) {
 	return g, nil
 }
 
-// devMem tracks a model's allocations on one executor.
+// devMem tracks a model's allocations on one Executor.
 type devMem struct {
 	ptrs []cuda.DevPtr
 }
 
-func (m *devMem) alloc(x executor, n int64) (cuda.DevPtr, error) {
+func (m *devMem) alloc(x Executor, n int64) (cuda.DevPtr, error) {
 	p, err := x.Alloc(max(n, 16))
 	if err == nil {
 		m.ptrs = append(m.ptrs, p)
@@ -245,7 +261,7 @@ func (m *devMem) alloc(x executor, n int64) (cuda.DevPtr, error) {
 	return p, err
 }
 
-func (m *devMem) free(x executor) {
+func (m *devMem) free(x Executor) {
 	for _, p := range m.ptrs {
 		x.Free(p)
 	}
@@ -254,7 +270,7 @@ func (m *devMem) free(x executor) {
 
 // upF16 uploads tensors concatenated along their first axis as fp16,
 // refusing values beyond fp16's range.
-func (m *devMem) upF16(x executor, ts ...*Tensor) (cuda.DevPtr, error) {
+func (m *devMem) upF16(x Executor, ts ...*Tensor) (cuda.DevPtr, error) {
 	n := 0
 	for _, t := range ts {
 		n += t.Len()
@@ -279,7 +295,7 @@ func (m *devMem) upF16(x executor, ts ...*Tensor) (cuda.DevPtr, error) {
 }
 
 // upF32 uploads float32 values (concatenated).
-func (m *devMem) upF32(x executor, vs ...[]float32) (cuda.DevPtr, error) {
+func (m *devMem) upF32(x Executor, vs ...[]float32) (cuda.DevPtr, error) {
 	var all []float32
 	for _, v := range vs {
 		all = append(all, v...)
@@ -326,7 +342,7 @@ type sized struct {
 	n int64
 }
 
-func (w *workspace) get(x executor, name string, n int64) (cuda.DevPtr, error) {
+func (w *workspace) get(x Executor, name string, n int64) (cuda.DevPtr, error) {
 	if w.bufs == nil {
 		w.bufs = map[string]sized{}
 	}
@@ -345,7 +361,7 @@ func (w *workspace) get(x executor, name string, n int64) (cuda.DevPtr, error) {
 	return p, nil
 }
 
-func (w *workspace) free(x executor) {
+func (w *workspace) free(x Executor) {
 	for _, s := range w.bufs {
 		x.Free(s.p)
 	}
@@ -409,7 +425,7 @@ func linearArgs(x cuda.DevPtr, rows, in int, w cuda.DevPtr, out int, y cuda.DevP
 
 // stepper runs a sequence of launches and GEMMs, stopping at the first error.
 type stepper struct {
-	x   executor
+	x   Executor
 	err error
 }
 

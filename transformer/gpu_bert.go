@@ -63,6 +63,19 @@ func OpenBertGPU(cfg BertConfig, w *Weights, gc GPUConfig) (*BertGPU, error) {
 	return m, nil
 }
 
+// OpenBertGPUOn is OpenBertGPU on x instead of a GPU (calls serialised):
+// tests run the GPU model on the CPU emulator (kernels/kernelemu) this way.
+func OpenBertGPUOn(cfg BertConfig, w *Weights, gc GPUConfig, x Executor) (*BertGPU, error) {
+	gc, err := gc.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := bertGPUSupported(cfg); err != nil {
+		return nil, err
+	}
+	return newBertGPU(cfg, w, gc, &execBackend{x: x})
+}
+
 func bertGPUSupported(cfg BertConfig) error {
 	for _, d := range kernels.AttentionHeadDims {
 		if cfg.HeadDim() == d {
@@ -75,7 +88,7 @@ func bertGPUSupported(cfg BertConfig) error {
 func newBertGPU(cfg BertConfig, w *Weights, gc GPUConfig, be backend) (*BertGPU, error) {
 	m := &BertGPU{Config: cfg, gc: gc, be: be}
 	t := func(name string) *Tensor { tt, _ := w.Tensor(name); return tt }
-	err := be.run(func(x executor) error {
+	err := be.run(func(x Executor) error {
 		var err error
 		up16 := func(dst *cuda.DevPtr, ts ...*Tensor) {
 			if err == nil {
@@ -159,7 +172,7 @@ func (m *BertGPU) Embed(ids [][]int32, p Pooling) ([]float32, error) {
 	}
 	for _, idx := range batchChunks(ids, m.gc.MaxBatchTokens) {
 		var vecs []float32
-		err := m.be.run(func(x executor) error {
+		err := m.be.run(func(x Executor) error {
 			var err error
 			vecs, err = m.forward(x, pack(ids, idx), p)
 			return err
@@ -174,7 +187,7 @@ func (m *BertGPU) Embed(ids [][]int32, p Pooling) ([]float32, error) {
 	return out, nil
 }
 
-func (m *BertGPU) forward(x executor, b packed, p Pooling) ([]float32, error) {
+func (m *BertGPU) forward(x Executor, b packed, p Pooling) ([]float32, error) {
 	c := m.Config
 	T, B, H, I := len(b.ids), len(b.cu)-1, c.Hidden, c.Intermediate
 	ws := &m.ws
@@ -233,7 +246,7 @@ func (m *BertGPU) Close() error {
 		return nil
 	}
 	m.closed = true
-	m.be.run(func(x executor) error {
+	m.be.run(func(x Executor) error {
 		m.ws.free(x)
 		m.mem.free(x)
 		return nil

@@ -62,6 +62,19 @@ func OpenQwen3GPU(cfg Qwen3Config, w *Weights, rows [2]int32, gc GPUConfig) (*Qw
 	return m, nil
 }
 
+// OpenQwen3GPUOn is OpenQwen3GPU on x instead of a GPU (tests: the CPU
+// emulator of kernels/kernelemu).
+func OpenQwen3GPUOn(cfg Qwen3Config, w *Weights, rows [2]int32, gc GPUConfig, x Executor) (*Qwen3GPU, error) {
+	gc, err := gc.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := qwen3GPUSupported(cfg, rows); err != nil {
+		return nil, err
+	}
+	return newQwen3GPU(cfg, w, rows, gc, &execBackend{x: x})
+}
+
 func qwen3GPUSupported(cfg Qwen3Config, rows [2]int32) error {
 	for _, r := range rows {
 		if r < 0 || int(r) >= cfg.VocabSize {
@@ -83,7 +96,7 @@ func newQwen3GPU(cfg Qwen3Config, w *Weights, rows [2]int32, gc GPUConfig, be ba
 	if h := t("lm_head.weight"); h != nil && !cfg.TieWordEmbeddings {
 		head = h
 	}
-	err := be.run(func(x executor) error {
+	err := be.run(func(x Executor) error {
 		var err error
 		up16 := func(dst *cuda.DevPtr, ts ...*Tensor) {
 			if err == nil {
@@ -153,7 +166,7 @@ func (m *Qwen3GPU) LastLogits(ids [][]int32) ([][2]float32, error) {
 	}
 	for _, idx := range batchChunks(ids, m.gc.MaxBatchTokens) {
 		var lg []float32
-		err := m.be.run(func(x executor) error {
+		err := m.be.run(func(x Executor) error {
 			var err error
 			lg, err = m.forward(x, pack(ids, idx))
 			return err
@@ -168,7 +181,7 @@ func (m *Qwen3GPU) LastLogits(ids [][]int32) ([][2]float32, error) {
 	return out, nil
 }
 
-func (m *Qwen3GPU) forward(x executor, b packed) ([]float32, error) {
+func (m *Qwen3GPU) forward(x Executor, b packed) ([]float32, error) {
 	c := m.Config
 	T, B, H, I, hd := len(b.ids), len(b.cu)-1, c.Hidden, c.Intermediate, c.HeadDim
 	nq, nkv := c.Heads, c.KVHeads
@@ -237,7 +250,7 @@ func (m *Qwen3GPU) Close() error {
 		return nil
 	}
 	m.closed = true
-	m.be.run(func(x executor) error {
+	m.be.run(func(x Executor) error {
 		m.ws.free(x)
 		m.mem.free(x)
 		return nil

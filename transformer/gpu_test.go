@@ -5,26 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/rlsearch/rlsearch/cuda/cudatest"
 	"github.com/rlsearch/rlsearch/kernels/kernelemu"
 )
-
-// emuBackend runs the GPU models on the CPU emulator of kernels/nn.cu.
-type emuBackend struct {
-	mu sync.Mutex
-	e  *kernelemu.Emu
-}
-
-func (b *emuBackend) run(fn func(x executor) error) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return fn(b.e)
-}
-func (b *emuBackend) name() string { return "emulator" }
-func (b *emuBackend) release()     {}
 
 // randomWeights builds in-memory F32 weights of every tensor cfg needs:
 // Linear weights and embeddings normal(0, std), norm gains 1 + normal(0,
@@ -63,7 +48,7 @@ func hasSuffix(s, suf string) bool { return len(s) >= len(suf) && s[len(s)-len(s
 func backends(t *testing.T, fn func(t *testing.T, open func() backend)) {
 	t.Run("emu", func(t *testing.T) {
 		e := kernelemu.Open(t)
-		fn(t, func() backend { return &emuBackend{e: e} })
+		fn(t, func() backend { return &execBackend{x: e} })
 	})
 	t.Run("gpu", func(t *testing.T) {
 		cudatest.Device(t) // skip or fail as the house rule says
@@ -253,7 +238,7 @@ func TestQwen3GPUGeneratedModel(t *testing.T) {
 func TestGPUInputErrors(t *testing.T) {
 	e := kernelemu.Open(t)
 	cfg := qwenCases()[0]
-	m, err := newQwen3GPU(*cfg.Qwen3, randomWeights(cfg, 1, 0.1), [2]int32{1, 2}, GPUConfig{MaxBatchTokens: 16}, &emuBackend{e: e})
+	m, err := newQwen3GPU(*cfg.Qwen3, randomWeights(cfg, 1, 0.1), [2]int32{1, 2}, GPUConfig{MaxBatchTokens: 16}, &execBackend{x: e})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -275,17 +275,29 @@ func (m *devMem) upF16(x Executor, ts ...*Tensor) (cuda.DevPtr, error) {
 	for _, t := range ts {
 		n += t.Len()
 	}
-	h := make([]uint16, n)
+	b := make([]byte, 2*n)
 	off := 0
 	for _, t := range ts {
-		if bad := t.Float16Into(h[off : off+t.Len()]); bad > 0 {
+		piece := b[2*off : 2*(off+t.Len())]
+		var bad int
+		if t.DType == F16 && !t.Transposed { // as stored: copy, and count the non-finite
+			copy(piece, t.data)
+			for i := 0; i < len(piece); i += 2 {
+				if piece[i+1]&0x7c == 0x7c {
+					bad++
+				}
+			}
+		} else {
+			h := make([]uint16, t.Len())
+			bad = t.Float16Into(h)
+			for i, v := range h {
+				binary.LittleEndian.PutUint16(piece[2*i:], v)
+			}
+		}
+		if bad > 0 {
 			return 0, fmt.Errorf("%w: %s has %d values that are not finite in fp16 (|x| > 65504 or NaN)", ErrWeights, t.Name, bad)
 		}
 		off += t.Len()
-	}
-	b := make([]byte, 2*n)
-	for i, v := range h {
-		binary.LittleEndian.PutUint16(b[2*i:], v)
 	}
 	p, err := m.alloc(x, int64(len(b)))
 	if err != nil {

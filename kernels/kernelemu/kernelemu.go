@@ -36,6 +36,10 @@ import (
 // RLSEARCH_REQUIRE_NATIVE does for the other native test parts).
 const EnvRequire = "RLSEARCH_REQUIRE_NATIVE"
 
+// EnvSkip=1 skips every emulated test (the device check sets it: there the
+// same tests run on the GPU, and device time is scarce).
+const EnvSkip = "RLSEARCH_SKIP_EMU"
+
 // Emu is the loaded emulator.
 type Emu struct {
 	mu                               sync.Mutex
@@ -62,9 +66,12 @@ func srcDir() (string, error) {
 
 // Open returns the process's emulator, building it on first use (a few
 // seconds). Without g++ it skips tb, or fails it when
-// RLSEARCH_REQUIRE_NATIVE=1.
+// RLSEARCH_REQUIRE_NATIVE=1; with RLSEARCH_SKIP_EMU=1 it skips tb.
 func Open(tb testing.TB) *Emu {
 	tb.Helper()
+	if os.Getenv(EnvSkip) == "1" {
+		tb.Skipf("kernel emulator skipped (%s=1)", EnvSkip)
+	}
 	e, err := load()
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) && os.Getenv(EnvRequire) != "1" {

@@ -346,7 +346,9 @@ func runtimeOver(ctx context.Context, ix *index.Index, retrievers map[string]rls
 
 // placer is implemented by models that report where they run and why
 // (embed.Encoder, rerank.Reranker).
-type placer interface{ Placement() (device, reason string) }
+type placer interface {
+	Placement() (device, reason string)
+}
 
 var (
 	_ placer = (*embed.Encoder)(nil)

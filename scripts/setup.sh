@@ -25,6 +25,8 @@ need_apt=()
 /usr/bin/python3 -c 'import requests, yaml' 2>/dev/null || need_apt+=(python3-requests python3-yaml)
 # cgo (onnxruntime_go) and `go test -race` need a C compiler.
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
+# The CPU emulator of the GPU kernels (kernels/emu, kernels/kernelemu) is compiled with g++ by the tests.
+command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

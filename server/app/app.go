@@ -190,7 +190,7 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		logger.Info("reranker loaded", "dir", cfg.Reranker.Model.Dir, "name", rr.Name(), "kind", rr.Kind(), "max_length", rr.MaxLength(), "startup_check", cfg.Reranker.Check)
 	}
 	sc.Extra = m
-	sc.Health = healthWithModels(ix, rr, logger)
+	sc.Health = healthWithModels(sc.Health, ix, rr, logger)
 	if s.Server, err = server.New(sc); err != nil {
 		return nil, err
 	}
@@ -355,11 +355,12 @@ var (
 	_ placer = (*rerank.Reranker)(nil)
 )
 
-// healthWithModels adds "models" to the index's /healthz fields: for the
-// query encoder and the reranker, where each runs ("cpu", "gpu:0",
-// "cuda:0") and why (the device asked for, the GPU's name, or why "auto"
-// or "cuda" ended on the CPU). It logs the same at startup.
-func healthWithModels(ix *index.Index, rr *rerank.Reranker, logger *slog.Logger) func() map[string]any {
+// healthWithModels adds "models" to the /healthz fields of base (the
+// index's, with the cache's): for the query encoder and the reranker, where
+// each runs ("cpu", "gpu:0", "cuda:0") and why (the device asked for, the
+// GPU's name, or why "auto" or "cuda" ended on the CPU). It logs the same
+// at startup.
+func healthWithModels(base func() map[string]any, ix *index.Index, rr *rerank.Reranker, logger *slog.Logger) func() map[string]any {
 	models := map[string]any{}
 	if p, ok := ix.Encoder().(placer); ok {
 		d, why := p.Placement()
@@ -372,7 +373,7 @@ func healthWithModels(ix *index.Index, rr *rerank.Reranker, logger *slog.Logger)
 		logger.Info("reranker placement", "device", d, "reason", why)
 	}
 	return func() map[string]any {
-		h := ix.Health()
+		h := base()
 		h["models"] = models
 		return h
 	}

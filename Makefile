@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-browser test-short test-integrations demo-integrations bench-integrations bench testmodel fmt vet clean kernels bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1
+.PHONY: all setup build demo test test-browser test-short test-integrations demo-integrations bench-integrations bench testmodel fmt vet clean kernels gpu-inference-dry bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1
 
 all: build
 
@@ -65,11 +65,16 @@ test-short:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./ann/ ./bm25/ ./docstore/ ./server/
 
-# Regenerate the committed GPU kernel images (kernels/*.ptx, *.cubin, resources_sm90.txt) from kernels/topk.cu and scan.cu. Needs nvcc
+# Regenerate the committed GPU kernel images (kernels/*.ptx, *.cubin, resources_sm90.txt) from kernels/topk.cu, scan.cu and nn.cu. Needs nvcc
 # (Debian 12: nvidia-cuda-toolkit from `contrib non-free`, ~1.6 GB), so it is not part of setup or test;
 # `go test ./kernels` checks the committed images are up to date whenever nvcc 11.8 is on PATH.
 kernels:
 	bash kernels/build.sh
+
+# The GPU inference check (issue 22) without a GPU: bench/gpu/inference.sh's plumbing on the kernel emulator,
+# with the tiny generated models; on the device machine run `bash bench/gpu/inference.sh` (see its header).
+gpu-inference-dry: setup
+	DRY_RUN=1 OUT=out/gpu-inference-dry bash bench/gpu/inference.sh
 
 clean:
 	rm -rf bin out

@@ -12,7 +12,8 @@ func TestProviderValidate(t *testing.T) {
 	for _, tc := range []struct {
 		p  string
 		ok bool
-	}{{"", true}, {"cpu", true}, {"cuda", true}, {"cuda:1", true}, {"cuda:-1", false}, {"gpu", false}, {"cuda:x", false}} {
+	}{{"", true}, {"cpu", true}, {"cuda", true}, {"cuda:1", true}, {"cuda:-1", false}, {"gpu", true}, {"gpu:1", true},
+		{"auto", true}, {"gpu:-1", false}, {"gpux", false}, {"cuda:x", false}} {
 		t.Run(tc.p, func(t *testing.T) {
 			err := Config{Dir: "m", Provider: tc.p}.Validate()
 			if (err == nil) != tc.ok {

@@ -18,7 +18,9 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
+	"github.com/rlsearch/rlsearch/transformer"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -108,14 +110,28 @@ type Config struct {
 	MaxLength int
 	// BatchSize is the number of texts per ORT run. Default 32.
 	BatchSize int
-	// Provider is the ONNX Runtime execution provider: "cpu" (default) or
-	// "cuda" / "cuda:N" for ORT's CUDA execution provider on GPU N (default
-	// 0). When the ORT library lacks the CUDA provider (the npm CPU build
-	// that scripts/setup.sh installs) or it cannot start, Open logs the
-	// reason through Logf and uses the CPU; Encoder.Provider reports which.
+	// Provider says where the model runs:
+	//   - "cpu" (default): ONNX Runtime on the CPU (model.onnx).
+	//   - "gpu" / "gpu:N": package transformer's fp16 forward pass on GPU N
+	//     (default 0) with cuBLAS and kernels/nn.cu, from model.safetensors +
+	//     config.json or from model.onnx's initializers (+ config.json); no
+	//     ONNX Runtime. Open fails (errors wrap transformer.ErrNoGPU) when
+	//     that GPU cannot run it: no driver or device, compute capability
+	//     below 8.0, no cuBLAS, an unsupported model shape.
+	//   - "auto": "gpu" when GPU 0 can run the model, else "cpu"; the reason
+	//     is logged through Logf and reported by Placement.
+	//   - "cuda" / "cuda:N": ONNX Runtime's CUDA execution provider on GPU N.
+	//     When the ORT library lacks it (the npm CPU build that
+	//     scripts/setup.sh installs) or it cannot start, Open logs the reason
+	//     through Logf and uses the CPU.
+	// Encoder.Provider and Encoder.Placement report the outcome.
 	Provider string
 	// Logf receives notices such as the CUDA fallback. Default: log.Printf.
 	Logf func(format string, args ...any)
+
+	// gpuExec, set by tests, runs the "gpu" provider on this executor (the
+	// CPU emulator of kernels/nn.cu) instead of a GPU.
+	gpuExec transformer.Executor
 }
 
 // Validate reports the first invalid field. Zero values are valid (defaults).
@@ -134,11 +150,21 @@ func (c Config) Validate() error {
 	case c.BatchSize < 0 || c.BatchSize > MaxBatchSize:
 		return fmt.Errorf("embed: Config.BatchSize %d outside [0, %d]", c.BatchSize, MaxBatchSize)
 	}
+	if ourGPU(c.Provider) {
+		if _, _, err := transformer.ParseDevice(c.Provider); err != nil {
+			return fmt.Errorf("embed: Config.Provider %q is not cpu, gpu, gpu:N, auto, cuda or cuda:N", c.Provider)
+		}
+		return nil
+	}
 	if _, err := parseProvider(c.Provider); err != nil {
 		return err
 	}
 	return nil
 }
+
+// ourGPU reports whether provider p asks for package transformer's GPU
+// forward pass ("gpu", "gpu:N", "auto").
+func ourGPU(p string) bool { return p == "auto" || p == "gpu" || strings.HasPrefix(p, "gpu:") }
 
 // parseProvider returns the CUDA device of "cuda[:N]", or -1 for the CPU.
 func parseProvider(p string) (int, error) {
@@ -153,7 +179,7 @@ func parseProvider(p string) (int, error) {
 			return n, nil
 		}
 	}
-	return 0, fmt.Errorf("embed: Config.Provider %q is not cpu, cuda or cuda:N", p)
+	return 0, fmt.Errorf("embed: Config.Provider %q is not cpu, gpu, gpu:N, auto, cuda or cuda:N", p)
 }
 
 // withDefaults fills zero fields (MaxLength is resolved in Open, where
@@ -284,7 +310,9 @@ type Encoder struct {
 
 	pool     chan *ort.DynamicAdvancedSession
 	all      []*ort.DynamicAdvancedSession
-	provider string // "cpu" or "cuda:N": what the sessions run on
+	provider string // "cpu", "cuda:N" (ORT) or "gpu:N" (ours): where the model runs
+	reason   string // why (Placement)
+	gpu      *transformer.BertGPU
 
 	mu     sync.RWMutex // held for reading by calls, for writing by Close
 	closed bool
@@ -321,6 +349,19 @@ func Open(cfg Config) (*Encoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embed: open %s: %w", cfg.Dir, err)
 	}
+	var autoWhy string
+	if ourGPU(cfg.Provider) {
+		e, err := openGPU(cfg, mc, tok)
+		if err == nil {
+			return e, nil
+		}
+		if cfg.Provider != "auto" {
+			return nil, err
+		}
+		autoWhy = "auto: " + strings.TrimPrefix(err.Error(), "embed: provider auto: ")
+		cfg.Logf("embed: %s: using ONNX Runtime on the CPU", autoWhy)
+		cfg.Provider = "cpu"
+	}
 	modelPath := filepath.Join(cfg.Dir, ModelFile)
 	onnxData, err := os.ReadFile(modelPath)
 	if err != nil {
@@ -350,6 +391,12 @@ func Open(cfg Config) (*Encoder, error) {
 	}
 	if e.provider == "cpu" {
 		cudaDev = -1
+		e.reason = cmpOr(autoWhy, "ONNX Runtime on the CPU (provider "+cmpOr(cfg.Provider, "cpu")+")")
+		if cfg.Provider != "" && cfg.Provider != "cpu" && autoWhy == "" {
+			e.reason = "ONNX Runtime on the CPU: the CUDA execution provider asked for is unavailable"
+		}
+	} else {
+		e.reason = "ONNX Runtime's CUDA execution provider (provider " + cfg.Provider + ")"
 	}
 	for len(e.all) < cfg.Sessions {
 		s, err := newSession(onnxData, mc.Inputs, mc.Output, cfg.IntraOpThreads, cudaDev)
@@ -503,6 +550,13 @@ func (e *Encoder) embed(ctx context.Context, ids [][]int32) ([]float32, error) {
 		return nil, err
 	}
 	dim := e.model.Dim
+	if e.gpu != nil {
+		out, err := e.gpu.Embed(ids, transformer.Pooling{CLS: e.model.Pooling == "cls", Normalize: e.norm})
+		if err != nil {
+			return nil, fmt.Errorf("embed: %s on %s: %w", e.model.Name, e.provider, err)
+		}
+		return out, ctx.Err()
+	}
 	out := make([]float32, len(ids)*dim)
 
 	order := make([]int, 0, len(ids))
@@ -662,6 +716,9 @@ func (e *Encoder) Close() error {
 		return nil
 	}
 	e.closed = true
+	if e.gpu != nil {
+		return e.gpu.Close()
+	}
 	return e.destroySessions()
 }
 
@@ -676,6 +733,82 @@ func (e *Encoder) destroySessions() error {
 	return errors.Join(errs...)
 }
 
-// Provider reports the execution provider the sessions run on: "cpu" or
-// "cuda:N" (see Config.Provider).
+// Provider reports where the model runs: "cpu" or "cuda:N" (ONNX
+// Runtime), or "gpu:N" (package transformer; see Config.Provider).
 func (e *Encoder) Provider() string { return e.provider }
+
+// Placement reports where the model runs (Provider) and why, for logs and
+// /healthz: the provider asked for, the GPU's name, or why "auto" or
+// "cuda" ended on the CPU.
+func (e *Encoder) Placement() (device, reason string) { return e.provider, e.reason }
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// openGPU opens the encoder on our GPU forward pass (Config.Provider gpu,
+// gpu:N or auto): config.json and the weights (model.safetensors, else
+// model.onnx's initializers) of cfg.Dir uploaded in fp16, then one
+// MaxLength-token probe.
+func openGPU(cfg Config, mc ModelConfig, tok *WordPiece) (*Encoder, error) {
+	kind, ordinal, err := transformer.ParseDevice(cfg.Provider)
+	if err != nil {
+		return nil, err
+	}
+	var info cuda.DeviceInfo
+	if cfg.gpuExec == nil {
+		if info, err = transformer.ProbeGPU(ordinal); err != nil {
+			return nil, fmt.Errorf("embed: provider %s: %w", cfg.Provider, err)
+		}
+	}
+	tc, err := transformer.LoadConfig(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("embed: provider %s: %w", cfg.Provider, err)
+	}
+	if tc.Bert == nil {
+		return nil, fmt.Errorf("embed: provider %s: %s is model_type %q, not bert", cfg.Provider, filepath.Join(cfg.Dir, transformer.ConfigFile), tc.ModelType)
+	}
+	if tc.Bert.Hidden != mc.Dim {
+		return nil, fmt.Errorf("%w: config.json hidden_size %d, rlsearch.json dim %d", ErrDimMismatch, tc.Bert.Hidden, mc.Dim)
+	}
+	if cfg.MaxLength > tc.Bert.MaxPositions {
+		return nil, fmt.Errorf("embed: MaxLength %d exceeds the model's %d positions (config.json max_position_embeddings)", cfg.MaxLength, tc.Bert.MaxPositions)
+	}
+	if v := tok.VocabSize(); v > tc.Bert.VocabSize {
+		return nil, fmt.Errorf("embed: tokenizer has %d ids, config.json vocab_size %d", v, tc.Bert.VocabSize)
+	}
+	w, err := transformer.LoadWeights(cfg.Dir, tc)
+	if err != nil {
+		return nil, fmt.Errorf("embed: provider %s: %w", cfg.Provider, err)
+	}
+	defer w.Close()
+	gc := transformer.GPUConfig{Device: ordinal}
+	var m *transformer.BertGPU
+	if cfg.gpuExec != nil {
+		m, err = transformer.OpenBertGPUOn(*tc.Bert, w, gc, cfg.gpuExec)
+	} else {
+		m, err = transformer.OpenBertGPU(*tc.Bert, w, gc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embed: provider %s: %w", cfg.Provider, err)
+	}
+	e := &Encoder{cfg: cfg, model: mc, tok: tok, norm: *mc.Normalize, gpu: m, provider: fmt.Sprintf("gpu:%d", ordinal)}
+	e.reason = fmt.Sprintf("fp16 forward pass on %s, weights from %s (provider %s)", m.Device(), filepath.Base(w.Source), cfg.Provider)
+	if kind == "auto" {
+		e.reason = fmt.Sprintf("auto: %s (compute capability %d.%d) is usable; fp16 forward pass, weights from %s", info.Name, info.Major, info.Minor, filepath.Base(w.Source))
+	}
+	ids := tok.Encode(strings.Repeat("a ", cfg.MaxLength), cfg.MaxLength)
+	v, err := m.Embed([][]int32{ids}, transformer.Pooling{Normalize: true})
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("embed: probe of %s on %s (one %d-token text): %w", mc.Name, e.provider, len(ids), err)
+	}
+	if len(v) != mc.Dim {
+		m.Close()
+		return nil, fmt.Errorf("%w: probe gave %d values", ErrDimMismatch, len(v))
+	}
+	return e, nil
+}

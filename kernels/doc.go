@@ -77,6 +77,18 @@
 // 256 are block sizes with no shared-memory limit near; KMax 2,048 bounds
 // the merge's shared sort.
 //
+// Transformer kernels (nn.cu, nn.go, references in nnref.go): the non-GEMM
+// parts of the BERT (E5) and Qwen3 (reranker) forward passes of package
+// transformer, in fp16 with fp32 arithmetic: embeddings with LayerNorm,
+// bias + LayerNorm, bias + GELU, RMSNorm, q/k RMSNorm + RoPE, SwiGLU,
+// gathers, the reranker's two-row LM head, mean pooling with L2
+// normalisation, and flash-style attention on tensor cores (mma.sync,
+// online softmax, packed variable-length sequences, causal, grouped-query).
+// Builders (EmbedLN, Attention, ...) check arguments and return a Launch;
+// NN.Run enqueues it. kernels/kernelemu runs the same nn.cu source on the
+// CPU (kernels/emu/README.md), so CI executes the kernels themselves
+// against their references.
+//
 // No build tags, no cgo: the images are embedded and loaded at run time by
 // the driver, so the package compiles and its references are tested on
 // machines without a GPU. Load returns an error matching cuda.ErrNoDevice

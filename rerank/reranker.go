@@ -18,9 +18,11 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/internal/batch"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
+	"github.com/rlsearch/rlsearch/transformer"
 )
 
 // Model directory layout, read by Open:
@@ -177,7 +179,28 @@ type Config struct {
 	// Instruction replaces the Qwen3 task instruction (default rlsearch.json
 	// instruction, else DefaultInstruction).
 	Instruction string
+	// Provider says where a Qwen3-Reranker runs:
+	//   - "cpu" (default): ONNX Runtime on the CPU (model.onnx).
+	//   - "gpu" / "gpu:N": package transformer's fp16 forward pass on GPU N
+	//     (cuBLAS + kernels/nn.cu; weights from model.safetensors + config.json,
+	//     else model.onnx's initializers + config.json), scoring only the
+	//     last position's yes/no rows. Open fails with an error wrapping
+	//     transformer.ErrNoGPU when that GPU cannot run it, and for
+	//     cross-encoders (not implemented on the GPU).
+	//   - "auto": "gpu" when GPU 0 can run the model, else "cpu"; Placement
+	//     says which and why.
+	// On the GPU, BatchSize and MaxBatchTokens left zero default to
+	// DefaultGPUBatchSize and transformer.DefaultMaxBatchTokens (packed
+	// batches carry no padding, so larger batches cost nothing extra).
+	Provider string
+
+	// gpuExec, set by tests, runs the "gpu" provider on this executor (the
+	// CPU emulator of kernels/nn.cu) instead of a GPU.
+	gpuExec transformer.Executor
 }
+
+// DefaultGPUBatchSize is Config.BatchSize left zero on the GPU.
+const DefaultGPUBatchSize = 64
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
@@ -196,6 +219,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rerank: Config.MaxBatchTokens %d is negative", c.MaxBatchTokens)
 	case c.MaxLogitsBytes < 0:
 		return fmt.Errorf("rerank: Config.MaxLogitsBytes %d is negative", c.MaxLogitsBytes)
+	}
+	if _, _, err := transformer.ParseDevice(c.Provider); err != nil {
+		return fmt.Errorf("rerank: Config.Provider %q is not cpu, gpu, gpu:N or auto", c.Provider)
 	}
 	return nil
 }
@@ -320,7 +346,10 @@ type Reranker struct {
 	labels   int
 
 	sessions []*ort.DynamicAdvancedSession
-	runs     atomic.Int64 // ORT runs so far (tests)
+	gpu      *transformer.Qwen3GPU // Provider gpu: replaces the sessions
+	provider string                // "cpu" or "gpu:N"
+	reason   string                // why (Placement)
+	runs     atomic.Int64          // model runs so far (tests)
 	// onRun, when set before the first Rerank, sees the shape of every
 	// batch run (tests).
 	onRun   func(batch, seq int)
@@ -351,6 +380,7 @@ func Open(cfg Config) (*Reranker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	userBatch, userTokens := cfg.BatchSize, cfg.MaxBatchTokens
 	mc, err := LoadModelConfig(cfg.Dir)
 	if err != nil {
 		return nil, err
@@ -421,6 +451,24 @@ func Open(cfg Config) (*Reranker, error) {
 		}
 		r.cls, r.sep, r.padID = ends[0], ends[1], r.wp.PadID()
 	}
+	r.provider, r.reason = "cpu", "ONNX Runtime on the CPU (provider "+cmpOr(cfg.Provider, "cpu")+")"
+	if kind, ordinal, _ := transformer.ParseDevice(cfg.Provider); kind != "cpu" {
+		err := r.openGPU(kind, ordinal)
+		switch {
+		case err == nil:
+			if userBatch == 0 {
+				r.cfg.BatchSize = DefaultGPUBatchSize
+			}
+			if userTokens == 0 {
+				r.cfg.MaxBatchTokens = transformer.DefaultMaxBatchTokens
+			}
+			r.start([]func([]*pairJob) error{r.runGPU})
+			return r, nil
+		case kind != "auto":
+			return nil, err
+		}
+		r.reason = "auto: " + strings.TrimPrefix(err.Error(), "rerank: provider auto: ")
+	}
 	modelPath := filepath.Join(cfg.Dir, ModelFile)
 	if _, err := os.Stat(modelPath); err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
@@ -443,16 +491,114 @@ func Open(cfg Config) (*Reranker, error) {
 		r.destroy()
 		return nil, err
 	}
-	r.queue = make(chan *pairJob, 4*cfg.BatchSize)
-	r.work = make(chan []*pairJob)
-	r.quit = make(chan struct{})
-	r.wg.Add(1 + len(r.sessions))
-	go r.dispatch()
+	var runners []func([]*pairJob) error
 	for _, s := range r.sessions {
-		go r.worker(s)
+		runners = append(runners, func(jobs []*pairJob) error { return r.runChunked(s, jobs) })
 	}
+	r.start(runners)
 	return r, nil
 }
+
+// start runs the batching queue with one worker per runner.
+func (r *Reranker) start(runners []func([]*pairJob) error) {
+	r.queue = make(chan *pairJob, 4*r.cfg.BatchSize)
+	r.work = make(chan []*pairJob)
+	r.quit = make(chan struct{})
+	r.wg.Add(1 + len(runners))
+	go r.dispatch()
+	for _, run := range runners {
+		go r.worker(run)
+	}
+}
+
+// openGPU loads the model on our GPU forward pass (Provider gpu, gpu:N or
+// auto) and probes it with one pair.
+func (r *Reranker) openGPU(kind string, ordinal int) error {
+	p := r.cfg.Provider
+	if r.model.Kind != KindQwen3 {
+		return fmt.Errorf("rerank: provider %s: %w: the GPU forward pass implements %s, not %s", p, transformer.ErrNoGPU, KindQwen3, r.model.Kind)
+	}
+	var info cuda.DeviceInfo
+	if r.cfg.gpuExec == nil {
+		var err error
+		if info, err = transformer.ProbeGPU(ordinal); err != nil {
+			return fmt.Errorf("rerank: provider %s: %w", p, err)
+		}
+	}
+	tc, err := transformer.LoadConfig(r.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("rerank: provider %s: %w", p, err)
+	}
+	if tc.Qwen3 == nil {
+		return fmt.Errorf("rerank: provider %s: %s is model_type %q, not qwen3", p, filepath.Join(r.cfg.Dir, transformer.ConfigFile), tc.ModelType)
+	}
+	if r.cfg.MaxLength > 65535 {
+		return fmt.Errorf("rerank: provider %s: MaxLength %d above the GPU path's 65,535 tokens per pass", p, r.cfg.MaxLength)
+	}
+	w, err := transformer.LoadWeights(r.cfg.Dir, tc)
+	if err != nil {
+		return fmt.Errorf("rerank: provider %s: %w", p, err)
+	}
+	defer w.Close()
+	gc := transformer.GPUConfig{Device: ordinal, MaxBatchTokens: min(65535, max(transformer.DefaultMaxBatchTokens, r.cfg.MaxLength))}
+	var m *transformer.Qwen3GPU
+	if r.cfg.gpuExec != nil {
+		m, err = transformer.OpenQwen3GPUOn(*tc.Qwen3, w, [2]int32{r.noID, r.yesID}, gc, r.cfg.gpuExec)
+	} else {
+		m, err = transformer.OpenQwen3GPU(*tc.Qwen3, w, [2]int32{r.noID, r.yesID}, gc)
+	}
+	if err != nil {
+		return fmt.Errorf("rerank: provider %s: %w", p, err)
+	}
+	r.gpu, r.vocab, r.provider = m, tc.Qwen3.VocabSize, fmt.Sprintf("gpu:%d", ordinal)
+	r.reason = fmt.Sprintf("fp16 forward pass on %s, weights from %s (provider %s)", m.Device(), filepath.Base(w.Source), p)
+	if kind == "auto" {
+		r.reason = fmt.Sprintf("auto: %s (compute capability %d.%d) is usable; fp16 forward pass, weights from %s", info.Name, info.Major, info.Minor, filepath.Base(w.Source))
+	}
+	ids, _ := r.encodePair("probe query", "probe document")
+	if err := r.runGPU([]*pairJob{{ids: ids, out: new(float32)}}); err != nil {
+		m.Close()
+		r.gpu = nil
+		return fmt.Errorf("rerank: probe of %s on %s: %w", r.model.Name, r.provider, err)
+	}
+	return nil
+}
+
+// runGPU scores one batch on the GPU model: one packed forward pass (or a
+// few, above MaxBatchTokens) for all its pairs.
+func (r *Reranker) runGPU(jobs []*pairJob) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ids := make([][]int32, len(jobs))
+	seq := 0
+	for i, j := range jobs {
+		ids[i] = j.ids
+		seq = max(seq, len(j.ids))
+	}
+	r.runs.Add(1)
+	if r.onRun != nil {
+		r.onRun(len(jobs), seq)
+	}
+	logits, err := r.gpu.LastLogits(ids)
+	if err != nil {
+		return fmt.Errorf("rerank: %s on %s, %d pairs: %w", r.model.Name, r.provider, len(jobs), err)
+	}
+	for i, j := range jobs {
+		no, yes := logits[i][0], logits[i][1]
+		*j.out = transformer.YesProbability(no, yes)
+		if j.logit != nil {
+			*j.logit = [2]float64{float64(no), float64(yes)}
+		}
+	}
+	return nil
+}
+
+// Provider reports where the model runs: "cpu" (ONNX Runtime) or "gpu:N".
+func (r *Reranker) Provider() string { return r.provider }
+
+// Placement reports where the model runs and why (logs, /healthz).
+func (r *Reranker) Placement() (device, reason string) { return r.provider, r.reason }
 
 // probe runs one pair and checks the output shape. For cross-encoders the
 // pair fills MaxLength, so that a MaxLength beyond the model's position
@@ -692,8 +838,8 @@ func tokenChunks(jobs []*pairJob, budget int) [][]*pairJob {
 	return out
 }
 
-// worker runs batches on its own session.
-func (r *Reranker) worker(s *ort.DynamicAdvancedSession) {
+// worker runs batches with run (its own ORT session, or the GPU model).
+func (r *Reranker) worker(run func([]*pairJob) error) {
 	defer r.wg.Done()
 	for batch := range r.work {
 		live := batch[:0:0]
@@ -704,7 +850,7 @@ func (r *Reranker) worker(s *ort.DynamicAdvancedSession) {
 			}
 			live = append(live, j)
 		}
-		err := r.runChunked(s, live)
+		err := run(live)
 		for _, j := range live {
 			j.done <- err
 		}
@@ -895,4 +1041,7 @@ func (r *Reranker) destroy() {
 		s.Destroy()
 	}
 	r.sessions = nil
+	if r.gpu != nil {
+		r.gpu.Close()
+	}
 }

@@ -20,10 +20,18 @@ E5-style model directory, atomically (temporary sibling directory + rename):
                   per layer: multi-head self-attention with the additive mask
                   (1 - mask) * -10000 (original BERT), residual + LayerNorm,
                   FFN with exact erf GELU, residual + LayerNorm.
+                  Initializers are named as torch.onnx.export names a BertModel's:
+                  state-dict names for embeddings, LayerNorms and biases,
+                  anonymous onnx::MatMul_N for the [in, out] Linear weights.
+  config.json     Hugging Face BertConfig (model_type bert, shapes, eps,
+                  hidden_act gelu), as save_pretrained / optimum write it
   tokenizer.json  copied from --tokenizer (BERT uncased, vocab 30522)
   rlsearch.json   our model config (name, dim, max_length 256, E5 prefixes,
                   mean pooling, normalize, input names, output name)
   gen_bert.json   generator record (preset, seed, shapes) for `reference`
+  model.safetensors  only with --safetensors f32|f16|bf16: the BertModel state
+                  dict (Hugging Face names, Linear weights [out, in]); with
+                  --shards N, N shard files and model.safetensors.index.json
   weights.npz     only with --save-weights (otherwise `reference` regenerates
                   the weights from preset + seed, which is deterministic)
 
@@ -118,6 +126,53 @@ def make_weights(preset, seed, head="", num_labels=1):
 # ONNX graph construction
 # ---------------------------------------------------------------------------
 
+# Initializer names as torch.onnx.export gives a Hugging Face BertModel:
+# parameters used as they are keep their state-dict names; the folded
+# transposes of Linear weights (MatMul's B, [in, out]) get anonymous
+# onnx::MatMul_N names. Package transformer reads the weights back from
+# these initializers (GPU path), so the test models are shaped like exports.
+_BERT_SLOTS = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
+               "ao": "attention.output.dense", "ln1": "attention.output.LayerNorm",
+               "fi": "intermediate.dense", "fo": "output.dense", "ln2": "output.LayerNorm"}
+
+
+def torch_names(w):
+    out, anon = {}, [0]
+
+    def matmul():
+        anon[0] += 1
+        return "onnx::MatMul_%d" % (1000 + anon[0])
+
+    fixed = {"emb.word": "embeddings.word_embeddings.weight", "emb.pos": "embeddings.position_embeddings.weight",
+             "emb.type": "embeddings.token_type_embeddings.weight", "emb.ln.g": "embeddings.LayerNorm.weight",
+             "emb.ln.b": "embeddings.LayerNorm.bias", "pool.b": "pooler.dense.bias", "cls.b": "classifier.bias"}
+    for k in w:
+        if k in fixed:
+            out[k] = fixed[k]
+        elif k in ("pool.w", "cls.w"):
+            out[k] = matmul()
+        else:
+            layer, slot, kind = k.split(".")
+            base = "encoder.layer.%s.%s" % (layer[1:], _BERT_SLOTS[slot])
+            if kind == "w":
+                out[k] = matmul()
+            else:
+                out[k] = base + {"b": ".bias", "g": ".weight"}[kind]  # LayerNorm gain g is .weight
+    return out
+
+
+def hf_config(p, head="", num_labels=1):
+    """config.json as transformers' BertConfig writes it (what the GPU path reads)."""
+    cfg = {"architectures": ["BertForSequenceClassification" if head else "BertModel"], "model_type": "bert",
+           "vocab_size": VOCAB, "hidden_size": p["hidden"], "num_hidden_layers": p["layers"],
+           "num_attention_heads": p["heads"], "intermediate_size": p["intermediate"], "hidden_act": "gelu",
+           "max_position_embeddings": POSITIONS, "type_vocab_size": TYPE_VOCAB, "layer_norm_eps": LN_EPS,
+           "position_embedding_type": "absolute", "initializer_range": INIT_STD, "pad_token_id": 0,
+           "torch_dtype": "float32"}
+    if head:
+        cfg["num_labels"] = num_labels
+    return cfg
+
 
 def build_graph(preset, w, head="", num_labels=1):
     import onnx
@@ -138,13 +193,16 @@ def build_graph(preset, w, head="", num_labels=1):
         inits.append(numpy_helper.from_array(np.asarray(arr), n))
         return n
 
+    onnx_names = torch_names(w)
+
     def op(kind, inputs, **attrs):
         out = name(kind)
+        inputs = [onnx_names.get(i, i) for i in inputs]
         nodes.append(helper.make_node(kind, inputs, [out], name=out + "_node", **attrs))
         return out
 
     for k, v in w.items():
-        init(k, v)
+        init(onnx_names[k], v)
     init("c.eps", np.array(LN_EPS, np.float32))
     init("c.one", np.array(1.0, np.float32))
     init("c.half", np.array(0.5, np.float32))
@@ -225,6 +283,75 @@ def build_graph(preset, w, head="", num_labels=1):
     return model
 
 
+def write_safetensors(path, tensors, dtype="f32"):
+    """Writes {name: float32 array} in the safetensors format (8-byte
+    little-endian header length, JSON header with dtype, shape and
+    data_offsets, then the data), converting to F32, F16 or BF16 (round to
+    nearest even). Written here from the format description, independently of
+    the Go reader it tests."""
+    header, blobs, off = {}, [], 0
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name], dtype=np.float32)
+        if dtype == "f32":
+            b, tag = a.tobytes(), "F32"
+        elif dtype == "f16":
+            b, tag = a.astype(np.float16).tobytes(), "F16"
+        elif dtype == "bf16":
+            u = a.view(np.uint32).astype(np.uint64)
+            u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+            b, tag = u.astype(np.uint16).tobytes(), "BF16"
+        else:
+            raise ValueError(dtype)
+        header[name] = {"dtype": tag, "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)  # the reference writer pads the header to 8 bytes
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little"))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def safetensors_files(state, dtype, shards):
+    """name -> writer for model.safetensors, or for `shards` shard files and
+    model.safetensors.index.json as save_pretrained writes them."""
+    if shards <= 1:
+        return {"model.safetensors": lambda path: write_safetensors(path, state, dtype)}
+    names = sorted(state)
+    files, weight_map = {}, {}
+    for i in range(shards):
+        fname = "model-%05d-of-%05d.safetensors" % (i + 1, shards)
+        part = {n: state[n] for n in names[i::shards]}
+        weight_map.update({n: fname for n in part})
+        files[fname] = (lambda p, part=part: write_safetensors(p, part, dtype))
+
+    def index(path):
+        with open(path, "w") as f:
+            json.dump({"metadata": {}, "weight_map": weight_map}, f, indent=2)
+    files["model.safetensors.index.json"] = index
+    return files
+
+
+def hf_state_dict(w):
+    """The BertModel state dict of the weights: Hugging Face names, Linear
+    weights [out, in]."""
+    names = torch_names(w)
+    out = {}
+    for k, v in w.items():
+        n = names[k]
+        if n.startswith("onnx::MatMul_"):
+            if k in ("pool.w", "cls.w"):
+                n = {"pool.w": "pooler.dense.weight", "cls.w": "classifier.weight"}[k]
+            else:
+                layer, slot, _ = k.split(".")
+                n = "encoder.layer.%s.%s.weight" % (layer[1:], _BERT_SLOTS[slot])
+            v = v.T
+        out[n] = v
+    return out
+
+
 def write_atomic(out, files):
     """files: name -> callable(path) writing that file. Builds a temporary
     sibling directory, then renames it onto out (replacing an older one)."""
@@ -299,10 +426,13 @@ def cmd_gen(a):
         "model.onnx": save_model,
         "tokenizer.json": lambda path: shutil.copyfile(a.tokenizer, path),
         "rlsearch.json": dump(cfg),
+        "config.json": dump(hf_config(p, a.head, a.num_labels)),
         "gen_bert.json": dump(rec),
     }
     if a.save_weights:
         files["weights.npz"] = lambda path: np.savez(path, **w)
+    if a.safetensors:
+        files.update(safetensors_files(hf_state_dict(w), a.safetensors, a.shards))
     write_atomic(a.out, files)
     print("gen_bert: wrote %s (%s, seed %d, %.1f MB model.onnx)" % (
         a.out, a.preset, a.seed, os.path.getsize(os.path.join(a.out, "model.onnx")) / 1e6),
@@ -430,6 +560,9 @@ def main(argv):
     g.add_argument("--num-labels", type=int, default=1)
     g.add_argument("--save-weights", action="store_true",
                    help="also write weights.npz (reference regenerates from the seed otherwise)")
+    g.add_argument("--safetensors", default="", choices=["", "f32", "f16", "bf16"],
+                   help="also write the state dict as model.safetensors in this dtype")
+    g.add_argument("--shards", type=int, default=1, help="with --safetensors: shard files + index.json")
     r = sub.add_parser("reference", help="numpy reference embeddings")
     r.add_argument("--model", required=True)
     r.add_argument("--in", dest="inp", default="-")

@@ -28,10 +28,18 @@ Run with Debian's interpreter (/usr/bin/python3: python3-onnx, python3-numpy).
                   down(silu(gate(x)) * up(x)) -> residual. Final RMSNorm, LM
                   head tied to the input embedding (tie_word_embeddings, as
                   Qwen3-0.6B and -4B).
+                  Initializers are named as torch.onnx.export names a
+                  Qwen3ForCausalLM's: state-dict names for the embedding and
+                  norms, anonymous onnx::MatMul_N for the projections.
+  config.json     Hugging Face Qwen3Config (model_type qwen3, shapes, eps,
+                  rope_theta, tie_word_embeddings), as save_pretrained writes it
   tokenizer.json  copied from --tokenizer (the real Qwen3 tokenizer, vocab
                   151,669 ids, so real token ids index the embedding)
   rlsearch.json   reranker config (kind qwen3-reranker, inputs, output)
   gen_qwen3.json  generator record (preset, variant, seed, shapes)
+  model.safetensors  only with --safetensors f32|f16|bf16: the state dict
+                  (Hugging Face names, [out, in] projections, no lm_head:
+                  tied); --shards N writes shards + model.safetensors.index.json
   model.onnx.data only with --external-data: the weights, referenced by model.onnx
 
 With --nan-token ID the graph ends in Where(row holds ID, NaN, logits): every
@@ -60,7 +68,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_bert import write_atomic  # noqa: E402  (same temp-dir + rename as the BERT generator)
+from gen_bert import safetensors_files, write_atomic  # noqa: E402  (same writers as the BERT generator)
 
 PRESETS = {
     # layers, hidden, heads, kv_heads, head_dim, intermediate
@@ -108,6 +116,55 @@ def make_weights(preset, seed):
 # ONNX graph
 # ---------------------------------------------------------------------------
 
+# Initializer names as torch.onnx.export gives a Hugging Face
+# Qwen3ForCausalLM: state-dict names for the embedding and the norms,
+# anonymous onnx::MatMul_N for the bias-free [in, out] projections (package
+# transformer matches those by graph order and structure, as it must for
+# real exports).
+_QWEN3_NORMS = {"in_norm": "input_layernorm.weight", "post_norm": "post_attention_layernorm.weight",
+                "q_norm": "self_attn.q_norm.weight", "k_norm": "self_attn.k_norm.weight"}
+
+
+def torch_names(w):
+    out, anon = {"embed": "model.embed_tokens.weight", "norm": "model.norm.weight"}, [0]
+    for k in w:
+        if k in out:
+            continue
+        layer, slot = k.split(".")
+        if slot in _QWEN3_NORMS:
+            out[k] = "model.layers.%s.%s" % (layer[1:], _QWEN3_NORMS[slot])
+        else:
+            anon[0] += 1
+            out[k] = "onnx::MatMul_%d" % (2000 + anon[0])
+    return out
+
+
+def hf_state_dict(w):
+    """The Qwen3ForCausalLM state dict: Hugging Face names, projections
+    [out, in]; no lm_head.weight (tied to the embedding, as save_pretrained
+    drops it)."""
+    names = torch_names(w)
+    proj = {"q": "self_attn.q_proj", "k": "self_attn.k_proj", "v": "self_attn.v_proj", "o": "self_attn.o_proj",
+            "gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj"}
+    out = {}
+    for k, v in w.items():
+        n = names[k]
+        if n.startswith("onnx::MatMul_"):
+            layer, slot = k.split(".")
+            n, v = "model.layers.%s.%s.weight" % (layer[1:], proj[slot]), v.T
+        out[n] = v
+    return out
+
+
+def hf_config(p):
+    """config.json as transformers' Qwen3Config writes it (what the GPU path reads)."""
+    return {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "vocab_size": VOCAB,
+            "hidden_size": p["hidden"], "num_hidden_layers": p["layers"], "num_attention_heads": p["heads"],
+            "num_key_value_heads": p["kv_heads"], "head_dim": p["head_dim"], "intermediate_size": p["intermediate"],
+            "hidden_act": "silu", "rms_norm_eps": RMS_EPS, "rope_theta": ROPE_THETA, "rope_scaling": None,
+            "tie_word_embeddings": True, "attention_bias": False, "use_sliding_window": False,
+            "max_position_embeddings": 40960, "torch_dtype": "float32"}
+
 
 def build_graph(preset, variant, w, nan_token=None):
     import onnx
@@ -119,9 +176,12 @@ def build_graph(preset, variant, w, nan_token=None):
     nodes, inits = [], []
     counter = [0]
 
+    onnx_names = torch_names(w)
+
     def op(kind, inputs, **attrs):
         counter[0] += 1
         out = "%s_%d" % (kind, counter[0])
+        inputs = [onnx_names.get(i, i) for i in inputs]
         nodes.append(helper.make_node(kind, inputs, [out], name=out + "_node", **attrs))
         return out
 
@@ -130,7 +190,7 @@ def build_graph(preset, variant, w, nan_token=None):
         return n
 
     for k, v in w.items():
-        const(k, v)
+        const(onnx_names[k], v)
     const("c.eps", np.array(RMS_EPS, np.float32))
     const("c.one", np.array(1.0, np.float32))
     const("c.neg", np.array(MASK_NEG, np.float32))
@@ -277,12 +337,16 @@ def cmd_gen(a):
         with open(path, "wb") as f:
             f.write(model.SerializeToString())
 
-    write_atomic(a.out, {
+    files = {
         "model.onnx": save_model,
         "tokenizer.json": lambda path: shutil.copyfile(a.tokenizer, path),
         "rlsearch.json": dump(cfg),
+        "config.json": dump(hf_config(PRESETS[a.preset])),
         "gen_qwen3.json": dump(rec),
-    })
+    }
+    if a.safetensors:
+        files.update(safetensors_files(hf_state_dict(w), a.safetensors, a.shards))
+    write_atomic(a.out, files)
     print("gen_qwen3: wrote %s (%s/%s, seed %d, %.1f MB model.onnx)" % (
         a.out, a.preset, a.variant, a.seed, os.path.getsize(os.path.join(a.out, "model.onnx")) / 1e6),
         file=sys.stderr)
@@ -376,6 +440,9 @@ def main(argv):
                    help="store the weights in model.onnx.data (external data) next to model.onnx")
     g.add_argument("--nan-token", type=int, default=None,
                    help="token id that makes every logit of its row NaN (tests of non-finite scores)")
+    g.add_argument("--safetensors", default="", choices=["", "f32", "f16", "bf16"],
+                   help="also write the state dict as model.safetensors in this dtype")
+    g.add_argument("--shards", type=int, default=1, help="with --safetensors: shard files + index.json")
     r = sub.add_parser("reference", help="numpy reference logits at the last position")
     r.add_argument("--model", required=True)
     r.add_argument("--in", dest="inp", default="-")

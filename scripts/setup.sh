@@ -30,6 +30,8 @@ command -v gcc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
 if ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
   need_apt+=(chromium-headless-shell fonts-dejavu-core)
 fi
+# The CPU emulator of the GPU kernels (kernels/emu, kernels/kernelemu) is compiled with g++ by the tests.
+command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -32,6 +32,7 @@ func bindModel(fs *flag.FlagSet, c *embed.Config) {
 	fs.IntVar(&c.Sessions, "sessions", 0, "ONNX Runtime sessions in the encoder pool (0 = GOMAXPROCS/2, 1..4)")
 	fs.IntVar(&c.MaxLength, "max-length", 0, "token budget per text incl. prefix and specials (0 = model config, default 256)")
 	fs.IntVar(&c.BatchSize, "encode-batch", 0, "texts per ONNX Runtime run (0 = 32)")
+	fs.StringVar(&c.Provider, "device", "cpu", "where the E5 encoder runs: cpu (ONNX Runtime), gpu or gpu:N (our fp16 forward pass from model.safetensors or model.onnx + config.json; an error when that GPU cannot run it), auto (GPU 0 when usable, else cpu), cuda[:N] (ONNX Runtime's CUDA execution provider, CPU when unavailable); /healthz says where and why")
 }
 
 // indexFlags locate an index and the model to serve its dense shard

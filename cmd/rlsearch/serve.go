@@ -96,6 +96,7 @@ func bindRerank(fs *flag.FlagSet, r *app.RerankConfig) {
 	fs.IntVar(&c.BatchSize, "rerank-batch", 0, "pairs per reranker run; concurrent requests share batches (0 = 16)")
 	fs.DurationVar(&c.BatchWait, "rerank-wait", 0, "how long a reranker batch waits to fill (0 = 2ms)")
 	fs.StringVar(&c.Instruction, "rerank-instruction", "", "Qwen3-Reranker instruction (default: the model card's web search instruction)")
+	fs.StringVar(&c.Provider, "rerank-device", "cpu", "where a Qwen3-Reranker runs: cpu (ONNX Runtime), gpu or gpu:N (our fp16 forward pass; an error when that GPU cannot run it), auto (GPU 0 when usable, else cpu); /healthz says where and why")
 	fs.BoolVar(&r.Check, "rerank-check", true, "at startup require the reranker to score a relevant passage above irrelevant ones (turn off for random-weight test models)")
 	fs.IntVar(&s.MaxQueries, "rerank-max-queries", rerank.DefaultMaxRerankQueries, "most queries per /rerank request")
 	fs.IntVar(&s.MaxDocs, "rerank-max-docs", rerank.DefaultMaxRerankDocs, "most candidate documents per /rerank request, all queries together (each is one model pass)")

@@ -198,6 +198,7 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		return nil, err
 	}
 	s.closers = append(s.closers, closeUI)
+	sc.Health = healthWithModels(sc.Health, ix, rr, logger)
 	if s.Server, err = server.New(sc); err != nil {
 		return nil, err
 	}
@@ -349,4 +350,39 @@ func runtimeOver(ctx context.Context, ix *index.Index, retrievers map[string]rls
 		return nil, nil, nil, err
 	}
 	return rt, rr, closer, nil
+}
+
+// placer is implemented by models that report where they run and why
+// (embed.Encoder, rerank.Reranker).
+type placer interface {
+	Placement() (device, reason string)
+}
+
+var (
+	_ placer = (*embed.Encoder)(nil)
+	_ placer = (*rerank.Reranker)(nil)
+)
+
+// healthWithModels adds "models" to the /healthz fields of base (the
+// index's, with the cache's): for the query encoder and the reranker, where
+// each runs ("cpu", "gpu:0", "cuda:0") and why (the device asked for, the
+// GPU's name, or why "auto" or "cuda" ended on the CPU). It logs the same
+// at startup.
+func healthWithModels(base func() map[string]any, ix *index.Index, rr *rerank.Reranker, logger *slog.Logger) func() map[string]any {
+	models := map[string]any{}
+	if p, ok := ix.Encoder().(placer); ok {
+		d, why := p.Placement()
+		models["encoder"] = map[string]any{"device": d, "reason": why}
+		logger.Info("query encoder placement", "device", d, "reason", why)
+	}
+	if rr != nil {
+		d, why := rr.Placement()
+		models["reranker"] = map[string]any{"device": d, "reason": why}
+		logger.Info("reranker placement", "device", d, "reason", why)
+	}
+	return func() map[string]any {
+		h := base()
+		h["models"] = models
+		return h
+	}
 }

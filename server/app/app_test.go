@@ -97,6 +97,11 @@ func TestNewAnswersEveryPath(t *testing.T) {
 			t.Errorf("/v1/rewards/qa: %s; want em 1", rec.Body)
 		}
 	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if !strings.Contains(rec.Body.String(), `"models":{}`) {
+		t.Errorf("/healthz: %s; want an empty models object (no encoder, no reranker)", rec.Body)
+	}
 	if svc.Index == nil || svc.Index.Len() != 3 {
 		t.Errorf("Service.Index = %v, want the 3-passage index", svc.Index)
 	}

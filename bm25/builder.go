@@ -76,6 +76,11 @@ type Builder struct {
 	mem     memIndex
 	docLens []uint32
 	runs    []string // spilled run files, in row order
+
+	// plan is the shard plan of NewShardBuilder (nil: one unsharded file);
+	// shard is the applier's current shard, rows advancing in order.
+	plan  *ShardPlan
+	shard int
 }
 
 // memIndex is the in-memory part of the index: postings of the rows since
@@ -90,7 +95,8 @@ type memIndex struct {
 type buildTerm struct {
 	post    []byte // (uvarint row gap, uvarint tf)*
 	lastDoc int32  // last row written to post, -1 for none
-	df      uint32
+	df      uint32 // postings in post
+	xdf     uint32 // rows of unwritten shards that hold the term (NewShardBuilder)
 }
 
 // job is one batch of documents to analyze; the worker fills the results:
@@ -165,6 +171,9 @@ func (bd *Builder) Add(text string) (row int32, err error) {
 	}
 	if bd.rows >= math.MaxInt32 {
 		return -1, ErrTooManyDocs
+	}
+	if p := bd.plan; p != nil && bd.rows >= p.Bounds[len(p.Bounds)-1] {
+		return -1, fmt.Errorf("%w: row %d is beyond the plan's %d rows", ErrShardPlan, bd.rows, p.Bounds[len(p.Bounds)-1])
 	}
 	if !bd.started {
 		bd.start()
@@ -290,19 +299,29 @@ func (bd *Builder) apply(j *job) error {
 	u, off := 0, 0
 	for d, dl := range j.dls {
 		doc := int32(len(bd.docLens))
+		if p := bd.plan; p != nil {
+			for bd.shard+1 < len(p.Bounds) && doc >= p.Bounds[bd.shard+1] {
+				bd.shard++
+			}
+			if bd.shard+1 == len(p.Bounds) {
+				return fmt.Errorf("%w: row %d is beyond the shard plan's %d rows", ErrShardPlan, doc, p.Bounds[len(p.Bounds)-1])
+			}
+			if !p.keep(bd.shard) {
+				// Counted for the corpus-wide document frequencies only.
+				for range j.nuniq[d] {
+					term := j.arena[off : off+int(j.tlens[u])]
+					off += int(j.tlens[u])
+					m.termID(term).xdf++
+					u++
+				}
+				bd.docLens = append(bd.docLens, dl)
+				continue
+			}
+		}
 		for range j.nuniq[d] {
 			term := j.arena[off : off+int(j.tlens[u])]
 			off += int(j.tlens[u])
-			id, ok := m.dict[string(term)]
-			if !ok {
-				id = int32(len(m.terms))
-				name := string(term)
-				m.dict[name] = id
-				m.names = append(m.names, name)
-				m.terms = append(m.terms, buildTerm{lastDoc: -1})
-				m.est += termOverhead + int64(len(name))
-			}
-			t := &m.terms[id]
+			t := m.termID(term)
 			c0 := cap(t.post)
 			t.post = binary.AppendUvarint(t.post, uint64(doc-t.lastDoc-1)) // gap-1 so the first row 0 codes as 0
 			t.post = binary.AppendUvarint(t.post, uint64(j.tfs[u]))
@@ -317,6 +336,20 @@ func (bd *Builder) apply(j *job) error {
 		return bd.spill()
 	}
 	return nil
+}
+
+// termID returns the in-memory entry of term, adding it when new.
+func (m *memIndex) termID(term []byte) *buildTerm {
+	id, ok := m.dict[string(term)]
+	if !ok {
+		id = int32(len(m.terms))
+		name := string(term)
+		m.dict[name] = id
+		m.names = append(m.names, name)
+		m.terms = append(m.terms, buildTerm{lastDoc: -1})
+		m.est += termOverhead + int64(len(name))
+	}
+	return &m.terms[id]
 }
 
 // spill writes the in-memory postings as a sorted run and empties them;
@@ -437,25 +470,39 @@ func (bd *Builder) removeRuns() {
 // The bytes of the file depend only on the documents and K1, B, never on
 // MemoryBudget or Workers.
 func (bd *Builder) WriteFile(path string) (err error) {
+	if bd.plan != nil {
+		return fmt.Errorf("%w: a shard builder writes with WriteShards, not WriteFile", ErrShardPlan)
+	}
+	srcs, done, err := bd.finish()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return writeIndexFile(path, bd.tempDir, bd.k1, bd.b, bd.docLens, srcs)
+}
+
+// finish stops the pipeline and returns the sources to merge, in row
+// order; done closes them and aborts the Builder (removing the runs).
+func (bd *Builder) finish() ([]runSource, func(), error) {
 	if bd.finished {
-		return ErrBuilderDone
+		return nil, nil, ErrBuilderDone
 	}
 	bd.finished = true
 	bd.stop()
-	defer bd.Abort()
 	if err := bd.loadErr(); err != nil {
-		return err
+		bd.Abort()
+		return nil, nil, err
 	}
 	if len(bd.runs)+1 > maxOpenRuns {
 		if err := bd.compact(); err != nil {
-			return err
+			bd.Abort()
+			return nil, nil, err
 		}
 	}
 	srcs, closeAll, err := bd.openRuns()
 	if err != nil {
-		return err
+		bd.Abort()
+		return nil, nil, err
 	}
-	defer closeAll()
-	srcs = append(srcs, bd.mem.source())
-	return writeIndexFile(path, bd.tempDir, bd.k1, bd.b, bd.docLens, srcs)
+	return append(srcs, bd.mem.source()), func() { closeAll(); bd.Abort() }, nil
 }

@@ -52,6 +52,22 @@
 // into the file, streaming. The file's bytes do not depend on the budget or
 // the worker count.
 //
+// # Shards
+//
+// NewShardBuilder builds a corpus split into contiguous row ranges, one
+// file per shard, with the corpus-wide statistics computed once at build
+// time (Elasticsearch's DFS phase, done once instead of per query): the
+// document count N, the total length (so avgdl) and every term's document
+// frequency. A shard scores with those, so its float32 scores are those of
+// one index over the corpus, bit for bit (the sum over the query terms
+// present in the shard equals the one-index sum, whose other terms add +0),
+// and merging the shards' top-k lists by descending score, ties by
+// ascending corpus row (Index.Shard().FirstRow + row), gives the one
+// index's top k exactly. A shard can be built on its own machine from the
+// whole corpus: the rows of the other shards are analyzed for the
+// statistics only (ShardPlan.Keep), and its file is byte for byte the one
+// an all-shards build writes.
+//
 // # Use
 //
 //	b, _ := bm25.NewBuilder(bm25.Config{})
@@ -76,10 +92,12 @@
 //	offset  size  field
 //	0       8     magic "RLSBM25\x00"
 //	8       4     version, uint32 = 3
-//	12      4     flags, uint32 = 1 (FlagNFC: terms analyzed after NFC;
+//	12      4     flags, uint32: bit 0 FlagNFC (terms analyzed after NFC;
 //	              a file without it, written before NFC analysis, is
-//	              refused with ErrAnalyzer asking to rebuild; other bits
-//	              are refused as corrupt)
+//	              refused with ErrAnalyzer asking to rebuild), bit 1
+//	              FlagShard (a shard: the fields at 76 to 100 and the
+//	              global dfs section follow); other bits are refused as
+//	              corrupt
 //	16      4     k1, float32 bits
 //	20      4     b, float32 bits
 //	24      4     numDocs N (rows), uint32 <= 2^31-1
@@ -91,7 +109,13 @@
 //	56      8     numBlocks B (skip entries), uint64
 //	64      8     blobLen (bytes of the term bytes section), uint64
 //	72      4     CRC-32C (Castagnoli) of the document lengths section
-//	76      48    reserved, zero
+//	76      48    reserved, zero; with FlagShard the corpus-wide statistics:
+//	  76    4       first row: the corpus row of this file's row 0, uint32
+//	  80    4       corpus rows, uint32 (first row + N <= it)
+//	  84    4       corpus docCount (rows with a term), uint32 >= docCount
+//	  88    8       corpus sumTF, uint64 >= sumTF
+//	  96    4       CRC-32C of the global dfs section
+//	  100   24      reserved, zero
 //	124     4     CRC-32C of header bytes [0, 124)
 //
 // Sections, in this order right after the header:
@@ -132,6 +156,16 @@
 //	blobLen   term bytes: the T terms (UTF-8), concatenated in term order
 //	4·⌈T/4096⌉ chunk checksums: for each chunk of 4096 terms, the CRC-32C
 //	          of its term entries followed by its term bytes
+//	4·T       global dfs (FlagShard only): for each term, in term order,
+//	          its document frequency in the whole corpus, uint32
+//	          (df <= it <= corpus docCount); checked at Open
+//
+// A shard scores with the corpus-wide values: idf(t) from the term's
+// global df and the corpus docCount, avgdl = corpus sumTF / corpus
+// docCount (so normInv and the stored maxX bounds are the corpus's); N,
+// docCount and sumTF at offsets 24 to 48 are the shard's own and check its
+// document lengths section. An unsharded file is exactly as before
+// FlagShard existed.
 //
 // Norm slots: the 255 most frequent document lengths below 4096 (by
 // decreasing number of rows, ties by increasing length) get slots 0 to

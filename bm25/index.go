@@ -39,8 +39,12 @@ const (
 	// FlagNFC: the terms were analyzed after Unicode NFC normalization
 	// (Analyze step 0).
 	FlagNFC = 1 << 0
-	// knownFlags are the flags this version writes and requires.
-	knownFlags = FlagNFC
+	// FlagShard: the file is one shard of a corpus (NewShardBuilder) and
+	// scores with the corpus-wide statistics it records (header offsets
+	// 76 to 100 and the global df section, see FORMAT).
+	FlagShard = 1 << 1
+	// knownFlags are the flags this version reads; FlagNFC is required.
+	knownFlags = FlagNFC | FlagShard
 )
 
 // ErrAnalyzer is wrapped by the error for an index whose header says its
@@ -73,7 +77,14 @@ type Index struct {
 	numTerms int
 	docCount uint32  // documents with at least one term (Lucene's docCount)
 	sumTF    uint64  // total terms in the collection (Lucene's sumTotalTermFreq)
-	avgdl    float32 // sumTF / docCount, as Lucene computes it
+	avgdl    float32 // sumTF / docCount, as Lucene computes it; a shard's: the corpus's
+
+	// A shard (FlagShard) scores with the corpus's statistics: g, and gdf
+	// (4 bytes per term: its corpus-wide df). For an unsharded index g
+	// holds the index's own (firstRow 0, totalRows numDocs) and gdf is nil.
+	g      globalStats
+	gdf    []byte
+	offGDF int64
 
 	data    []byte // the whole file
 	release func() error
@@ -210,7 +221,22 @@ func parse(data []byte, verifyCRC bool) (*Index, error) {
 	if bs := le.Uint32(data[36:]); bs != BlockSize {
 		return nil, corrupt("header at offset 36: block size %d, want %d", bs, BlockSize)
 	}
-	for off := 76; off < headerSize-4; off++ {
+	shard := le.Uint32(data[12:])&FlagShard != 0
+	reserved := 76
+	if shard {
+		reserved = 100
+		ix.g = globalStats{firstRow: le.Uint32(data[76:]), totalRows: le.Uint32(data[80:]), docCount: le.Uint32(data[84:]), sumTF: le.Uint64(data[88:])}
+		g := ix.g
+		if g.totalRows > math.MaxInt32 || uint64(g.firstRow)+uint64(ix.numDocs) > uint64(g.totalRows) {
+			return nil, corrupt("header at offset 76: shard of %d rows from corpus row %d, beyond the corpus's %d rows", ix.numDocs, g.firstRow, g.totalRows)
+		}
+		if g.docCount < ix.docCount || g.docCount > g.totalRows || g.sumTF < ix.sumTF || uint64(g.totalRows)-uint64(ix.numDocs) < uint64(g.docCount-ix.docCount) {
+			return nil, corrupt("header at offset 84: corpus-wide document count %d and %d terms cannot hold the shard's %d and %d", g.docCount, g.sumTF, ix.docCount, ix.sumTF)
+		}
+	} else {
+		ix.g = globalStats{totalRows: uint32(ix.numDocs), docCount: ix.docCount, sumTF: ix.sumTF}
+	}
+	for off := reserved; off < headerSize-4; off++ {
 		if data[off] != 0 {
 			return nil, corrupt("header at offset %d: reserved byte is %#x", off, data[off])
 		}
@@ -233,10 +259,14 @@ func parse(data []byte, verifyCRC bool) (*Index, error) {
 		{"term entries", entrySize * uint64(ix.numTerms)},
 		{"term bytes", blobLen},
 		{"chunk checksums", 4 * uint64((ix.numTerms+chunkTerms-1)/chunkTerms)},
+		{"global dfs", 0},
+	}
+	if shard {
+		sections[6].size = 4 * uint64(ix.numTerms)
 	}
 	off := uint64(headerSize)
-	var parts [6][]byte
-	var offs [6]int64
+	var parts [7][]byte
+	var offs [7]int64
 	for i, s := range sections {
 		if off+s.size > uint64(len(data)) {
 			return nil, corrupt("truncated: section %q at offset %d needs %d bytes, file has %d bytes", s.name, off, s.size, len(data))
@@ -250,9 +280,17 @@ func parse(data []byte, verifyCRC bool) (*Index, error) {
 	}
 	ix.docLens, ix.postings, ix.skips, ix.entries, ix.blob, ix.chunks = parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]
 	ix.offPost, ix.offSkip, ix.offEntry, ix.offBlob, ix.offChunk = offs[1], offs[2], offs[3], offs[4], offs[5]
+	if shard {
+		ix.gdf, ix.offGDF = parts[6], offs[6]
+	}
 	if verifyCRC {
 		if got, want := crc32.Checksum(ix.docLens, castagnoli), le.Uint32(data[72:]); got != want {
 			return nil, corrupt("document lengths at offset %d: CRC-32C is %#08x, header says %#08x", headerSize, got, want)
+		}
+		if shard {
+			if got, want := crc32.Checksum(ix.gdf, castagnoli), le.Uint32(data[96:]); got != want {
+				return nil, corrupt("global dfs at offset %d: CRC-32C is %#08x, header says %#08x", ix.offGDF, got, want)
+			}
 		}
 	}
 	if err := ix.initNorms(); err != nil {
@@ -263,7 +301,7 @@ func parse(data []byte, verifyCRC bool) (*Index, error) {
 	return ix, nil
 }
 
-// lengthStats are what the writer (writeIndexFile) and Open (initNorms)
+// lengthStats are what the writer (createIndexFile) and Open (initNorms)
 // both derive from the document lengths, in one place so that they cannot
 // disagree: the non-empty documents (Lucene's docCount, the denominator of
 // idf and of the average length), the total length (sumTotalTermFreq),
@@ -296,7 +334,9 @@ func (st *lengthStats) avgdl() float32 {
 }
 
 // initNorms checks the document lengths against the header and precomputes
-// the length norms.
+// the length norms. A shard's average length is the corpus's, so that its
+// norms, and the block bounds its writer stored, are those of one index
+// over the corpus.
 func (ix *Index) initNorms() error {
 	var st lengthStats
 	for d := 0; d < ix.numDocs; d++ {
@@ -305,7 +345,7 @@ func (ix *Index) initNorms() error {
 	if st.docCount != ix.docCount || st.sumTF != ix.sumTF {
 		return corrupt("document lengths at offset %d: %d non-empty documents and %d terms, header says %d and %d", headerSize, st.docCount, st.sumTF, ix.docCount, ix.sumTF)
 	}
-	ix.avgdl = st.avgdl()
+	ix.avgdl = ix.g.avgdl()
 	ix.normInv = make([]float32, ix.numDocs)
 	nt := newNormTable(ix.k1, ix.b, ix.avgdl)
 	for d := range ix.normInv {
@@ -422,8 +462,40 @@ func (ix *Index) NumDocs() int { return ix.numDocs }
 func (ix *Index) NumTerms() int { return ix.numTerms }
 
 // AvgDocLen is the mean number of terms per non-empty document (Lucene's
-// avgdl = sumTotalTermFreq / docCount); 0 for an index without terms.
+// avgdl = sumTotalTermFreq / docCount) that scores use: for a shard, the
+// corpus's. 0 for an index (or corpus) without terms.
 func (ix *Index) AvgDocLen() float64 { return float64(ix.avgdl) }
+
+// ShardInfo describes the rows an index holds within its corpus and the
+// corpus-wide statistics its scores use.
+type ShardInfo struct {
+	// Sharded is true for a shard file (NewShardBuilder).
+	Sharded bool
+	// FirstRow is the corpus row of the index's row 0 (0 unsharded), and
+	// TotalRows the rows of the corpus (NumDocs unsharded).
+	FirstRow, TotalRows int
+	// DocCount is the corpus's number of rows with at least one term and
+	// SumTF its number of terms (Lucene's docCount and sumTotalTermFreq).
+	DocCount int
+	SumTF    uint64
+}
+
+// Shard reports which rows of its corpus the index holds: corpus row =
+// FirstRow + row. Safe for concurrent use.
+func (ix *Index) Shard() ShardInfo {
+	return ShardInfo{Sharded: ix.gdf != nil, FirstRow: int(ix.g.firstRow), TotalRows: int(ix.g.totalRows), DocCount: int(ix.g.docCount), SumTF: ix.g.sumTF}
+}
+
+// scoreDF is the document frequency that term t's idf uses: the
+// corpus-wide one for a shard, else its df.
+func (ix *Index) scoreDF(t int, df uint32) uint32 {
+	if ix.gdf == nil {
+		return df
+	}
+	// Clamped so that a hostile file (whose checksum was forged) cannot
+	// make an idf negative or NaN; Verify reports such a value.
+	return min(max(df, le.Uint32(ix.gdf[4*t:])), ix.g.docCount)
+}
 
 // Params returns the BM25 parameters the index was built with.
 func (ix *Index) Params() (k1, b float64) { return float64(ix.k1), float64(ix.b) }
@@ -676,6 +748,11 @@ func (ix *Index) Verify() error {
 		_, skips, _, err := ix.postingsOf(t)
 		if err != nil {
 			return err
+		}
+		if ix.gdf != nil {
+			if g := le.Uint32(ix.gdf[4*t:]); g < e.df || g > ix.g.docCount {
+				return corrupt("global dfs at offset %d: term %d has corpus-wide df %d, below its df %d here or above the corpus's %d documents", ix.offGDF+int64(4*t), t, g, e.df, ix.g.docCount)
+			}
 		}
 		blobOff += uint64(e.termLen)
 		skipIdx += uint64(len(skips) / skipSize)

@@ -213,6 +213,7 @@ func FuzzOpen(f *testing.F) {
 	b := slices.Clone(good)
 	b[len(b)-10] ^= 0xff
 	f.Add(b)
+	f.Add(shardIndexBytes(f)) // a shard file (FlagShard): global statistics and dfs
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, crc := range []bool{true, false} {
 			d := data

@@ -19,25 +19,31 @@ import (
 
 // runMagic starts every spilled run file. A run is a sequence of terms in
 // strictly increasing byte order, each as uvarint(len(term)), term,
-// uvarint(df), then df (uvarint row gap, uvarint tf) pairs with
-// gap = row - previous row - 1 (previous row = -1 before the first); an
-// empty term (a single 0 byte) ends the run. Runs are private temporary
-// files: they carry no checksum, but every value is range-checked on read.
-const runMagic = "RLSBM25R"
+// uvarint(df), uvarint(xdf), then df (uvarint row gap, uvarint tf) pairs
+// with gap = row - previous row - 1 (previous row = -1 before the first);
+// an empty term (a single 0 byte) ends the run. df counts the term's
+// postings, xdf the rows of shards not written (NewShardBuilder) that hold
+// it, which count only towards its corpus-wide document frequency; df + xdf
+// >= 1. Runs are private temporary files: they carry no checksum, but every
+// value is range-checked on read.
+const runMagic = "RLSBM25S"
 
 // runSource yields terms in strictly increasing order, each with the
 // postings of one contiguous row range (sources are merged in row order).
 type runSource interface {
-	// nextTerm moves to the next term; ok is false at the end.
-	nextTerm() (term []byte, df uint64, ok bool, err error)
+	// nextTerm moves to the next term; ok is false at the end. df is the
+	// number of its postings here, xdf that of the rows of unwritten
+	// shards that hold it (see runMagic).
+	nextTerm() (term []byte, df, xdf uint64, ok bool, err error)
 	// posting returns the next posting of the current term; it must be
 	// called exactly df times before nextTerm.
 	posting() (row int32, tf uint32, err error)
 }
 
-// postingSink receives the merged terms in order.
+// postingSink receives the merged terms in order: df postings follow
+// beginTerm (xdf is as in runSource.nextTerm, summed over the sources).
 type postingSink interface {
-	beginTerm(term []byte, df uint64) error
+	beginTerm(term []byte, df, xdf uint64) error
 	add(row int32, tf uint32) error
 	endTerm() error
 }
@@ -60,14 +66,15 @@ func (m *memIndex) source() *memSource {
 	return &memSource{m: m, order: order, i: -1}
 }
 
-func (s *memSource) nextTerm() ([]byte, uint64, bool, error) {
+func (s *memSource) nextTerm() ([]byte, uint64, uint64, bool, error) {
 	s.i++
 	if s.i >= len(s.order) {
-		return nil, 0, false, nil
+		return nil, 0, 0, false, nil
 	}
 	id := s.order[s.i]
-	s.p, s.row = s.m.terms[id].post, -1
-	return []byte(s.m.names[id]), uint64(s.m.terms[id].df), true, nil
+	t := &s.m.terms[id]
+	s.p, s.row = t.post, -1
+	return []byte(s.m.names[id]), uint64(t.df), uint64(t.xdf), true, nil
 }
 
 func (s *memSource) posting() (int32, uint32, error) {
@@ -107,30 +114,34 @@ func (s *fileSource) fail(what string, err error) error {
 	return fmt.Errorf("bm25: run %s: %s: %w", s.name, what, err)
 }
 
-func (s *fileSource) nextTerm() ([]byte, uint64, bool, error) {
+func (s *fileSource) nextTerm() ([]byte, uint64, uint64, bool, error) {
 	if s.left != 0 {
-		return nil, 0, false, fmt.Errorf("bm25: run %s: term %q has %d unread postings (internal error)", s.name, s.term, s.left)
+		return nil, 0, 0, false, fmt.Errorf("bm25: run %s: term %q has %d unread postings (internal error)", s.name, s.term, s.left)
 	}
 	n, err := binary.ReadUvarint(s.r)
 	if err != nil {
-		return nil, 0, false, s.fail("term length", err)
+		return nil, 0, 0, false, s.fail("term length", err)
 	}
 	if n == 0 {
-		return nil, 0, false, nil
+		return nil, 0, 0, false, nil
 	}
 	if n > math.MaxUint16 {
-		return nil, 0, false, s.fail(fmt.Sprintf("term length %d", n), nil)
+		return nil, 0, 0, false, s.fail(fmt.Sprintf("term length %d", n), nil)
 	}
 	s.term = slices.Grow(s.term[:0], int(n))[:n]
 	if _, err := io.ReadFull(s.r, s.term); err != nil {
-		return nil, 0, false, s.fail("term", err)
+		return nil, 0, 0, false, s.fail("term", err)
 	}
 	df, err := binary.ReadUvarint(s.r)
-	if err != nil || df == 0 || df > uint64(s.numDocs) {
-		return nil, 0, false, s.fail(fmt.Sprintf("df %d", df), err)
+	if err != nil || df > uint64(s.numDocs) {
+		return nil, 0, 0, false, s.fail(fmt.Sprintf("df %d", df), err)
+	}
+	xdf, err := binary.ReadUvarint(s.r)
+	if err != nil || xdf > uint64(s.numDocs) || df+xdf == 0 {
+		return nil, 0, 0, false, s.fail(fmt.Sprintf("df %d xdf %d", df, xdf), err)
 	}
 	s.left, s.row = df, -1
-	return s.term, df, true, nil
+	return s.term, df, xdf, true, nil
 }
 
 func (s *fileSource) posting() (int32, uint32, error) {
@@ -155,6 +166,7 @@ type srcHeap struct {
 	idx   []int
 	terms [][]byte
 	dfs   []uint64
+	xdfs  []uint64
 }
 
 func (h *srcHeap) Len() int { return len(h.idx) }
@@ -176,14 +188,14 @@ func (h *srcHeap) Pop() any {
 // cover increasing, disjoint row ranges in slice order; a term's postings
 // are emitted source by source, so rows stay increasing.
 func merge(srcs []runSource, sink postingSink) error {
-	h := &srcHeap{terms: make([][]byte, len(srcs)), dfs: make([]uint64, len(srcs))}
+	h := &srcHeap{terms: make([][]byte, len(srcs)), dfs: make([]uint64, len(srcs)), xdfs: make([]uint64, len(srcs))}
 	advance := func(i int) error {
-		t, df, ok, err := srcs[i].nextTerm()
+		t, df, xdf, ok, err := srcs[i].nextTerm()
 		if err != nil {
 			return err
 		}
 		if ok {
-			h.terms[i], h.dfs[i] = t, df
+			h.terms[i], h.dfs[i], h.xdfs[i] = t, df, xdf
 			heap.Push(h, i)
 		}
 		return nil
@@ -201,14 +213,15 @@ func merge(srcs []runSource, sink postingSink) error {
 		first := heap.Pop(h).(int)
 		group = append(group, first)
 		term = append(term[:0], h.terms[first]...)
-		df := h.dfs[first]
+		df, xdf := h.dfs[first], h.xdfs[first]
 		for h.Len() > 0 && bytes.Equal(h.terms[h.idx[0]], term) {
 			i := heap.Pop(h).(int)
 			group = append(group, i)
 			df += h.dfs[i]
+			xdf += h.xdfs[i]
 		}
 		slices.Sort(group)
-		if err := sink.beginTerm(term, df); err != nil {
+		if err := sink.beginTerm(term, df, xdf); err != nil {
 			return err
 		}
 		lastRow = -1
@@ -246,11 +259,12 @@ type runWriter struct {
 	buf  [2 * binary.MaxVarintLen64]byte
 }
 
-func (rw *runWriter) beginTerm(term []byte, df uint64) error {
+func (rw *runWriter) beginTerm(term []byte, df, xdf uint64) error {
 	b := binary.AppendUvarint(rw.buf[:0], uint64(len(term)))
 	rw.w.Write(b)
 	rw.w.Write(term)
-	rw.w.Write(binary.AppendUvarint(rw.buf[:0], df))
+	b = binary.AppendUvarint(rw.buf[:0], df)
+	rw.w.Write(binary.AppendUvarint(b, xdf))
 	rw.last = -1
 	return nil
 }
@@ -265,14 +279,32 @@ func (rw *runWriter) add(row int32, tf uint32) error {
 
 func (rw *runWriter) endTerm() error { return nil }
 
-// indexWriter is the postingSink that writes the index file (format
-// version formatVersion, 3; bm25/doc.go FORMAT): postings
-// straight into the output, skip entries, term entries and term bytes into
-// side files that are appended at the end.
+// globalStats are the corpus-wide statistics that a shard's file is scored
+// with (FlagShard, see FORMAT): the same as one index over the whole
+// corpus would have, so that the shards' scores are that index's.
+type globalStats struct {
+	firstRow  uint32 // corpus row of the shard's row 0
+	totalRows uint32 // rows of the corpus
+	docCount  uint32 // corpus rows with at least one term
+	sumTF     uint64 // terms in the corpus
+}
+
+// avgdl is the corpus's average length (lengthStats.avgdl of its counts).
+func (g globalStats) avgdl() float32 {
+	st := lengthStats{docCount: g.docCount, sumTF: g.sumTF}
+	return st.avgdl()
+}
+
+// indexWriter writes the terms of one index file (format version
+// formatVersion, 3; bm25/doc.go FORMAT): postings straight into
+// the output, skip entries, term entries, term bytes and (for a shard) the
+// corpus-wide document frequencies into side files that are appended at
+// the end. A term is begin, add for each of its postings, end.
 type indexWriter struct {
 	out                *bufio.Writer
 	skipsW, entriesW   *bufio.Writer
-	blobW              *bufio.Writer
+	blobW, gdfW        *bufio.Writer // gdfW: shards only
+	gcrc               uint32        // CRC-32C of the global df section
 	norm               *normTable
 	docLens            []uint32
 	slots              *normSlots
@@ -285,7 +317,7 @@ type indexWriter struct {
 
 	// Current term.
 	term    []byte
-	df      uint64
+	gdf     uint64 // its corpus-wide df (shards)
 	n       uint64
 	postOff uint64
 	skipIdx uint64
@@ -299,15 +331,15 @@ type indexWriter struct {
 	blk     []byte
 }
 
-func (w *indexWriter) beginTerm(term []byte, df uint64) error {
+func (w *indexWriter) begin(term []byte, gdf uint64) error {
 	if len(term) == 0 || len(term) > math.MaxUint16 {
 		return fmt.Errorf("%w: term of %d bytes", ErrTooLarge, len(term))
 	}
-	if df > math.MaxUint32 {
-		return fmt.Errorf("%w: term %q df %d", ErrTooLarge, term, df)
+	if gdf > math.MaxUint32 {
+		return fmt.Errorf("%w: term %q df %d", ErrTooLarge, term, gdf)
 	}
 	w.term = append(w.term[:0], term...)
-	w.df, w.n, w.nb = df, 0, 0
+	w.gdf, w.n, w.nb = gdf, 0, 0
 	w.postOff, w.skipIdx = w.postLen, w.numBlocks
 	w.prev, w.crc, w.maxX = -1, 0, 0
 	w.skipBuf = w.skipBuf[:0]
@@ -368,12 +400,14 @@ func (w *indexWriter) flushBlock() error {
 	return nil
 }
 
-func (w *indexWriter) endTerm() error {
+// end writes the current term's entry; its df is the number of postings
+// added.
+func (w *indexWriter) end() error {
 	if err := w.flushBlock(); err != nil {
 		return err
 	}
-	if w.n != w.df {
-		return fmt.Errorf("bm25: term %q has %d postings, runs said %d (internal error)", w.term, w.n, w.df)
+	if w.n == 0 || w.n > math.MaxUint32 || (w.gdfW != nil && w.gdf < w.n) {
+		return fmt.Errorf("bm25: term %q has %d postings and corpus-wide df %d (internal error)", w.term, w.n, w.gdf)
 	}
 	w.crc = crc32.Update(w.crc, castagnoli, w.skipBuf)
 	if _, err := w.skipsW.Write(w.skipBuf); err != nil {
@@ -382,13 +416,21 @@ func (w *indexWriter) endTerm() error {
 	e := le.AppendUint64(nil, w.blobLen)
 	e = le.AppendUint64(e, w.postOff)
 	e = le.AppendUint64(e, w.skipIdx)
-	e = le.AppendUint32(e, uint32(w.df))
+	e = le.AppendUint32(e, uint32(w.n))
 	e = le.AppendUint32(e, math.Float32bits(w.maxX))
 	e = le.AppendUint32(e, w.crc)
 	e = le.AppendUint16(e, uint16(len(w.term)))
 	e = le.AppendUint16(e, 0)
 	w.chunkEntries = append(w.chunkEntries, e...)
 	w.chunkBlob = append(w.chunkBlob, w.term...)
+	if w.gdfW != nil {
+		var b [4]byte
+		le.PutUint32(b[:], uint32(w.gdf))
+		w.gcrc = crc32.Update(w.gcrc, castagnoli, b[:])
+		if _, err := w.gdfW.Write(b[:]); err != nil {
+			return err
+		}
+	}
 	w.blobLen += uint64(len(w.term))
 	w.numTerms++
 	if w.numTerms > math.MaxUint32 {
@@ -413,98 +455,204 @@ func (w *indexWriter) flushChunk() error {
 	return err
 }
 
-// writeIndexFile writes the index file (format version formatVersion) at
-// path atomically, its header's document count, total length and average
-// length derived from docLens as Open derives them (lengthStats),
-// merging srcs (in row order) with the document lengths.
-func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, srcs []runSource) (err error) {
+// fileSink is the postingSink of an unsharded index: every posting goes
+// to its one file.
+type fileSink struct {
+	w  *indexWriter
+	df uint64
+}
+
+func (s *fileSink) beginTerm(term []byte, df, xdf uint64) error {
+	if xdf != 0 {
+		return fmt.Errorf("bm25: term %q counted in %d rows of unwritten shards by an unsharded build (internal error)", term, xdf)
+	}
+	s.df = df
+	return s.w.begin(term, df)
+}
+
+func (s *fileSink) add(row int32, tf uint32) error { return s.w.add(row, tf) }
+
+func (s *fileSink) endTerm() error {
+	if s.w.n != s.df {
+		return fmt.Errorf("bm25: term %q has %d postings, runs said %d (internal error)", s.w.term, s.w.n, s.df)
+	}
+	return s.w.end()
+}
+
+// indexFile is one index file being written atomically: the output, its
+// side files and the writer of its terms.
+type indexFile struct {
+	path     string
+	f        *atomicfile.Writer
+	side     []*os.File // skip entries, term entries, term bytes, global dfs (shards)
+	out      *bufio.Writer
+	lcrc     uint32 // CRC-32C of the document lengths section
+	w        *indexWriter
+	k1, b    float32
+	numDocs  int
+	docCount uint32
+	sumTF    uint64
+	g        *globalStats
+}
+
+// createIndexFile starts the file at path (written through
+// atomicfile, side files in tempDir) for the rows of docLens, scored with
+// g's corpus-wide statistics when g is non-nil (a shard), else with its
+// own. bufSize is the buffer of the output and of each side file.
+func createIndexFile(path, tempDir string, k1, b float32, docLens []uint32, g *globalStats, bufSize int) (x *indexFile, err error) {
 	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
-		return fmt.Errorf("bm25: write %s: %w", path, err)
+		return nil, fmt.Errorf("bm25: write %s: %w", path, err)
 	}
-	tmp := f.TempName()
-	var side []*os.File
+	x = &indexFile{path: path, f: f, k1: k1, b: b, numDocs: len(docLens), g: g}
 	defer func() {
-		for _, s := range side {
-			s.Close()
-			os.Remove(s.Name())
-		}
 		if err != nil {
-			f.Abort()
+			x.abort()
 		}
 	}()
-	for range 3 {
+	nside := 3
+	if g != nil {
+		nside = 4
+	}
+	for range nside {
 		s, err := os.CreateTemp(tempDir, "bm25-side-*")
 		if err != nil {
-			return fmt.Errorf("bm25: write %s: %w", path, err)
+			return nil, fmt.Errorf("bm25: write %s: %w", path, err)
 		}
-		side = append(side, s)
+		x.side = append(x.side, s)
 	}
-
 	var st lengthStats
 	for _, dl := range docLens {
 		st.add(dl)
 	}
-	out := bufio.NewWriterSize(f, 1<<20)
-	out.Write(make([]byte, headerSize)) // rewritten at the end
-	lcrc := crc32.New(castagnoli)
-	lw := io.MultiWriter(out, lcrc)
+	x.docCount, x.sumTF = st.docCount, st.sumTF
+	avg := st.avgdl()
+	if g != nil {
+		avg = g.avgdl()
+	}
+	x.out = bufio.NewWriterSize(f, bufSize)
+	x.out.Write(make([]byte, headerSize)) // rewritten at the end
 	var b4 [4]byte
 	for _, dl := range docLens {
 		le.PutUint32(b4[:], dl)
-		lw.Write(b4[:])
+		x.lcrc = crc32.Update(x.lcrc, castagnoli, b4[:])
+		x.out.Write(b4[:])
 	}
-	w := &indexWriter{
-		out:      out,
-		skipsW:   bufio.NewWriterSize(side[0], 1<<20),
-		entriesW: bufio.NewWriterSize(side[1], 1<<20),
-		blobW:    bufio.NewWriterSize(side[2], 1<<20),
-		norm:     newNormTable(k1, b, st.avgdl()),
+	x.w = &indexWriter{
+		out:      x.out,
+		skipsW:   bufio.NewWriterSize(x.side[0], bufSize),
+		entriesW: bufio.NewWriterSize(x.side[1], bufSize),
+		blobW:    bufio.NewWriterSize(x.side[2], bufSize),
+		norm:     newNormTable(k1, b, avg),
 		docLens:  docLens,
 		slots:    newNormSlots(&st.count),
 	}
-	if err = merge(srcs, w); err != nil {
-		return fmt.Errorf("bm25: write %s: %w", path, err)
+	if g != nil {
+		x.w.gdfW = bufio.NewWriterSize(x.side[3], bufSize)
 	}
+	return x, nil
+}
+
+// abort removes the side files and the unfinished output.
+func (x *indexFile) abort() {
+	x.closeSide()
+	x.f.Abort()
+}
+
+func (x *indexFile) closeSide() {
+	for _, s := range x.side {
+		s.Close()
+		os.Remove(s.Name())
+	}
+	x.side = nil
+}
+
+// finish appends the side files, writes the header and commits the file;
+// on error it aborts it.
+func (x *indexFile) finish() (err error) {
+	defer func() {
+		if err != nil {
+			x.abort()
+		}
+	}()
+	w := x.w
 	if err = w.flushChunk(); err != nil {
-		return fmt.Errorf("bm25: write %s: %w", path, err)
+		return fmt.Errorf("bm25: write %s: %w", x.path, err)
 	}
-	for i, bw := range []*bufio.Writer{w.skipsW, w.entriesW, w.blobW} {
+	ws := []*bufio.Writer{w.skipsW, w.entriesW, w.blobW}
+	for i, bw := range ws {
 		if err = bw.Flush(); err != nil {
-			return fmt.Errorf("bm25: write %s: %w", side[i].Name(), err)
+			return fmt.Errorf("bm25: write %s: %w", x.side[i].Name(), err)
 		}
-		if _, err = side[i].Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("bm25: write %s: %w", side[i].Name(), err)
+		if _, err = x.side[i].Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("bm25: write %s: %w", x.side[i].Name(), err)
 		}
-		if _, err = io.Copy(out, side[i]); err != nil {
-			return fmt.Errorf("bm25: write %s: %w", path, err)
+		if _, err = io.Copy(x.out, x.side[i]); err != nil {
+			return fmt.Errorf("bm25: write %s: %w", x.path, err)
 		}
 	}
-	out.Write(w.chunkCRCs)
-	if err = out.Flush(); err != nil {
-		return fmt.Errorf("bm25: write %s: %w", path, err)
+	x.out.Write(w.chunkCRCs)
+	if w.gdfW != nil {
+		if err = w.gdfW.Flush(); err != nil {
+			return fmt.Errorf("bm25: write %s: %w", x.side[3].Name(), err)
+		}
+		if _, err = x.side[3].Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("bm25: write %s: %w", x.side[3].Name(), err)
+		}
+		if _, err = io.Copy(x.out, x.side[3]); err != nil {
+			return fmt.Errorf("bm25: write %s: %w", x.path, err)
+		}
+	}
+	if err = x.out.Flush(); err != nil {
+		return fmt.Errorf("bm25: write %s: %w", x.path, err)
 	}
 	var hdr [headerSize]byte
 	copy(hdr[0:8], magic)
 	le.PutUint32(hdr[8:], formatVersion)
-	le.PutUint32(hdr[12:], FlagNFC) // flags
-	le.PutUint32(hdr[16:], math.Float32bits(k1))
-	le.PutUint32(hdr[20:], math.Float32bits(b))
-	le.PutUint32(hdr[24:], uint32(len(docLens)))
+	flags := uint32(FlagNFC)
+	if x.g != nil {
+		flags |= FlagShard
+	}
+	le.PutUint32(hdr[12:], flags)
+	le.PutUint32(hdr[16:], math.Float32bits(x.k1))
+	le.PutUint32(hdr[20:], math.Float32bits(x.b))
+	le.PutUint32(hdr[24:], uint32(x.numDocs))
 	le.PutUint32(hdr[28:], uint32(w.numTerms))
-	le.PutUint32(hdr[32:], st.docCount)
+	le.PutUint32(hdr[32:], x.docCount)
 	le.PutUint32(hdr[36:], BlockSize)
-	le.PutUint64(hdr[40:], st.sumTF)
+	le.PutUint64(hdr[40:], x.sumTF)
 	le.PutUint64(hdr[48:], w.postLen)
 	le.PutUint64(hdr[56:], w.numBlocks)
 	le.PutUint64(hdr[64:], w.blobLen)
-	le.PutUint32(hdr[72:], lcrc.Sum32())
-	le.PutUint32(hdr[headerSize-4:], crc32.Checksum(hdr[:headerSize-4], castagnoli))
-	if _, err = f.WriteAt(hdr[:], 0); err != nil {
-		return fmt.Errorf("bm25: write %s: %w", tmp, err)
+	le.PutUint32(hdr[72:], x.lcrc)
+	if g := x.g; g != nil {
+		le.PutUint32(hdr[76:], g.firstRow)
+		le.PutUint32(hdr[80:], g.totalRows)
+		le.PutUint32(hdr[84:], g.docCount)
+		le.PutUint64(hdr[88:], g.sumTF)
+		le.PutUint32(hdr[96:], w.gcrc)
 	}
-	if err = f.Commit(); err != nil {
+	le.PutUint32(hdr[headerSize-4:], crc32.Checksum(hdr[:headerSize-4], castagnoli))
+	if _, err = x.f.WriteAt(hdr[:], 0); err != nil {
+		return fmt.Errorf("bm25: write %s: %w", x.f.TempName(), err)
+	}
+	x.closeSide()
+	if err = x.f.Commit(); err != nil {
 		return fmt.Errorf("bm25: %w", err)
 	}
 	return nil
+}
+
+// writeIndexFile writes the unsharded index file at path atomically,
+// merging srcs (in row order) with the document lengths.
+func writeIndexFile(path, tempDir string, k1, b float32, docLens []uint32, srcs []runSource) error {
+	x, err := createIndexFile(path, tempDir, k1, b, docLens, nil, 1<<20)
+	if err != nil {
+		return err
+	}
+	if err := merge(srcs, &fileSink{w: x.w}); err != nil {
+		x.abort()
+		return fmt.Errorf("bm25: write %s: %w", path, err)
+	}
+	return x.finish()
 }

@@ -118,7 +118,7 @@ func (c *cursor) init(ix *Index, t, qi int, boost float32) error {
 	}
 	*c = cursor{ix: ix, t: t, qi: qi, skips: skips, post: post, postBase: ix.offPost + int64(e.postOff),
 		nb: len(skips) / skipSize, prevLast: -1, left: int(e.df), boundBlk: -1}
-	c.w, c.df = boost*idf(e.df, ix.docCount), int(e.df)
+	c.w, c.df = boost*idf(ix.scoreDF(t, e.df), ix.g.docCount), int(e.df)
 	c.ub = float64(termScore(c.w, e.maxX))
 	c.loadSkip()
 	return nil

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
@@ -72,6 +73,13 @@ type BuildConfig struct {
 	// normalised regardless.
 	VectorsUnnormalized bool
 
+	// Shards > 0 splits the corpus into that many shards (BuildShards;
+	// Build refuses it). 0 builds one index (Build).
+	Shards int
+	// Only lists the shards BuildShards builds (0-based, distinct); empty
+	// means all of them.
+	Only []int
+
 	// Progress receives a progress bar (bytes of corpus read, passages/s,
 	// ETA) on a terminal, else a plain line every 10 s, and the names of
 	// the phases; nil for none.
@@ -93,6 +101,17 @@ func (c BuildConfig) Validate() error {
 	case c.DType == ann.INT8 && c.Vectors != "":
 	case c.DType != 0 && c.DType != ann.FP16 && c.DType != ann.FP32:
 		return fmt.Errorf("index: BuildConfig.DType %v is not fp16 or fp32 (int8 only when importing with BuildConfig.Vectors, --vectors)", c.DType)
+	case c.Shards < 0 || c.Shards > bm25.MaxShards:
+		return fmt.Errorf("%w: BuildConfig.Shards = %d, want 0 (one index) to %d (--shards)", ErrShards, c.Shards, bm25.MaxShards)
+	case len(c.Only) > 0 && c.Shards == 0:
+		return fmt.Errorf("%w: BuildConfig.Only (--shard) needs BuildConfig.Shards (--shards)", ErrShards)
+	}
+	seen := map[int]bool{}
+	for _, i := range c.Only {
+		if i < 0 || i >= c.Shards || seen[i] {
+			return fmt.Errorf("%w: BuildConfig.Only (--shard) has %d: want distinct shards from 0 to %d", ErrShards, i, c.Shards-1)
+		}
+		seen[i] = true
 	}
 	return c.BM25.Validate()
 }
@@ -107,6 +126,9 @@ type Meta struct {
 	BuildSeconds float64    `json:"build_seconds"`
 	BM25         BM25Meta   `json:"bm25"`
 	Dense        *DenseMeta `json:"dense,omitempty"`
+	// Shard says which shard of a sharded build (BuildShards) this
+	// directory is; nil for an index of a whole corpus.
+	Shard *ShardMeta `json:"shard,omitempty"`
 }
 
 // BM25Meta describes the BM25 index.
@@ -114,7 +136,11 @@ type BM25Meta struct {
 	K1        float64 `json:"k1"`
 	B         float64 `json:"b"`
 	NumTerms  int     `json:"num_terms"`
-	AvgDocLen float64 `json:"avg_doc_len"`
+	AvgDocLen float64 `json:"avg_doc_len"` // a shard's: the corpus's
+	// CorpusDocCount and CorpusSumTF are a shard's corpus-wide document
+	// count and number of terms, which it scores with (0 unsharded).
+	CorpusDocCount int    `json:"corpus_doc_count,omitempty"`
+	CorpusSumTF    uint64 `json:"corpus_sum_tf,omitempty"`
 }
 
 // DenseMeta describes the dense shard.
@@ -145,6 +171,9 @@ type DenseMeta struct {
 func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Shards > 0 {
+		return nil, fmt.Errorf("%w: BuildConfig.Shards = %d: build shards with BuildShards", ErrShards, cfg.Shards)
 	}
 	if err := checkReplace(cfg.Dir, cfg.Force); err != nil {
 		return nil, err
@@ -199,40 +228,89 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 }
 
 func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress) (*Meta, error) {
-	rd, err := corpus.Open(cfg.Corpus)
+	p := &part{dir: dir, lo: 0, hi: math.MaxInt}
+	res, err := buildParts(ctx, cfg, []*part{p}, nil, bar)
 	if err != nil {
 		return nil, err
+	}
+	if res.rows == 0 {
+		return nil, fmt.Errorf("index: %s has no non-empty passages (%d skipped)", cfg.Corpus, res.skipped)
+	}
+	return p.meta, nil
+}
+
+// part is one index directory that a build writes: the whole corpus, or
+// the rows [lo, hi) of one shard.
+type part struct {
+	dir    string // the (temporary) directory written into
+	lo, hi int    // corpus rows; hi = math.MaxInt for an unsharded build
+	docs   *docstore.Writer
+	dense  *denseWriter
+	meta   *Meta // filled by buildParts
+}
+
+func (p *part) holds(row int) bool { return row >= p.lo && row < p.hi }
+
+// buildResult is what buildParts learnt about the corpus.
+type buildResult struct {
+	rows, skipped int
+	sha256        string // hex, of the rows (corpusHasher); sharded builds only
+}
+
+// buildParts reads cfg.Corpus once and writes every part: each passage goes
+// to BM25 (one index, or with plan the shard builder, which sees every row
+// for the corpus-wide statistics) and, when a part holds its row, to that
+// part's docstore and dense shard. parts are in row order, disjoint; the
+// meta of each is filled in (BuildSeconds left 0). With plan the corpus
+// must have exactly plan's rows.
+func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.ShardPlan, bar *progress) (buildResult, error) {
+	var res buildResult
+	rd, err := corpus.Open(cfg.Corpus)
+	if err != nil {
+		return res, err
 	}
 	defer rd.Close()
 
-	docs, err := docstore.Create(filepath.Join(dir, DocsFile), 0)
-	if err != nil {
-		return nil, err
+	for _, p := range parts {
+		if p.docs, err = docstore.Create(filepath.Join(p.dir, DocsFile), 0); err != nil {
+			return res, err
+		}
+		defer p.docs.Abort()
 	}
-	defer docs.Abort()
 	bcfg := cfg.BM25
 	if bcfg.TempDir == "" {
-		// Spilled runs live inside the build's temporary directory, so a
-		// crashed build's runs go with it (see the build lock).
-		bcfg.TempDir = dir
+		// Spilled runs live inside the (first) build's temporary
+		// directory, so a crashed build's runs go with it (see the build
+		// lock).
+		bcfg.TempDir = parts[0].dir
 	}
-	bb, err := bm25.NewBuilder(bcfg)
+	var bb *bm25.Builder
+	if plan != nil {
+		bb, err = bm25.NewShardBuilder(bcfg, *plan)
+	} else {
+		bb, err = bm25.NewBuilder(bcfg)
+	}
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	defer bb.Abort()
-	var dense *denseWriter
 	var vecs *vecfile.Reader
 	if cfg.Vectors != "" {
 		if vecs, err = openVectors(cfg); err != nil {
-			return nil, err
+			return res, err
 		}
 		defer vecs.Close()
 	} else if cfg.Encoder != nil {
-		if dense, err = newDenseWriter(ctx, cfg, filepath.Join(dir, DenseFile)); err != nil {
-			return nil, err
+		for _, p := range parts {
+			if p.dense, err = newDenseWriter(ctx, cfg, filepath.Join(p.dir, DenseFile)); err != nil {
+				return res, err
+			}
+			defer p.dense.abort()
 		}
-		defer dense.abort()
+	}
+	var hash *corpusHasher
+	if plan != nil {
+		hash = newCorpusHasher()
 	}
 
 	// Pipeline: the corpus is read and decoded on its own goroutine;
@@ -247,68 +325,116 @@ func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress) (*Me
 		}
 	}()
 	bar.phase("indexing", false)
-	n := 0
+	n, cur := 0, 0
 	var lastBytes int64
 	for b := range batches {
 		for _, p := range b.passages {
-			if err := docs.Add(p.Document); err != nil {
-				return nil, err
+			if hash != nil {
+				hash.add(p.Document)
 			}
 			if _, err := bb.Add(p.Contents); err != nil {
-				return nil, fmt.Errorf("index: bm25 add line %d: %w", p.Line, err)
+				return res, fmt.Errorf("index: bm25 add line %d: %w", p.Line, err)
 			}
-			if dense != nil {
-				if err := dense.add(p.Contents); err != nil {
-					return nil, err
+			for cur+1 < len(parts) && n >= parts[cur].hi {
+				cur++
+			}
+			if pt := parts[cur]; pt.holds(n) {
+				if err := pt.docs.Add(p.Document); err != nil {
+					return res, err
+				}
+				if pt.dense != nil {
+					if err := pt.dense.add(p.Contents); err != nil {
+						return res, err
+					}
 				}
 			}
+			n++
 		}
-		n += len(b.passages)
 		lastBytes = b.bytes
 		if b.err != nil {
-			return nil, fmt.Errorf("%s: %w", cfg.Corpus, b.err)
+			return res, fmt.Errorf("%s: %w", cfg.Corpus, b.err)
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return res, err
 		}
 		bar.update(b.bytes, n)
 	}
 	if err := ctx.Err(); err != nil { // the reader stops early on cancellation
-		return nil, err
+		return res, err
 	}
 	bar.update(lastBytes, n)
+	res.rows, res.skipped = n, rd.Skipped()
 	if n == 0 {
-		return nil, fmt.Errorf("index: %s has no non-empty passages (%d skipped)", cfg.Corpus, rd.Skipped())
+		return res, nil
 	}
-	if err := docs.Close(); err != nil {
-		return nil, err
-	}
-	bar.phase(fmt.Sprintf("merging BM25 runs and writing %s (%d passages)", BM25File, n), true)
-	if err := bb.WriteFile(filepath.Join(dir, BM25File)); err != nil {
-		return nil, err
-	}
-	meta := &Meta{Version: FormatVersion, Corpus: cfg.Corpus, NumDocs: n, Skipped: rd.Skipped(), Created: time.Now().UTC()}
-	if dense != nil {
-		bar.phase("finishing dense shard", true)
-		if err := dense.close(); err != nil {
-			return nil, err
+	if plan != nil {
+		if want := int(plan.Bounds[len(plan.Bounds)-1]); n != want {
+			return res, fmt.Errorf("index: %s has %d passages now but %d when counted at the start of the build: the corpus changed while it was read", cfg.Corpus, n, want)
 		}
-		meta.Dense = &DenseMeta{Model: cfg.Encoder.Name(), Dim: cfg.Encoder.Dim(), DType: dense.dtype.String(), ConfigHash: cfg.ConfigHash}
+		res.sha256 = hash.sum()
+	}
+	for _, p := range parts {
+		if err := p.docs.Close(); err != nil {
+			return res, err
+		}
+	}
+	if plan == nil {
+		bar.phase(fmt.Sprintf("merging BM25 runs and writing %s (%d passages)", BM25File, n), true)
+		if err := bb.WriteFile(filepath.Join(parts[0].dir, BM25File)); err != nil {
+			return res, err
+		}
+	} else {
+		paths := make([]string, plan.Shards())
+		for i, p := range parts {
+			paths[shardOf(plan, p.lo)] = filepath.Join(parts[i].dir, BM25File)
+		}
+		bar.phase(fmt.Sprintf("merging BM25 runs and writing %d shards' %s (%d passages)", len(parts), BM25File, n), true)
+		if err := bb.WriteShards(paths); err != nil {
+			return res, err
+		}
+	}
+	var dense *DenseMeta
+	for _, p := range parts {
+		if p.dense != nil {
+			bar.phase("finishing dense shard", true)
+			if err := p.dense.close(); err != nil {
+				return res, err
+			}
+			dense = &DenseMeta{Model: cfg.Encoder.Name(), Dim: cfg.Encoder.Dim(), DType: p.dense.dtype.String(), ConfigHash: cfg.ConfigHash}
+		}
 	}
 	if vecs != nil {
 		bar.phase(fmt.Sprintf("importing %s", vecs.Info()), true)
-		if meta.Dense, err = importVectors(ctx, cfg, vecs, n, rd.Skipped(), filepath.Join(dir, DenseFile), cfg.Progress); err != nil {
-			return nil, err
+		dests := make([]vectorDest, len(parts))
+		for i, p := range parts {
+			dests[i] = vectorDest{lo: p.lo, hi: min(p.hi, n), path: filepath.Join(p.dir, DenseFile)}
+		}
+		if dense, err = importVectors(ctx, cfg, vecs, n, rd.Skipped(), dests, cfg.Progress); err != nil {
+			return res, err
 		}
 	}
-	bix, err := bm25.Open(filepath.Join(dir, BM25File))
-	if err != nil {
-		return nil, fmt.Errorf("index: reopen bm25: %w", err)
+	for _, p := range parts {
+		rows := min(p.hi, n) - p.lo
+		p.meta = &Meta{Version: FormatVersion, Corpus: cfg.Corpus, NumDocs: rows, Skipped: rd.Skipped(), Created: time.Now().UTC(), Dense: dense}
+		bix, err := bm25.Open(filepath.Join(p.dir, BM25File))
+		if err != nil {
+			return res, fmt.Errorf("index: reopen bm25: %w", err)
+		}
+		k1, b := bix.Params()
+		p.meta.BM25 = BM25Meta{K1: round6(k1), B: round6(b), NumTerms: bix.NumTerms(), AvgDocLen: bix.AvgDocLen()}
+		if plan != nil {
+			sh := bix.Shard()
+			p.meta.BM25.CorpusDocCount, p.meta.BM25.CorpusSumTF = sh.DocCount, sh.SumTF
+		}
+		bix.Close()
 	}
-	defer bix.Close()
-	k1, b := bix.Params()
-	meta.BM25 = BM25Meta{K1: round6(k1), B: round6(b), NumTerms: bix.NumTerms(), AvgDocLen: bix.AvgDocLen()}
-	return meta, nil
+	return res, nil
+}
+
+// shardOf is the shard of plan that holds row.
+func shardOf(plan *bm25.ShardPlan, row int) int {
+	i, _ := slices.BinarySearch(plan.Bounds, int32(row)+1)
+	return i - 1
 }
 
 // denseWriter embeds passages in batches on a separate goroutine, so that

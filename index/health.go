@@ -9,7 +9,9 @@ import (
 // Health describes the served index for the server's GET /healthz: BM25
 // statistics, the dense shard (count, dim, dtype, encoder) and the dense
 // search backend chosen at Open with its reason, the query encoder, the
-// CPUs and the build time. Safe for concurrent use.
+// CPUs and the build time, and for a shard which one ("shard": index,
+// count, first_row, rows, total_rows, build_id, corpus_sha256). Safe for
+// concurrent use.
 func (ix *Index) Health() map[string]any {
 	h := map[string]any{
 		"backend":  ix.SearchBackend(),
@@ -19,6 +21,12 @@ func (ix *Index) Health() map[string]any {
 		"dense":    nil,
 		"model":    nil,
 		"built_at": ix.Meta.Created,
+	}
+	if sh := ix.Meta.Shard; sh != nil {
+		// What a router checks before it routes to this server (package
+		// server/router).
+		h["shard"] = map[string]any{"index": sh.Index, "count": sh.Count, "first_row": sh.FirstRow, "rows": ix.Len(),
+			"total_rows": sh.TotalRows, "build_id": sh.BuildID, "corpus_sha256": sh.CorpusSHA256}
 	}
 	if ix.Dense != nil {
 		hd := ix.Dense.Header()

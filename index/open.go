@@ -95,6 +95,9 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	start := time.Now()
 	raw, err := os.ReadFile(filepath.Join(dir, MetaFile))
 	if err != nil {
+		if m, merr := ReadManifest(dir); merr == nil {
+			return nil, fmt.Errorf("index: %s holds %d shards (%s), not one index: serve each shard directory (--index %s) and route over them (serve --shards URL,...)", dir, len(m.Shards), ManifestFile, filepath.Join(dir, m.Shards[0].Dir))
+		}
 		return nil, fmt.Errorf("index: %s is not an index directory (build one with `rlsearch index`): %w", dir, err)
 	}
 	if cfg.BM25Parallel < 0 {
@@ -135,6 +138,9 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	if ix.Docs.Len() != ix.Meta.NumDocs || ix.BM25.NumDocs() != ix.Meta.NumDocs {
 		return nil, fmt.Errorf("index: %s is inconsistent: meta.json says %d passages, docstore %d, bm25 %d", dir, ix.Meta.NumDocs, ix.Docs.Len(), ix.BM25.NumDocs())
 	}
+	if err := checkShardMeta(ix.Meta, ix.BM25); err != nil {
+		return nil, fmt.Errorf("index: %s: %w", dir, err)
+	}
 	if ix.Meta.Dense != nil {
 		// ann.Open reads the shard itself, so that "auto" can refuse a shard
 		// that does not fit in memory (ann.ErrNoMemory) before loading it.
@@ -165,6 +171,24 @@ func checkBM25Meta(m BM25Meta, bix *bm25.Index) error {
 	if math.Abs(m.K1-round6(k1)) > 1e-6 || math.Abs(m.B-round6(b)) > 1e-6 || m.NumTerms != bix.NumTerms() {
 		return fmt.Errorf("%s says bm25 k1=%v b=%v with %d terms, but %s has k1=%v b=%v with %d terms: rebuild the index",
 			MetaFile, m.K1, m.B, m.NumTerms, BM25File, round6(k1), round6(b), bix.NumTerms())
+	}
+	return nil
+}
+
+// checkShardMeta compares meta.json's shard (or its absence) with the
+// bm25.idx header: a shard directory's BM25 file must be the shard's.
+func checkShardMeta(m Meta, bix *bm25.Index) error {
+	sh := bix.Shard()
+	s := m.Shard
+	switch {
+	case s == nil && !sh.Sharded:
+		return nil
+	case s == nil:
+		return fmt.Errorf("%s describes a whole corpus but %s is a shard (rows from %d of %d): rebuild the index", MetaFile, BM25File, sh.FirstRow, sh.TotalRows)
+	case !sh.Sharded:
+		return fmt.Errorf("%s says shard %d of %d but %s indexes a whole corpus: rebuild the shard", MetaFile, s.Index, s.Count, BM25File)
+	case s.FirstRow != sh.FirstRow || s.TotalRows != sh.TotalRows || s.Index < 0 || s.Index >= s.Count || s.BuildID == "":
+		return fmt.Errorf("%s says shard %d of %d from corpus row %d of %d (build %q) but %s holds rows from %d of %d: rebuild the shard", MetaFile, s.Index, s.Count, s.FirstRow, s.TotalRows, s.BuildID, BM25File, sh.FirstRow, sh.TotalRows)
 	}
 	return nil
 }

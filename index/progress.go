@@ -25,6 +25,7 @@ const progressEvery = 10 * time.Second
 // goroutine.
 type progress struct {
 	w         io.Writer
+	label     string // "indexing", "counting passages"
 	bar       *progressbar.ProgressBar
 	total     int64 // corpus bytes, ≤ 0 when unknown (a pipe)
 	started   time.Time
@@ -37,8 +38,11 @@ type progress struct {
 	tickDone chan struct{}
 }
 
-func newBar(w io.Writer, total int64) *progress {
-	p := &progress{w: w, total: total, now: time.Now, every: progressEvery}
+func newBar(w io.Writer, total int64) *progress { return newLabelBar(w, total, "indexing") }
+
+// newLabelBar is newBar for a pass named label.
+func newLabelBar(w io.Writer, total int64, label string) *progress {
+	p := &progress{w: w, label: label, total: total, now: time.Now, every: progressEvery}
 	p.started = p.now()
 	p.lastPrint = p.started
 	if w == nil {
@@ -47,7 +51,7 @@ func newBar(w io.Writer, total int64) *progress {
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.bar = progressbar.NewOptions64(total,
 			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription("indexing"),
+			progressbar.OptionSetDescription(label),
 			progressbar.OptionShowBytes(true),
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionThrottle(200*time.Millisecond),
@@ -66,7 +70,7 @@ func (p *progress) update(bytes int64, n int) {
 	elapsed := now.Sub(p.started)
 	rate := float64(n) / max(elapsed.Seconds(), 1e-9)
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("indexing: %d passages (%.0f passages/s)", n, rate))
+		p.bar.Describe(fmt.Sprintf("%s: %d passages (%.0f passages/s)", p.label, n, rate))
 		p.bar.Set64(bytes)
 		return
 	}
@@ -79,10 +83,10 @@ func (p *progress) update(bytes int64, n int) {
 	if p.total > 0 && bytes > 0 {
 		frac := float64(bytes) / float64(p.total)
 		eta := time.Duration(float64(elapsed) * (1 - frac) / frac).Round(time.Second)
-		fmt.Fprintf(p.w, "indexing: %d passages, %.1f%% of corpus bytes read, %.0f passages/s, ETA %s\n", n, 100*frac, rate, eta)
+		fmt.Fprintf(p.w, "%s: %d passages, %.1f%% of corpus bytes read, %.0f passages/s, ETA %s\n", p.label, n, 100*frac, rate, eta)
 		return
 	}
-	fmt.Fprintf(p.w, "indexing: %d passages, %.0f passages/s\n", n, rate)
+	fmt.Fprintf(p.w, "%s: %d passages, %.0f passages/s\n", p.label, n, rate)
 }
 
 // phase announces a named phase (ending the previous one). In plain mode,

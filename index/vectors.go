@@ -45,12 +45,21 @@ func openVectors(cfg BuildConfig) (*vecfile.Reader, error) {
 	return r, nil
 }
 
-// importVectors streams the rows of r into a dense shard at path, after
-// checking that there is one row per passage (n indexed, skipped empty
-// passages left out). Memory: one chunk of importChunkRows rows plus one
-// shard block, whatever the file size. INT8 reads the file twice: a first
-// pass fits the per-dimension scales (ann.Int8Range).
-func importVectors(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, n, skipped int, path string, out io.Writer) (*DenseMeta, error) {
+// vectorDest is where importVectors writes the rows [lo, hi) of the file.
+type vectorDest struct {
+	lo, hi int
+	path   string
+}
+
+// importVectors streams the rows of r into dense shards, rows [lo, hi) of
+// the file into dests[i].path (dests in row order, disjoint: the whole
+// file, or the rows of the shards being built), after checking that there
+// is one row per passage (n indexed, skipped empty passages left out).
+// Memory: one chunk of importChunkRows rows plus one shard block per
+// destination, whatever the file size. INT8 reads the file twice: a first
+// pass fits the per-dimension scales (ann.Int8Range) over every row, so
+// that shards quantise exactly as one index would.
+func importVectors(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, n, skipped int, dests []vectorDest, out io.Writer) (*DenseMeta, error) {
 	in := r.Info()
 	if in.Count != n {
 		hint := ""
@@ -85,23 +94,48 @@ func importVectors(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, n, s
 		h.Scale, h.Offset = rg.Fit()
 		r.Rewind()
 	}
-	w, err := ann.CreateShard(path, h)
-	if err != nil {
-		return nil, err
+	ws := make([]*ann.ShardWriter, len(dests))
+	defer func() {
+		for _, w := range ws {
+			if w != nil {
+				w.Abort()
+			}
+		}
+	}()
+	for i, d := range dests {
+		w, err := ann.CreateShard(d.path, h)
+		if err != nil {
+			return nil, err
+		}
+		ws[i] = w
 	}
 	label := "importing vectors"
 	if dt == ann.INT8 {
 		label = "importing vectors (pass 2 of 2)"
 	}
-	err = streamRows(ctx, cfg, r, buf, label, out, func(rows []float32, first int) error {
-		return w.Append(rows)
+	d := in.Dim
+	err := streamRows(ctx, cfg, r, buf, label, out, func(rows []float32, first int) error {
+		last := first + len(rows)/d
+		for i, dst := range dests {
+			lo, hi := max(first, dst.lo), min(last, dst.hi)
+			if lo >= hi {
+				continue
+			}
+			if err := ws[i].Append(rows[(lo-first)*d : (hi-first)*d]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		w.Abort()
 		return nil, err
 	}
-	if err := w.Close(); err != nil {
-		return nil, err
+	for i := range ws {
+		w := ws[i]
+		ws[i] = nil
+		if err := w.Close(); err != nil {
+			return nil, err
+		}
 	}
 	meta := &DenseMeta{Model: name, Dim: in.Dim, DType: dt.String(), ConfigHash: hash, ImportedFrom: cfg.Vectors}
 	if g := r.Graph(); g != nil {

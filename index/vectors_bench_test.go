@@ -29,7 +29,7 @@ func BenchmarkImportVectors(b *testing.B) {
 				n := r.Info().Count
 				start := time.Now()
 				cfg := BuildConfig{Vectors: file, VectorsEncoder: "bench", DType: dt}
-				if _, err := importVectors(context.Background(), cfg, r, n, 0, filepath.Join(b.TempDir(), DenseFile), nil); err != nil {
+				if _, err := importVectors(context.Background(), cfg, r, n, 0, []vectorDest{{lo: 0, hi: n, path: filepath.Join(b.TempDir(), DenseFile)}}, nil); err != nil {
 					b.Fatal(err)
 				}
 				r.Close()

@@ -172,6 +172,9 @@ func (v *verifier) checkBM25(ctx context.Context) error {
 	if err := checkBM25Meta(v.meta.BM25, bix); err != nil {
 		return v.fail("%s: %v", v.dir, err)
 	}
+	if err := checkShardMeta(v.meta, bix); err != nil {
+		return v.fail("%s: %v", v.dir, err)
+	}
 	// Every postings chunk's CRC-32C and every term's structure (bm25.Open
 	// checks only the header and section sizes).
 	if err := bix.Verify(); err != nil {

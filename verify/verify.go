@@ -22,8 +22,10 @@ import (
 // Path detects what path is, verifies it in full and returns its kind
 // ("index", "collection", "N indexes/collections", "docstore", "dense
 // shard", ...): an index directory (index.Verify), a hybrid collection
-// (hybrid.Verify), a directory holding indexes or collections (each one,
-// in name order), or one file recognised by its magic. progress (nil =
+// (hybrid.Verify), the directory of a sharded build (index.VerifyShards:
+// the manifest and every shard present, "N index shards of one build"), a
+// directory holding indexes or collections (each one, in name order), or
+// one file recognised by its magic. progress (nil =
 // none) receives progress lines. Errors name the file (and, for block
 // formats, the block and offset) of the first corruption; a directory
 // holding nothing verifiable and a file of unknown kind are errors too.
@@ -38,6 +40,13 @@ func Path(ctx context.Context, path string, progress io.Writer) (string, error) 
 	}
 	if kind := dirKind(path); kind != "" {
 		return kind, verifyDir(ctx, path, kind, progress)
+	}
+	if _, err := os.Stat(filepath.Join(path, index.ManifestFile)); err == nil {
+		n, err := index.VerifyShards(ctx, path, index.VerifyConfig{Progress: progress})
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%d index shards of one build", n), nil
 	}
 	ents, err := os.ReadDir(path)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rlsearch/rlsearch/ann"
@@ -39,8 +41,13 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 	budgetMiB := fs.Int64("bm25-budget", bm25.DefaultMemoryBudget>>20, "MiB of BM25 postings held in memory before a sorted run is spilled to disk (the Go heap can reach about twice this; runs go inside the temporary index directory)")
 	fs.IntVar(&cfg.EncodeBatch, "batch", index.DefaultEncodeBatch, "passages per encoder call")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	fs.IntVar(&cfg.Shards, "shards", 0, "split the corpus into this many shards: --out DIR gets DIR/shard-I-of-N (each a complete index of its rows, BM25 scored with the corpus-wide statistics) and DIR/manifest.json; 0 = one index")
+	only := fs.String("shard", "", "with --shards: build only these shards (0-based, comma-separated), e.g. one per machine; every machine reads the whole corpus and writes the same manifest")
 	bindModel(fs, &model)
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) (err error) {
+		if cfg.Only, err = shardList(*only); err != nil {
+			return err
+		}
 		if cfg.DType, err = ann.ParseDType(*dtype); err != nil {
 			return usageErr("%v", err)
 		}
@@ -55,6 +62,21 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 		}
 		defer done()
 		cfg.Encoder, cfg.ConfigHash = enc, hash
+		if cfg.Shards > 0 || len(cfg.Only) > 0 {
+			start := time.Now()
+			m, err := index.BuildShards(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			built := cfg.Only
+			if len(built) == 0 {
+				for i := range cfg.Shards {
+					built = append(built, i)
+				}
+			}
+			fmt.Fprintln(stdout, m.Summary(cfg.Dir, built, time.Since(start).Seconds()))
+			return nil
+		}
 		meta, err := index.Build(ctx, cfg)
 		if err != nil {
 			return err
@@ -210,4 +232,21 @@ func evalCmd(fs *flag.FlagSet) runFunc {
 		defer closeIx()
 		return bench.EvalIndex(ctx, ix, qs, cfg, stdout, stderr)
 	}
+}
+
+// shardList parses --shard: comma-separated 0-based shard numbers ("" =
+// none given).
+func shardList(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 0 {
+			return nil, usageErr("--shard %q: bad shard %q, want 0-based shard numbers separated by commas", s, part)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

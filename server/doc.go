@@ -120,6 +120,15 @@
 // Scores are float32 widened to float64, written as encoding/json writes a
 // float64; no NaN or infinity ever leaves the server.
 //
+// A retriever may report on the request it serves through its context:
+// MarkPartial (the answer lacks part of the data; the response gets the
+// X-Rlsearch-Partial header, and /retrieve the field "partial": [...]
+// beside "result") and MarkUnavailable (the request must fail with 503
+// and Retry-After even if the endpoint would answer 200, as the program
+// runtime does with retrieval errors). A DocRetriever returns the
+// documents of its hits with them, and /retrieve writes those instead of
+// Config.Docs' (a router over shards; package server/router).
+//
 // NewBatcher wraps an expensive retriever (the E5 encoder on a GPU) in a
 // queue that merges concurrent calls into one underlying batch.
 //

@@ -76,7 +76,11 @@ func (s *Server) handleEndpoint(ep Endpoint) func(*respWriter, *http.Request) {
 			s.failErr(w, r, err)
 			return
 		}
-		resp, err := ep.serve(r.Context(), body)
+		ctx, nt := withNotes(r.Context())
+		resp, err := ep.serve(ctx, body)
+		if _, unavailable := nt.result(); err == nil && unavailable != nil {
+			err = unavailable
+		}
 		if err != nil {
 			s.failErr(w, r, err)
 			return
@@ -88,6 +92,7 @@ func (s *Server) handleEndpoint(ep Endpoint) func(*respWriter, *http.Request) {
 			s.failErr(w, r, fmt.Errorf("encode response: %w", err))
 			return
 		}
+		nt.flag(w)
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(buf.Len()))

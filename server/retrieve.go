@@ -177,12 +177,16 @@ func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
 	w.queries = len(req.queries)
 	s.metrics.batchSize.Observe(float64(len(req.queries)))
 
-	hits, ends, err := s.search(r.Context(), req)
+	ctx, nt := withNotes(r.Context())
+	hits, docs, ends, err := s.search(ctx, req)
+	if _, unavailable := nt.result(); err == nil && unavailable != nil {
+		err = unavailable
+	}
 	if err != nil {
 		s.retrieveFailed(w, r, req.name, err)
 		return
 	}
-	s.writeResult(w, r, req, hits, ends)
+	s.writeResult(w, r, req, hits, docs, ends, nt.flag(w))
 }
 
 // search runs the request's retriever on its non-blank queries, at most
@@ -192,15 +196,19 @@ func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
 // bytes at most (2.6 MB for 32,768 × 10), plus one chunk's lists. Blank
 // (empty or whitespace-only) queries get an empty list without reaching
 // the retriever. The result is flat: list i is hits[ends[i-1]:ends[i]].
-func (s *Server) search(ctx context.Context, req *retrieveRequest) ([]rlsearch.Hit, []int, error) {
+// A DocRetriever's documents come back in docs, aligned with hits (nil
+// for other retrievers, whose rows writeResult looks up in Config.Docs).
+func (s *Server) search(ctx context.Context, req *retrieveRequest) ([]rlsearch.Hit, []rlsearch.Document, []int, error) {
 	n := len(req.queries)
 	ends := make([]int, n)
 	hits := make([]rlsearch.Hit, 0, min(n*req.topK, 1<<20)) // n*topK ≤ Config.MaxResults; lists may be shorter
 	chunk := s.cfg.ChunkQueries
+	dr, withDocs := req.retriever.(DocRetriever)
 	var (
 		qs   []string
 		idx  []int
 		seen map[int32]struct{}
+		docs []rlsearch.Document
 	)
 	for lo := 0; lo < n; {
 		// Positions [lo, hi) hold at most chunk non-blank queries.
@@ -212,10 +220,13 @@ func (s *Server) search(ctx context.Context, req *retrieveRequest) ([]rlsearch.H
 				idx = append(idx, hi)
 			}
 		}
-		var lists [][]rlsearch.Hit
+		var (
+			lists    [][]rlsearch.Hit
+			docLists [][]rlsearch.Document
+		)
 		if len(qs) > 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			// RL rollout batches repeat queries (the samples of one
 			// prompt often issue the same search): each distinct query of
@@ -223,26 +234,50 @@ func (s *Server) search(ctx context.Context, req *retrieveRequest) ([]rlsearch.H
 			// only reads the lists, so repeats share one.
 			uniq, at := rlsearch.Distinct(qs)
 			start := time.Now()
-			got, err := req.retriever.Retrieve(ctx, uniq, req.topK)
+			var (
+				got     [][]rlsearch.Hit
+				gotDocs [][]rlsearch.Document
+				err     error
+			)
+			if withDocs {
+				got, gotDocs, err = dr.RetrieveDocs(ctx, uniq, req.topK)
+			} else {
+				got, err = req.retriever.Retrieve(ctx, uniq, req.topK)
+			}
 			s.metrics.retrieval.WithLabelValues(req.name).Observe(time.Since(start).Seconds())
 			s.metrics.queriesTot.WithLabelValues(req.name).Add(float64(len(qs)))
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
-			if len(got) != len(uniq) {
-				return nil, nil, fmt.Errorf("retriever %s returned %d lists for %d queries", req.name, len(got), len(uniq))
+			if len(got) != len(uniq) || (withDocs && len(gotDocs) != len(uniq)) {
+				return nil, nil, nil, fmt.Errorf("retriever %s returned %d lists (%d of documents) for %d queries", req.name, len(got), len(gotDocs), len(uniq))
 			}
 			lists = make([][]rlsearch.Hit, len(qs))
+			if withDocs {
+				docLists = make([][]rlsearch.Document, len(qs))
+			}
 			for j, u := range at {
 				lists[j] = got[u]
+				if withDocs {
+					if len(gotDocs[u]) != len(got[u]) {
+						return nil, nil, nil, fmt.Errorf("retriever %s returned %d documents for %d hits of queries[%d]", req.name, len(gotDocs[u]), len(got[u]), idx[j])
+					}
+					docLists[j] = gotDocs[u]
+				}
 			}
 		}
 		j := 0
 		for i := lo; i < hi; i++ {
 			if j < len(idx) && idx[j] == i {
-				var err error
-				if hits, seen, err = s.check(req, i, lists[j], hits, seen); err != nil {
-					return nil, nil, err
+				var (
+					dl  []rlsearch.Document
+					err error
+				)
+				if withDocs {
+					dl = docLists[j]
+				}
+				if hits, docs, seen, err = s.check(req, i, lists[j], dl, hits, docs, seen); err != nil {
+					return nil, nil, nil, err
 				}
 				j++
 			}
@@ -250,7 +285,7 @@ func (s *Server) search(ctx context.Context, req *retrieveRequest) ([]rlsearch.H
 		}
 		lo = hi
 	}
-	return hits, ends, nil
+	return hits, docs, ends, nil
 }
 
 // errBadScore marks a NaN or infinite score, which JSON cannot carry.
@@ -259,8 +294,10 @@ var errBadScore = errors.New("server: retriever returned a NaN or infinite score
 // check appends the hits of query i's list l to hits, cleaned: it drops
 // padding rows (< 0) and repeated rows and cuts the list to topk, and it
 // fails on rows outside the corpus and on scores JSON cannot represent,
-// naming the query. seen is scratch space kept between calls.
-func (s *Server) check(req *retrieveRequest, i int, l []rlsearch.Hit, hits []rlsearch.Hit, seen map[int32]struct{}) ([]rlsearch.Hit, map[int32]struct{}, error) {
+// naming the query. dl, when not nil, holds the documents of l, which
+// are appended to docs alongside. seen is scratch space kept between
+// calls.
+func (s *Server) check(req *retrieveRequest, i int, l []rlsearch.Hit, dl []rlsearch.Document, hits []rlsearch.Hit, docs []rlsearch.Document, seen map[int32]struct{}) ([]rlsearch.Hit, []rlsearch.Document, map[int32]struct{}, error) {
 	n := s.cfg.Docs.Len()
 	start := len(hits)
 	big := len(l) > 64 // quadratic duplicate check below that
@@ -272,7 +309,7 @@ func (s *Server) check(req *retrieveRequest, i int, l []rlsearch.Hit, hits []rls
 		}
 	}
 next:
-	for _, h := range l {
+	for hi, h := range l {
 		if len(hits)-start >= req.topK {
 			break
 		}
@@ -280,7 +317,7 @@ next:
 			continue // padding id from a short top-k; never a document
 		}
 		if int(h.Row) >= n {
-			return nil, seen, fmt.Errorf("retriever %s returned row %d outside the corpus of %d documents for queries[%d] %s", req.name, h.Row, n, i, rlsearch.QuoteShort(req.queries[i]))
+			return nil, nil, seen, fmt.Errorf("retriever %s returned row %d outside the corpus of %d documents for queries[%d] %s", req.name, h.Row, n, i, rlsearch.QuoteShort(req.queries[i]))
 		}
 		if big {
 			if _, dup := seen[h.Row]; dup {
@@ -295,11 +332,14 @@ next:
 			}
 		}
 		if math.IsNaN(float64(h.Score)) || math.IsInf(float64(h.Score), 0) {
-			return nil, seen, fmt.Errorf("retriever %s scored %v for queries[%d] %s, row %d: %w", req.name, h.Score, i, rlsearch.QuoteShort(req.queries[i]), h.Row, errBadScore)
+			return nil, nil, seen, fmt.Errorf("retriever %s scored %v for queries[%d] %s, row %d: %w", req.name, h.Score, i, rlsearch.QuoteShort(req.queries[i]), h.Row, errBadScore)
 		}
 		hits = append(hits, h)
+		if dl != nil {
+			docs = append(docs, dl[hi])
+		}
 	}
-	return hits, seen, nil
+	return hits, docs, seen, nil
 }
 
 // retrieveFailed answers a failed retrieval with the server's one error
@@ -331,7 +371,10 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, flushBytes+4096);
 // first flush (64 KiB of output) gives a proper 500; after it, the status
 // line is out and the connection is aborted, so the client sees a broken
 // response rather than a truncated success.
-func (s *Server) writeResult(w *respWriter, r *http.Request, req *retrieveRequest, hits []rlsearch.Hit, ends []int) {
+//
+// docs, when not nil, holds the documents of hits (a DocRetriever's), and
+// partial the MarkPartial reports, written as the field "partial".
+func (s *Server) writeResult(w *respWriter, r *http.Request, req *retrieveRequest, hits []rlsearch.Hit, docs []rlsearch.Document, ends []int, partial []string) {
 	bp := bufPool.Get().(*[]byte)
 	b := (*bp)[:0]
 	defer func() {
@@ -358,7 +401,15 @@ func (s *Server) writeResult(w *respWriter, r *http.Request, req *retrieveReques
 		}
 		b = append(b, '[')
 		for j, hit := range hits[start:end] {
-			d, err := s.cfg.Docs.Doc(hit.Row)
+			var (
+				d   rlsearch.Document
+				err error
+			)
+			if docs != nil {
+				d = docs[start+j]
+			} else {
+				d, err = s.cfg.Docs.Doc(hit.Row)
+			}
 			if err != nil {
 				err = fmt.Errorf("document of row %d: %w", hit.Row, err)
 				if w.status == 0 {
@@ -393,7 +444,18 @@ func (s *Server) writeResult(w *respWriter, r *http.Request, req *retrieveReques
 		b = append(b, ']')
 		start = end
 	}
-	b = append(b, "]}"...)
+	b = append(b, ']')
+	if len(partial) > 0 {
+		b = append(b, `,"partial":[`...)
+		for i, p := range partial {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, p)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}')
 	if w.status == 0 && werr == nil {
 		// Whole response in one buffer: let the client see its length.
 		h.Set("Content-Length", strconv.Itoa(len(b)))

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
@@ -19,6 +23,7 @@ import (
 	"github.com/rlsearch/rlsearch/server"
 	"github.com/rlsearch/rlsearch/server/app"
 	"github.com/rlsearch/rlsearch/server/cache"
+	"github.com/rlsearch/rlsearch/server/router"
 )
 
 // serveFlags configure the server (app.Config); bench uses the same ones.
@@ -70,18 +75,102 @@ func (s *serveFlags) newServer(ctx context.Context, logger *slog.Logger) (*serve
 }
 
 func serveCmd(fs *flag.FlagSet) runFunc {
-	var s serveFlags
+	var (
+		s  serveFlags
+		rf routerFlags
+	)
 	s.bind(fs)
+	rf.bind(fs)
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
 		logger := slog.New(slog.NewJSONHandler(stderr, nil))
+		listening := func(a net.Addr) { fmt.Fprintf(stdout, "listening on http://%s\n", a) }
+		if rf.shards != "" {
+			svc, err := rf.newRouter(ctx, &s, logger)
+			if err != nil {
+				return err
+			}
+			defer svc.Close()
+			logger.Info("router ready", "shards", svc.Router.Shards(), "build", svc.Router.BuildID(), "retrievers", slices.Sorted(maps.Keys(svc.Router.Retrievers())))
+			return svc.ListenAndServe(ctx, s.addr, listening)
+		}
+		if s.idx.cfg.Dir == "" {
+			return usageErr("serve needs --index DIR (an index, or one shard of a sharded build) or --shards URL,... (a router over shard servers)")
+		}
 		srv, ix, closeAll, err := s.newServer(ctx, logger)
 		if err != nil {
 			return err
 		}
 		defer closeAll()
 		logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", ix.RetrieverNames(), "backend", ix.SearchBackend(), "open_seconds", ix.OpenDuration.Seconds())
-		return srv.ListenAndServe(ctx, s.addr, func(a net.Addr) { fmt.Fprintf(stdout, "listening on http://%s\n", a) })
+		return srv.ListenAndServe(ctx, s.addr, listening)
 	}
+}
+
+// routerFlags configure serve's router mode (app.NewRouter).
+type routerFlags struct {
+	cfg    router.Config
+	shards string
+	hedge  string
+}
+
+func (f *routerFlags) bind(fs *flag.FlagSet) {
+	c := &f.cfg
+	fs.StringVar(&f.shards, "shards", "", "router mode: serve the same API over the shard servers at these URLs (http://host:port, comma-separated, replicas of a shard included, any order; a host name resolving to several addresses, such as a Kubernetes headless Service, gives one replica per address); --index must not be set")
+	fs.StringVar(&c.BuildID, "shard-build", "", "router: the build id every shard must serve (manifest.json build_id); default: the one the shards found at start agree on")
+	fs.StringVar(&c.OnMissingShard, "on-missing-shard", router.Fail, "router: when a shard has no live replica or no answer within its deadline: fail (503 with Retry-After naming the shard) or partial (answer from the other shards, flagged by the X-Rlsearch-Partial header and \"partial\" in /retrieve)")
+	fs.DurationVar(&c.ShardTimeout, "shard-timeout", router.DefaultShardTimeout, "router: deadline of one shard's part of a request (retries and hedges included), plus --shard-timeout-per-query per query")
+	fs.DurationVar(&c.PerQueryTimeout, "shard-timeout-per-query", router.DefaultPerQueryTimeout, "router: added to --shard-timeout per query of a request")
+	fs.IntVar(&c.Retries, "shard-retries", router.DefaultRetries, "router: further attempts after a failed shard request, on another replica when there is one (0 = none)")
+	fs.StringVar(&f.hedge, "hedge-after", "auto", "router: ask a second replica of a shard when the first has not answered after this long: auto (the shard's recent 95th percentile, at least 2ms), off, or a duration")
+	fs.DurationVar(&c.HealthInterval, "shard-health-interval", router.DefaultHealthInterval, "router: how often each replica's /healthz is read (a restarted shard rejoins at its next check)")
+	fs.DurationVar(&c.ResolveInterval, "shard-resolve-interval", router.DefaultResolveInterval, "router: how often host names in --shards are resolved again")
+	fs.DurationVar(&c.StartTimeout, "shard-start-timeout", router.DefaultStartTimeout, "router: how long to wait at start for every shard to have a live replica")
+	fs.BoolVar(&c.NoResolve, "shards-no-resolve", false, "router: use each --shards host name as one replica instead of one per address (a ClusterIP Service)")
+	fs.IntVar(&c.MaxInFlight, "router-max-inflight", router.DefaultMaxInFlight, "router: most fan-outs at once; more are refused with 503")
+	fs.IntVar(&c.MaxConnsPerReplica, "router-max-conns", router.DefaultMaxConnsPerReplica, "router: most connections to one replica (kept alive and reused)")
+	fs.IntVar(&c.DocCache, "router-doc-cache", router.DefaultDocCache, "router: documents kept for the program runtime's lookups by row")
+}
+
+// newRouter assembles router mode over the flags of s that apply to it.
+func (f *routerFlags) newRouter(ctx context.Context, s *serveFlags, logger *slog.Logger) (*app.Service, error) {
+	if s.idx.cfg.Dir != "" {
+		return nil, usageErr("--shards (router mode) and --index exclude each other: the shards serve the index")
+	}
+	c := f.cfg
+	c.Endpoints = strings.Split(f.shards, ",")
+	for i := range c.Endpoints {
+		c.Endpoints[i] = strings.TrimSpace(c.Endpoints[i])
+	}
+	switch f.hedge {
+	case "auto":
+	case "off":
+		c.NoHedge = true
+	default:
+		d, err := time.ParseDuration(f.hedge)
+		if err != nil || d <= 0 {
+			return nil, usageErr("--hedge-after %q: want auto, off or a positive duration", f.hedge)
+		}
+		c.HedgeAfter = d
+	}
+	if c.Retries == 0 {
+		c.Retries = -1 // the flag's 0 means none; Config's 0 means the default
+	}
+	if s.programMemMiB < 0 || s.programMemMiB > 1<<20 {
+		return nil, usageErr("--program-max-memory %d MiB is out of range (0 to 1048576)", s.programMemMiB)
+	}
+	sc := s.cfg
+	rc := app.RouterConfig{Router: c, Reranker: sc.Reranker, Server: sc.Server, Retriever: sc.Retriever, Collections: sc.Collections,
+		PolicyTokenizer: sc.PolicyTokenizer, Budgets: sc.Budgets, Reward: rewardEnv(), Logger: logger}
+	rc.Budgets.MaxMemoryBytes = s.programMemMiB << 20
+	rc.Reranker.Model.ORTLib = cmp.Or(rc.Reranker.Model.ORTLib, s.idx.cfg.Model.ORTLib)
+	if s.idx.cfg.Model.Dir != "" {
+		logger.Warn("router mode ignores --model ($MODEL): every shard server encodes its queries with its own", "model", s.idx.cfg.Model.Dir)
+	}
+	svc, err := app.NewRouter(ctx, rc)
+	if errors.Is(err, router.ErrConfig) {
+		return nil, usageErr("%v", err)
+	}
+	return svc, err
 }
 
 // bindRerank binds the reranker behind POST /rerank, rerank() in programs

@@ -7,8 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bm25"
@@ -19,6 +24,7 @@ import (
 	"github.com/rlsearch/rlsearch/sdk"
 	"github.com/rlsearch/rlsearch/server"
 	"github.com/rlsearch/rlsearch/server/cache"
+	"github.com/rlsearch/rlsearch/server/router"
 )
 
 // ErrConfig marks a Config the assembly cannot serve (a usage error).
@@ -91,12 +97,15 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Service is an assembled server and what it was built over. It is safe
-// for concurrent use as *server.Server is; Close once, after serving.
+// Service is an assembled server and what it was built over (Index for
+// New, Router for NewRouter). It is safe for concurrent use as
+// *server.Server is; Close once, after serving.
 type Service struct {
 	*server.Server
-	Index *index.Index
-	// Cache is the result cache (nil when Config.CacheBytes is 0).
+	Index  *index.Index
+	Router *router.Router
+	// Cache is the result cache (nil when Config.CacheBytes is 0, and for
+	// a router, whose shard servers cache their own results).
 	Cache   *cache.Cache
 	closers []func()
 }
@@ -111,8 +120,10 @@ func (s *Service) Close() {
 
 // New opens the index, its e5 batching queue, the reranker, the policy
 // tokenizer and the collections of cfg and builds the server with every
-// endpoint. Errors: ErrConfig (wrapped) for a bad default retriever or
-// /rerank body limit, else those of the packages that open the parts.
+// endpoint; an index that is one shard of a sharded build also serves the
+// shard endpoints a router calls (router.ShardService). Errors: ErrConfig
+// (wrapped) for a bad default retriever or /rerank body limit, else those
+// of the packages that open the parts.
 func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 	s := &Service{}
 	defer func() {
@@ -126,19 +137,18 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		return nil, err
 	}
 	s.Index, s.closers = ix, append(s.closers, closeIx)
-	sc := cfg.Server
-	sc.Retrievers, sc.Docs, sc.Health, sc.Logger = ix.Retrievers(), ix, ix.Health, logger
-	if e5, ok := sc.Retrievers[rlsearch.RetrieverE5]; ok {
-		b := server.NewBatcher(e5, cfg.BatchMax, cfg.BatchWait)
-		sc.Retrievers[rlsearch.RetrieverE5] = b
-		s.closers = append(s.closers, func() { b.(io.Closer).Close() })
+	b := backend{retrievers: ix.Retrievers(), docs: ix, health: ix.Health, ix: ix, defaultRetriever: ix.DefaultRetriever(), names: ix.RetrieverNames()}
+	if e5, ok := b.retrievers[rlsearch.RetrieverE5]; ok {
+		bt := server.NewBatcher(e5, cfg.BatchMax, cfg.BatchWait)
+		b.retrievers[rlsearch.RetrieverE5] = bt
+		s.closers = append(s.closers, func() { bt.(io.Closer).Close() })
 	}
-	if s.Cache, err = wrapCache(sc.Retrievers, cfg.CacheBytes, ix.BuildID()); err != nil {
+	if s.Cache, err = wrapCache(b.retrievers, cfg.CacheBytes, ix.BuildID()); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if s.Cache != nil {
-		sc.Collectors = append(sc.Collectors, s.Cache)
-		sc.Health = func() map[string]any {
+		b.collectors = append(b.collectors, s.Cache)
+		b.health = func() map[string]any {
 			h := ix.Health()
 			st := s.Cache.Stats()
 			h["cache"] = map[string]any{"max_bytes": st.MaxBytes, "bytes": st.Bytes, "entries": st.Entries, "hit_ratio": st.HitRatio(), "evictions": st.Evictions}
@@ -146,21 +156,59 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		}
 		logger.Info("result cache", "max_bytes", cfg.CacheBytes, "build_id", ix.BuildID())
 	}
-	if _, ok := sc.Retrievers[rlsearch.RetrieverE5]; !ok && ix.Dense != nil {
+	if _, ok := b.retrievers[rlsearch.RetrieverE5]; !ok && ix.Dense != nil {
 		// A trainer never names the retriever: without this line a
 		// forgotten --model would train on BM25 silently.
 		why := "the index has a dense shard but serve was started without --model (the E5 query encoder)"
-		sc.Unserved = map[string]string{rlsearch.RetrieverE5: why}
+		b.unserved = map[string]string{rlsearch.RetrieverE5: why}
 		logger.Warn("dense retrieval not served: "+why+"; /retrieve uses bm25", "index", ix.Dir, "dense_vectors", ix.Dense.Header().Count)
 	}
-	sc.Default = cmp.Or(cfg.Retriever, ix.DefaultRetriever())
+	if sh := ix.Meta.Shard; sh != nil {
+		svc, err := router.NewShardService(router.ShardConfig{Retrievers: b.retrievers, Docs: ix, MaxQueries: cfg.Server.MaxQueries, MaxTopK: cfg.Server.MaxTopK, MaxResults: cfg.Server.MaxResults,
+			Shard: router.Identity{Index: sh.Index, Count: sh.Count, FirstRow: sh.FirstRow, Rows: ix.Len(), TotalRows: sh.TotalRows, BuildID: sh.BuildID, CorpusSHA256: sh.CorpusSHA256}})
+		if err != nil {
+			return nil, err
+		}
+		b.extra = svc.Endpoints()
+		logger.Info("serving a shard", "index", ix.Dir, "shard", sh.Index, "of", sh.Count, "first_row", sh.FirstRow, "rows", ix.Len(), "build", sh.BuildID)
+	}
+	if err := s.assemble(ctx, cfg, b, logger); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// backend is what a Service serves its endpoints over: an index, or a
+// router over the shard servers of one.
+type backend struct {
+	retrievers       map[string]rlsearch.Retriever
+	docs             server.DocSource
+	health           func() map[string]any
+	ix               *index.Index // nil for a router: hybrid queries then have no encoder
+	defaultRetriever string
+	names            []string
+	unserved         map[string]string
+	extra            map[string]server.Endpoint // mounted beside the others (shard endpoints)
+	collectors       []prometheus.Collector     // registered with the server's metrics (the cache)
+}
+
+// assemble builds every endpoint over b and the server; what it opens is
+// appended to s.closers.
+func (s *Service) assemble(ctx context.Context, cfg Config, b backend, logger *slog.Logger) error {
+	sc := cfg.Server
+	sc.Retrievers, sc.Docs, sc.Health, sc.Logger, sc.Unserved = b.retrievers, b.docs, b.health, logger, b.unserved
+	sc.Collectors = append(sc.Collectors, b.collectors...)
+	sc.Default = cmp.Or(cfg.Retriever, b.defaultRetriever)
 	if _, ok := sc.Retrievers[sc.Default]; !ok {
-		return nil, fmt.Errorf("%w: --retriever %q is not served by this index (have %v; e5 needs --model)", ErrConfig, sc.Default, ix.RetrieverNames())
+		return fmt.Errorf("%w: --retriever %q is not served by this index (have %v; e5 needs --model)", ErrConfig, sc.Default, b.names)
 	}
 	m := map[string]server.Endpoint{}
-	exec, closeCols, err := AddHybrid(ctx, m, ix, cfg.Collections)
+	for p, ep := range b.extra {
+		m[p] = ep
+	}
+	exec, closeCols, err := AddHybrid(ctx, m, b.ix, cfg.Collections)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.closers = append(s.closers, closeCols)
 	ro := cfg.Reward
@@ -168,38 +216,104 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		ro.ProRetrieval.Executor = exec
 	}
 	// The retrieval reward searches what /retrieve serves, cache included.
-	ro.Retrieval.Searcher = NewSearcher(sc.Retrievers, ix, sc.Default)
+	ro.Retrieval.Searcher = NewSearcher(sc.Retrievers, b.docs, sc.Default)
 	if err := AddRewards(m, ro); err != nil {
-		return nil, err
+		return err
 	}
 	cfg.Reranker.Model.ORTLib = cmp.Or(cfg.Reranker.Model.ORTLib, cfg.Index.Model.ORTLib)
 	if cfg.Reranker.MaxBodyBytes < 0 {
-		return nil, fmt.Errorf("%w: --rerank-max-body %d is negative", ErrConfig, cfg.Reranker.MaxBodyBytes)
+		return fmt.Errorf("%w: --rerank-max-body %d is negative", ErrConfig, cfg.Reranker.MaxBodyBytes)
 	}
 	// Programs search through the same retrievers as /retrieve, so their
 	// e5 calls join the cross-request batches too.
-	rt, rr, closeRT, err := runtimeOver(ctx, ix, sc.Retrievers, cfg.Reranker, cfg.PolicyTokenizer, cfg.Budgets)
+	rt, rr, closeRT, err := runtimeOver(ctx, b.docs, sc.Retrievers, cfg.Reranker, cfg.PolicyTokenizer, cfg.Budgets)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.closers = append(s.closers, closeRT)
 	if err := AddPrograms(m, rt); err != nil {
-		return nil, err
+		return err
 	}
 	if rr != nil {
 		if err := AddRerank(m, rr, cfg.Reranker); err != nil {
-			return nil, err
+			return err
 		}
 		logger.Info("reranker loaded", "dir", cfg.Reranker.Model.Dir, "name", rr.Name(), "kind", rr.Kind(), "max_length", rr.MaxLength(), "startup_check", cfg.Reranker.Check)
 	}
 	sc.Extra, sc.Pages = m, map[string]http.Handler{}
 	closeUI, err := AddUI(ctx, sc.Pages, cfg.UI, rt, ro, logger)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.closers = append(s.closers, closeUI)
-	sc.Health = healthWithModels(sc.Health, ix, rr, logger)
-	if s.Server, err = server.New(sc); err != nil {
+	sc.Health = healthWithModels(sc.Health, b.ix, rr, logger)
+	s.Server, err = server.New(sc)
+	return err
+}
+
+// RouterConfig is what NewRouter assembles: the router over the shard
+// servers, and the endpoints (as in Config) served over it. The
+// reranker, the collections and the policy tokenizer are the router's own.
+type RouterConfig struct {
+	Router router.Config
+	// The fields below are Config's; Config.Index, BatchMax and BatchWait
+	// have no meaning for a router.
+	Reranker        RerankConfig
+	Server          server.Config
+	Retriever       string
+	Collections     string
+	PolicyTokenizer string
+	Budgets         sdk.Budgets
+	Reward          reward.Options
+	UI              UIConfig
+	Logger          *slog.Logger
+}
+
+// NewRouter starts a router over the shard servers of cfg.Router (see
+// router.New: it waits until every shard has a live replica) and builds
+// the server with every endpoint of New over it: /retrieve, programs and
+// mutate fan out to the shards and merge, so that their answers are those
+// of one server over the unsharded index; rewards, /rerank (with
+// --reranker) and hybrid collections run in the router. GET /healthz adds
+// the router's view of every shard and replica, GET /metrics the
+// rlsearch_router_* metrics. Errors: router.New's, and those of New.
+func NewRouter(ctx context.Context, cfg RouterConfig) (_ *Service, err error) {
+	s := &Service{}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	logger := cmp.Or(cfg.Logger, slog.Default())
+	reg := cfg.Server.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		if err := reg.Register(collectors.NewGoCollector()); err != nil {
+			return nil, err
+		}
+		if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+			return nil, err
+		}
+	}
+	rc := cfg.Router
+	rc.Registry, rc.Logger = reg, cmp.Or(rc.Logger, logger)
+	rtr, err := router.New(ctx, rc)
+	if err != nil {
+		return nil, err
+	}
+	s.Router, s.closers = rtr, append(s.closers, rtr.Close)
+	rs := rtr.Retrievers()
+	names := slices.Sorted(maps.Keys(rs))
+	def := rlsearch.RetrieverBM25
+	if _, ok := rs[rlsearch.RetrieverE5]; ok {
+		def = rlsearch.RetrieverE5 // as an index served with --model
+	}
+	sc := cfg.Server
+	sc.Registry = reg
+	b := backend{retrievers: rs, docs: rtr.Docs(), health: rtr.Health, defaultRetriever: def, names: names}
+	c := Config{Reranker: cfg.Reranker, Server: sc, Retriever: cfg.Retriever, Collections: cfg.Collections,
+		PolicyTokenizer: cfg.PolicyTokenizer, Budgets: cfg.Budgets, Reward: cfg.Reward, UI: cfg.UI}
+	if err := s.assemble(ctx, c, b, logger); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -215,7 +329,7 @@ func wrapCache(m map[string]rlsearch.Retriever, maxBytes int64, buildID string) 
 	}
 	for name, r := range m {
 		var key func(string) string
-		if name == rlsearch.RetrieverBM25 {
+		if name == "bm25" {
 			key = bm25.QueryKey
 		}
 		m[name] = c.Wrap(r, key)
@@ -321,15 +435,15 @@ func OpenRuntime(ctx context.Context, cfg RuntimeConfig) (*sdk.Runtime, func(), 
 }
 
 // runtimeOver opens the reranker and the policy tokenizer and returns the
-// program runtime over ix's documents and retrievers with them, and the
-// reranker (nil without one).
-func runtimeOver(ctx context.Context, ix *index.Index, retrievers map[string]rlsearch.Retriever, rc RerankConfig, tokenizer string, b sdk.Budgets) (*sdk.Runtime, *rerank.Reranker, func(), error) {
+// program runtime over docs and retrievers with them, and the reranker
+// (nil without one).
+func runtimeOver(ctx context.Context, docs sdk.Corpus, retrievers map[string]rlsearch.Retriever, rc RerankConfig, tokenizer string, b sdk.Budgets) (*sdk.Runtime, *rerank.Reranker, func(), error) {
 	rr, err := OpenReranker(ctx, rc)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	closer := func() {}
-	cfg := sdk.Config{Retrievers: retrievers, Docs: ix, Budgets: b}
+	cfg := sdk.Config{Retrievers: retrievers, Docs: docs, Budgets: b}
 	if rr != nil {
 		cfg.Reranker, closer = rr, func() { rr.Close() }
 	}
@@ -364,16 +478,19 @@ var (
 )
 
 // healthWithModels adds "models" to the /healthz fields of base (the
-// index's, with the cache's): for the query encoder and the reranker, where
-// each runs ("cpu", "gpu:0", "cuda:0") and why (the device asked for, the
-// GPU's name, or why "auto" or "cuda" ended on the CPU). It logs the same
-// at startup.
+// index's, with the cache's): for the query encoder (of ix; a router, ix
+// nil, has none: its shards encode) and the reranker, where each runs
+// ("cpu", "gpu:0", "cuda:0") and why (the device asked for, the GPU's
+// name, or why "auto" or "cuda" ended on the CPU). It logs the same at
+// startup.
 func healthWithModels(base func() map[string]any, ix *index.Index, rr *rerank.Reranker, logger *slog.Logger) func() map[string]any {
 	models := map[string]any{}
-	if p, ok := ix.Encoder().(placer); ok {
-		d, why := p.Placement()
-		models["encoder"] = map[string]any{"device": d, "reason": why}
-		logger.Info("query encoder placement", "device", d, "reason", why)
+	if ix != nil {
+		if p, ok := ix.Encoder().(placer); ok {
+			d, why := p.Placement()
+			models["encoder"] = map[string]any{"device": d, "reason": why}
+			logger.Info("query encoder placement", "device", d, "reason", why)
+		}
 	}
 	if rr != nil {
 		d, why := rr.Placement()

@@ -27,8 +27,8 @@ import (
 // synth is a generated corpus built as one index and as shards.
 type synth struct {
 	corpus, one, shards string
-	manifest           *index.Manifest
-	vocab              []string
+	manifest            *index.Manifest
+	vocab               []string
 }
 
 func newSynth(t *testing.T, n, shards int) *synth {

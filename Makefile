@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-browser test-short test-integrations demo-integrations bench-integrations bench testmodel fmt vet clean kernels gpu-inference-dry bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1
+.PHONY: all setup build demo test test-browser test-short test-integrations test-helm test-router-full demo-integrations bench-integrations bench testmodel fmt vet clean kernels gpu-inference-dry bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1 bench-shards
 
 all: build
 
@@ -37,14 +37,29 @@ vet:
 	$(GO) vet ./...
 
 # The test command CI runs. Native parts must be present: a missing one fails instead of skipping.
-test: setup vet test-integrations
-	RLSEARCH_REQUIRE_NATIVE=1 RLSEARCH_DATA=$(DATA) $(GO) test -race -count=1 -timeout 30m ./...
+# RLSEARCH_BIN: the router's fault tests run shard and router processes of the built binary.
+test: setup vet test-integrations test-helm
+	RLSEARCH_REQUIRE_NATIVE=1 RLSEARCH_DATA=$(DATA) RLSEARCH_BIN=$(ROOT)/$(BIN) $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) test-browser
 
 # The rollout inspector in headless Chromium (inspect.TestBrowser: /ui/ and the HTML report, 1,000 wiki_multihop
 # rollouts, a hostile dump), without -race: the race detector makes its Go side ten times slower (20-60 s as is on 2 shared cores).
 test-browser: setup
 	RLSEARCH_REQUIRE_NATIVE=1 RLSEARCH_DATA=$(DATA) $(GO) test -count=1 -timeout 10m -run '^TestBrowser$$' ./inspect/
+
+# The Helm chart (deploy/helm/rlsearch): helm lint and helm template with helm from its Go module (the tool
+# directive of deploy/tools/go.mod, a module of its own so that helm's ~170 modules and the upgrades they force,
+# golang.org/x/term among them, stay out of the main module; the first `go tool helm` builds it into the Go build
+# cache, ~1-2 min on 2 cores), then every rendered object decoded strictly into the k8s.io/api types.
+test-helm:
+	cd deploy/tools && $(GO) tool helm lint --strict ../helm/rlsearch && $(GO) tool helm template rlsearch ../helm/rlsearch >/dev/null
+	cd deploy/tools && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# The router's differential test on every wiki_multihop question and 5,000 random queries, BM25 and dense, k 1, 3,
+# 10, 100 (make test runs a sample under -race), and the kill -9 test under c = 32 load for 60 s (6 s in make test).
+test-router-full: setup build
+	RLSEARCH_REQUIRE_NATIVE=1 RLSEARCH_DATA=$(DATA) RLSEARCH_BIN=$(ROOT)/$(BIN) RLSEARCH_FAULT_SECONDS=60 \
+		$(GO) test -count=1 -timeout 30m -v -run 'Wiki|Fault' ./server/router/
 
 # Trainer integrations (integrations/, Python 3 + requests): unittest with Debian's python3 against a live
 # `rlsearch serve` on loopback over a BM25 index of wiki_multihop built in the test (a few seconds).

@@ -24,6 +24,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench"
+	"github.com/rlsearch/rlsearch/bench/loadgen"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/procstat"
 )
@@ -216,50 +217,22 @@ func loop(d time.Duration, fn func(i int) int) (int, time.Duration) {
 	return n, time.Since(start)
 }
 
-// httpLoad runs c clients posting single-query requests for d.
+// httpLoad runs c clients posting single-query requests for d
+// (loadgen.RunClosed) and returns requests/s, p50 and p99 in ms, and the
+// failed requests.
 func httpLoad(ctx context.Context, url, retriever string, texts []string, k, c int, d time.Duration) (rps, p50, p99 float64, errs int) {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}, Timeout: 30 * time.Second}
 	var mu sync.Mutex
-	var lat []float64
-	deadline := time.Now().Add(d)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for w := 0; w < c; w++ {
-		wg.Add(1)
-		go func(seed int64) {
-			defer wg.Done()
-			rng := rand.New(rand.NewSource(seed))
-			var mine []float64
-			bad := 0
-			for time.Now().Before(deadline) && ctx.Err() == nil {
-				body, _ := json.Marshal(map[string]any{"queries": []string{texts[rng.Intn(len(texts))]}, "topk": k, "return_scores": true, "retriever": retriever})
-				t0 := time.Now()
-				resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-				if err != nil {
-					bad++
-					continue
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					bad++
-					continue
-				}
-				mine = append(mine, float64(time.Since(t0).Microseconds())/1000)
-			}
+	rng := rand.New(rand.NewSource(1))
+	res, _ := loadgen.RunClosed(ctx, loadgen.ClosedConfig{URL: url, Concurrency: c, Duration: d, Timeout: 30 * time.Second,
+		Body: func(int) []byte {
 			mu.Lock()
-			lat = append(lat, mine...)
-			errs += bad
+			q := texts[rng.Intn(len(texts))]
 			mu.Unlock()
-		}(int64(w))
-	}
-	wg.Wait()
-	el := time.Since(start).Seconds()
-	if len(lat) == 0 {
-		return 0, 0, 0, errs
-	}
-	slices.Sort(lat)
-	return float64(len(lat)) / el, bench.Percentile(lat, 50), bench.Percentile(lat, 99), errs
+			body, _ := json.Marshal(map[string]any{"queries": []string{q}, "topk": k, "return_scores": true, "retriever": retriever})
+			return body
+		}})
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return res.Throughput, ms(res.P50), ms(res.P99), res.Errors
 }
 
 // PeakRSS is the process's peak resident set size in bytes (VmHWM), or 0.

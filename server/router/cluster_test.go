@@ -219,7 +219,7 @@ func (s *shardSet) urls() []string {
 
 // fastRouter is a router configuration for tests: quick health checks.
 func fastRouter(urls []string) router.Config {
-	return router.Config{Endpoints: urls, HealthInterval: 50 * time.Millisecond, StartTimeout: 10 * time.Second}
+	return router.Config{Endpoints: urls, HealthInterval: 50 * time.Millisecond, HealthTimeout: 250 * time.Millisecond, StartTimeout: 10 * time.Second}
 }
 
 // startRouter serves a router over urls.

@@ -33,11 +33,15 @@ const (
 	// per core (bench/README.md), so 20 ms leaves a single-core wiki-18
 	// shard room for its share of a large batch.
 	DefaultPerQueryTimeout = 20 * time.Millisecond
+	// DefaultHedgeMaxQueries is the most queries of a hedged request.
+	DefaultHedgeMaxQueries = 16
 	// DefaultRetries is how many more attempts a failed shard request gets
 	// (on another replica when there is one).
 	DefaultRetries = 2
-	// DefaultHealthInterval is how often every replica's /healthz is read.
+	// DefaultHealthInterval is how often every replica's /healthz is read,
+	// and DefaultHealthTimeout how long one read may take.
 	DefaultHealthInterval = time.Second
+	DefaultHealthTimeout  = 2 * time.Second
 	// DefaultResolveInterval is how often host names are resolved again
 	// (a headless Service's pods come and go).
 	DefaultResolveInterval = 5 * time.Second
@@ -82,11 +86,19 @@ type Config struct {
 	// HedgeAfter is how long a request waits for a replica before it also
 	// asks another replica of the shard (the first answer wins, the other
 	// request is cancelled): 0 means adaptive, the shard's recent 95th
-	// percentile (at least 2 ms); NoHedge disables hedging.
-	HedgeAfter time.Duration
-	NoHedge    bool
-	// HealthInterval, ResolveInterval, StartTimeout: see the defaults.
-	HealthInterval, ResolveInterval, StartTimeout time.Duration
+	// percentile (at least 2 ms); NoHedge disables hedging. Only requests
+	// of at most HedgeMaxQueries queries are hedged (0 means
+	// DefaultHedgeMaxQueries): a hedged batch doubles its work, and the
+	// tail that hurts is that of the small, interactive requests (verl's
+	// search tool sends one query per call).
+	HedgeAfter      time.Duration
+	NoHedge         bool
+	HedgeMaxQueries int
+	// HealthInterval, HealthTimeout, ResolveInterval, StartTimeout: see
+	// the defaults. A replica is marked down when nothing listens, or after
+	// two failed health checks (or two failed requests) in a row; it is
+	// live again at its next good health check or answered request.
+	HealthInterval, HealthTimeout, ResolveInterval, StartTimeout time.Duration
 	// MaxInFlight bounds concurrent fan-outs; MaxConnsPerReplica the
 	// connections per replica.
 	MaxInFlight, MaxConnsPerReplica int
@@ -121,10 +133,13 @@ func (c *Config) Validate() error {
 		flag string
 		v    time.Duration
 	}{{"--shard-timeout", c.ShardTimeout}, {"--shard-timeout-per-query", c.PerQueryTimeout}, {"--hedge-after", c.HedgeAfter},
-		{"--shard-health-interval", c.HealthInterval}, {"--shard-resolve-interval", c.ResolveInterval}, {"--shard-start-timeout", c.StartTimeout}} {
+		{"--shard-health-interval", c.HealthInterval}, {"--shard-health-timeout", c.HealthTimeout}, {"--shard-resolve-interval", c.ResolveInterval}, {"--shard-start-timeout", c.StartTimeout}} {
 		if d.v < 0 {
 			return fmt.Errorf("%w: %s %v is negative", ErrConfig, d.flag, d.v)
 		}
+	}
+	if c.HedgeMaxQueries < 0 {
+		return fmt.Errorf("%w: --hedge-max-queries %d is negative", ErrConfig, c.HedgeMaxQueries)
 	}
 	if c.MaxInFlight < 0 || c.MaxConnsPerReplica < 0 || c.DocCache < 0 {
 		return fmt.Errorf("%w: --router-max-inflight %d, --router-max-conns %d and --router-doc-cache %d must be >= 0", ErrConfig, c.MaxInFlight, c.MaxConnsPerReplica, c.DocCache)
@@ -144,6 +159,7 @@ func (c Config) withDefaults() Config {
 	def(&c.ShardTimeout, DefaultShardTimeout)
 	def(&c.PerQueryTimeout, DefaultPerQueryTimeout)
 	def(&c.HealthInterval, DefaultHealthInterval)
+	def(&c.HealthTimeout, DefaultHealthTimeout)
 	def(&c.ResolveInterval, DefaultResolveInterval)
 	def(&c.StartTimeout, DefaultStartTimeout)
 	switch {
@@ -151,6 +167,9 @@ func (c Config) withDefaults() Config {
 		c.Retries = DefaultRetries
 	case c.Retries < 0:
 		c.Retries = 0
+	}
+	if c.HedgeMaxQueries == 0 {
+		c.HedgeMaxQueries = DefaultHedgeMaxQueries
 	}
 	if c.MaxInFlight == 0 {
 		c.MaxInFlight = DefaultMaxInFlight

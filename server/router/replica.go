@@ -23,9 +23,10 @@ type replica struct {
 	url string // base URL, http://address:port
 	src string // the configured endpoint it was resolved from
 
-	up       atomic.Bool
-	inflight atomic.Int64
-	fails    atomic.Int32 // consecutive failed attempts
+	up         atomic.Bool
+	inflight   atomic.Int64
+	fails      atomic.Int32 // consecutive failed attempts
+	probeFails atomic.Int32 // consecutive failed health checks
 
 	mu        sync.Mutex
 	id        *Identity // nil until a probe succeeded
@@ -174,17 +175,23 @@ func (r *Router) allReplicas() []*replica {
 // check probes rep and updates its state: live when its /healthz answers
 // with the router's build (it then serves its shard: joined or rejoined),
 // refused when it serves another build, down otherwise.
+//
+// A failed health check marks the replica down when nothing listens
+// (connection refused) or at the second failure in a row: a busy server
+// may answer one /healthz late while it still answers requests.
 func (r *Router) check(ctx context.Context, rep *replica) {
-	timeout := min(r.cfg.HealthInterval, 2*time.Second)
-	h, err := r.probe(ctx, rep, timeout)
+	h, err := r.probe(ctx, rep, r.cfg.HealthTimeout)
 	rep.mu.Lock()
 	defer rep.mu.Unlock()
 	rep.lastProbe = time.Now()
 	if err != nil {
 		rep.lastErr = err.Error()
-		r.setUp(rep, false, "health check failed", err.Error())
+		if n := rep.probeFails.Add(1); isRefused(err) || n >= 2 {
+			r.setUp(rep, false, "health check failed", err.Error())
+		}
 		return
 	}
+	rep.probeFails.Store(0)
 	why := mismatch(h, r.want)
 	if why == "" {
 		if g := r.shards[h.Shard.Index]; h.Shard.FirstRow != g.firstRow || h.Shard.Rows != g.rows {
@@ -339,27 +346,42 @@ func (g *shardGroup) remove(rep *replica) {
 	g.replicas = slices.DeleteFunc(g.replicas, func(x *replica) bool { return x == rep })
 }
 
-// pick returns the live replica with the fewest requests in flight among
-// those not in tried (round robin among equals), else, when again is set,
-// the best live replica even if tried; nil when none is live.
+// pick returns the replica to ask next: among those not in tried, a live
+// one with the fewest requests in flight (round robin among equals), else
+// one marked down (a down replica may have recovered since its last health
+// check; a killed one refuses the connection at once, so trying it costs
+// nothing). When every replica was tried and again is set, the best of
+// them again. Refused replicas are never picked; nil when none is left.
 func (g *shardGroup) pick(tried []*replica, again bool) *replica {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	n := len(g.replicas)
 	start := int(g.next.Add(1))
 	var best, bestTried *replica
+	better := func(a, b *replica) bool { // a before b
+		if b == nil {
+			return true
+		}
+		if ua, ub := a.up.Load(), b.up.Load(); ua != ub {
+			return ua
+		}
+		return a.inflight.Load() < b.inflight.Load()
+	}
 	for i := range n {
 		rep := g.replicas[(start+i)%n]
-		if !rep.up.Load() {
+		rep.mu.Lock()
+		refused := rep.refused != ""
+		rep.mu.Unlock()
+		if refused {
 			continue
 		}
 		if slices.Contains(tried, rep) {
-			if bestTried == nil || rep.inflight.Load() < bestTried.inflight.Load() {
+			if better(rep, bestTried) {
 				bestTried = rep
 			}
 			continue
 		}
-		if best == nil || rep.inflight.Load() < best.inflight.Load() {
+		if better(rep, best) {
 			best = rep
 		}
 	}
@@ -404,4 +426,19 @@ func (g *shardGroup) hedgeDelay() time.Duration {
 	s := buf[:n]
 	slices.Sort(s)
 	return max(minHedge, s[(n*95+99)/100-1])
+}
+
+// succeeded records an answered attempt: a replica that answers is live,
+// whatever its last health check said.
+func (r *Router) succeeded(rep *replica) {
+	rep.fails.Store(0)
+	if !rep.up.Load() {
+		rep.mu.Lock()
+		if rep.refused == "" && rep.id != nil {
+			rep.probeFails.Store(0)
+			rep.lastErr = ""
+			r.setUp(rep, true, "answered a request", "")
+		}
+		rep.mu.Unlock()
+	}
 }

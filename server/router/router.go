@@ -355,7 +355,7 @@ func (x *remote) RetrieveDocs(ctx context.Context, queries []string, k int) ([][
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resps[i], errs[i] = callShard(ctx, r, g, PathShardRetrieve, body, timeout, func(b []byte) (*RetrieveResponse, error) {
+			resps[i], errs[i] = callShard(ctx, r, g, PathShardRetrieve, body, timeout, len(queries) <= r.cfg.HedgeMaxQueries, func(b []byte) (*RetrieveResponse, error) {
 				var resp RetrieveResponse
 				if err := json.Unmarshal(b, &resp); err != nil {
 					return nil, fmt.Errorf("bad response: %v", err)
@@ -472,11 +472,11 @@ const maxResponse = 1 << 30
 // callShard sends body to path on one of g's replicas and returns decode
 // of the first good answer. It retries another replica (the same one
 // when it is the only live one) after a failed attempt, up to Retries
-// times, and hedges once: when the first attempt has not answered within
-// the hedge delay it also asks another live replica. Everything happens
+// times, and, when hedgeOK, hedges once: when the first attempt has not
+// answered within the hedge delay it also asks another live replica. Everything happens
 // within timeout. The error is a *ShardError naming the shard, a
 // *clientError for a 4xx, or ctx's error.
-func callShard[T any](parent context.Context, r *Router, g *shardGroup, path string, body []byte, timeout time.Duration, decode func([]byte) (*T, error)) (*T, error) {
+func callShard[T any](parent context.Context, r *Router, g *shardGroup, path string, body []byte, timeout time.Duration, hedgeOK bool, decode func([]byte) (*T, error)) (*T, error) {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	type result struct {
@@ -508,10 +508,10 @@ func callShard[T any](parent context.Context, r *Router, g *shardGroup, path str
 		return nil, &ShardError{Shard: g.index, Count: len(r.shards), Reason: reason}
 	}
 	if !launch(false, false) {
-		return fail("no live replica (" + r.shardState(g) + ")")
+		return fail("no replica (" + r.shardState(g) + ")")
 	}
 	var hedgeC <-chan time.Time
-	if !r.cfg.NoHedge && g.live() > 1 {
+	if hedgeOK && !r.cfg.NoHedge && g.live() > 1 {
 		d := r.cfg.HedgeAfter
 		if d == 0 {
 			d = g.hedgeDelay()
@@ -535,8 +535,10 @@ func callShard[T any](parent context.Context, r *Router, g *shardGroup, path str
 			if err == nil {
 				r.metrics.attempts.WithLabelValues(g.label, res.rep.url, "ok").Inc()
 				r.metrics.latency.WithLabelValues(g.label).Observe(res.took.Seconds())
-				g.observe(res.took)
-				res.rep.fails.Store(0)
+				if hedgeOK {
+					g.observe(res.took) // the adaptive hedge delay is that of small requests
+				}
+				r.succeeded(res.rep)
 				if res.hedge {
 					r.metrics.hedgeWins.WithLabelValues(g.label).Inc()
 				}
@@ -665,7 +667,7 @@ func (d docSource) Doc(row int32) (rlsearch.Document, error) {
 	g := r.shards[i]
 	r.metrics.docFetches.Inc()
 	body, _ := json.Marshal(DocsRequest{Rows: []int64{int64(row)}})
-	resp, err := callShard(context.Background(), r, g, PathShardDocs, body, r.cfg.ShardTimeout, func(b []byte) (*DocsResponse, error) {
+	resp, err := callShard(context.Background(), r, g, PathShardDocs, body, r.cfg.ShardTimeout, true, func(b []byte) (*DocsResponse, error) {
 		var resp DocsResponse
 		if err := json.Unmarshal(b, &resp); err != nil {
 			return nil, fmt.Errorf("bad response: %v", err)

@@ -139,3 +139,11 @@ bench-report: setup build bench-setup
 # (index/searchr1_bench_test.go). Builds the faiss files once into out/bench-searchr1 (a few minutes on 2 cores).
 bench-searchr1:
 	RLSEARCH_BENCH_SEARCHR1=1 $(GO) test -run '^$$' -bench BenchmarkSearchR1Indexes -benchtime 1x -timeout 90m ./index/
+
+# Sharded serving against one index on this machine (bench/shardbench): a generated 1M corpus as one index and as
+# 2 shards; /retrieve at c = 32 and 1 against one index × 2 cores, 2 shards × 1 core (+ router), 2 shards × 2
+# replicas with hedging on and off. Work files in SHARDS_DIR (reused); the table on stdout (bench/README.md).
+SHARDS_DIR ?= out/bench-shards
+SHARDS_FLAGS ?= -n 1000000 -duration 15s -rounds 2
+bench-shards: build
+	RLSEARCH_DATA=$(DATA) $(GO) run ./bench/shardbench -rlsearch $(BIN) -dir $(SHARDS_DIR) -json $(SHARDS_DIR)/report.json $(SHARDS_FLAGS)

@@ -132,6 +132,12 @@
 // NewBatcher wraps an expensive retriever (the E5 encoder on a GPU) in a
 // queue that merges concurrent calls into one underlying batch.
 //
+// Floors: server is the bottom of the serving tree. It imports only the
+// root package and internal/; server/router (the router mode over shard
+// servers) and server/app (the assembly of `rlsearch serve`) sit above
+// it, and no domain package imports any of them (the root package's
+// documentation, Floors; checked by TestImportFloors).
+//
 // The package has no cgo and no build tags; it does the same on CPU and GPU
 // hosts, since the retrievers it is given decide where the work runs.
 //

@@ -17,7 +17,9 @@
 //
 // Every error is a *rlsearch.FieldError (it wraps rlsearch.ErrBadInput);
 // its Field is "" for the body as a whole. The package does not import
-// net/http. Its functions are safe for concurrent use.
+// net/http. Its functions are safe for concurrent use. It imports the root
+// package (the error kinds) and nothing else of the module: the root is
+// the ground under internal/ (see its documentation, Floors).
 package jsonbody
 
 import (

@@ -16,6 +16,15 @@
 // is how most users set them. No build tags; the encoder and reranker need
 // ONNX Runtime only when their model directories are set.
 //
+// NewRouter assembles the same endpoints over a router (package
+// server/router) instead of an index: `rlsearch serve --shards URL,...`.
+// An index that is one shard of a sharded build also serves the shard
+// endpoints a router calls.
+//
+// Floors: app is the top of the serving tree, just under cmd/: it may
+// import the domain packages, server and server/router; only cmd/ imports
+// it (the bench starts its in-process server through cmd/rlsearch).
+//
 // Example (what `rlsearch serve --index idx --collections cols` does):
 //
 //	svc, err := app.New(ctx, app.Config{

@@ -28,5 +28,15 @@
 // together (same dimension; sampled stored passages retrieve themselves at
 // rank 1) before anything is served.
 //
+// BuildShards splits a corpus into N shard directories, DIR/shard-I-of-N,
+// each a complete index of its contiguous rows whose BM25 file scores with
+// the corpus-wide statistics (package bm25, Shards), plus DIR/manifest.json
+// (Manifest: the corpus checksum, the split, the statistics and a build id
+// derived from them); BuildConfig.Only builds some shards only, e.g. one per
+// machine, with the same files and manifest as a build of all of them.
+// A shard directory's meta.json names its shard (Meta.Shard) and Health
+// reports it, which is how a router (package server/router) recognises
+// the shards of one build.
+//
 // An opened Index is read-only and safe for concurrent use.
 package index

@@ -49,26 +49,8 @@ func RunClosed(ctx context.Context, cfg ClosedConfig) (Result, error) {
 	case cfg.Timeout < 0 || cfg.SampleLatencies < 0:
 		return Result{}, fmt.Errorf("%w: Timeout %v and SampleLatencies %d must be >= 0", ErrConfig, cfg.Timeout, cfg.SampleLatencies)
 	}
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = 10 * time.Second
-	}
-	method := cfg.Method
-	if method == "" {
-		method = http.MethodPost
-	}
-	ctype := cfg.ContentType
-	if ctype == "" {
-		ctype = "application/json"
-	}
-	client := cfg.Client
-	if client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConns = cfg.Concurrency
-		tr.MaxIdleConnsPerHost = cfg.Concurrency
-		client = &http.Client{Transport: tr}
-		defer tr.CloseIdleConnections()
-	}
+	timeout, method, ctype, client, done := requestDefaults(cfg.Timeout, cfg.Method, cfg.ContentType, cfg.Client, cfg.Concurrency)
+	defer done()
 	var (
 		mu   sync.Mutex
 		next int

@@ -167,26 +167,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if conc == 0 {
 		conc = 64
 	}
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = 10 * time.Second
-	}
-	method := cfg.Method
-	if method == "" {
-		method = http.MethodPost
-	}
-	ctype := cfg.ContentType
-	if ctype == "" {
-		ctype = "application/json"
-	}
-	client := cfg.Client
-	if client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConns = conc
-		tr.MaxIdleConnsPerHost = conc
-		client = &http.Client{Transport: tr}
-		defer tr.CloseIdleConnections()
-	}
+	timeout, method, ctype, client, done := requestDefaults(cfg.Timeout, cfg.Method, cfg.ContentType, cfg.Client, conc)
+	defer done()
 	// A Duration-only run at rate r schedules about r·Duration arrivals.
 	limit := 1 << 24
 	if cfg.MaxRequests == 0 {
@@ -279,6 +261,29 @@ dispatch:
 	}
 	res.Sample = sample(lats, cfg.SampleLatencies)
 	return res, ctx.Err()
+}
+
+// requestDefaults applies the request defaults of Run and RunClosed: a
+// 10 s timeout, POST, application/json, and (client nil) a client keeping
+// conc idle connections, which done closes.
+func requestDefaults(timeout time.Duration, method, ctype string, client *http.Client, conc int) (time.Duration, string, string, *http.Client, func()) {
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	if method == "" {
+		method = http.MethodPost
+	}
+	if ctype == "" {
+		ctype = "application/json"
+	}
+	done := func() {}
+	if client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns = conc
+		tr.MaxIdleConnsPerHost = conc
+		client, done = &http.Client{Transport: tr}, tr.CloseIdleConnections
+	}
+	return timeout, method, ctype, client, done
 }
 
 // sample keeps at most n values of sorted, evenly strided, always the last.

@@ -301,6 +301,9 @@ func report(w *os.File, env bench.Environment, after [3]float64, o options, corp
 				v[i] = f(x)
 			}
 			slices.Sort(v)
+			if n := len(v); n%2 == 0 {
+				return (v[n/2-1] + v[n/2]) / 2
+			}
 			return v[len(v)/2]
 		}
 		errs := 0

@@ -1,9 +1,11 @@
 package router
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -71,6 +73,10 @@ type Config struct {
 	// Service).
 	Endpoints []string
 	NoResolve bool
+	// LookupHost resolves a host name to addresses; nil means
+	// net.DefaultResolver.LookupHost (the system's DNS: a headless
+	// Service's pods).
+	LookupHost func(ctx context.Context, host string) ([]string, error)
 	// BuildID, when set, is the build every shard must serve; otherwise
 	// the shards found at start must agree on one.
 	BuildID string
@@ -182,6 +188,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.LookupHost == nil {
+		c.LookupHost = net.DefaultResolver.LookupHost
 	}
 	c.Endpoints = slices.Clone(c.Endpoints)
 	for i, e := range c.Endpoints {

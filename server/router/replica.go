@@ -113,7 +113,7 @@ func (r *Router) resolve(ctx context.Context, endpoint string) ([]string, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	addrs, err := net.DefaultResolver.LookupHost(ctx, host)
+	addrs, err := r.cfg.LookupHost(ctx, host)
 	if err != nil {
 		return nil, err
 	}

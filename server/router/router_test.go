@@ -7,15 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/index"
@@ -155,32 +156,12 @@ func TestRouterRefusesOtherBuild(t *testing.T) {
 			t.Fatalf("%d %s", code, body)
 		}
 	}
-	if n := testutil.ToFloat64(counter(t, reg, "rlsearch_router_shard_requests_total", map[string]string{"replica": late.url()})); n != 0 {
+	if n := metric(t, reg, "rlsearch_router_shard_requests_total", map[string]string{"replica": late.url()}); n != 0 {
 		t.Errorf("%v requests routed to the refused replica", n)
 	}
-	if n := testutil.ToFloat64(gauge(t, reg, "rlsearch_router_replica_refused", map[string]string{"replica": late.url()})); n != 1 {
+	if n := metric(t, reg, "rlsearch_router_replica_refused", map[string]string{"replica": late.url()}); n != 1 {
 		t.Errorf("refused gauge %v, want 1", n)
 	}
-}
-
-// gauge is counter for a gauge.
-func gauge(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) prometheus.Collector {
-	t.Helper()
-	mfs, _ := reg.Gather()
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-		next:
-			for _, m := range mf.GetMetric() {
-				for _, lp := range m.GetLabel() {
-					if labels[lp.GetName()] != lp.GetValue() {
-						continue next
-					}
-				}
-				return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "x"}, func() float64 { return m.GetGauge().GetValue() })
-			}
-		}
-	}
-	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "x"}, func() float64 { return 0 })
 }
 
 // TestRouterMissingShard: every replica of a shard gone. Fail: 503 with
@@ -220,7 +201,7 @@ func TestRouterMissingShard(t *testing.T) {
 				if pcode != 503 || phdr.Get("Retry-After") == "" || !strings.Contains(string(pbody), "shard 1 of 3") {
 					t.Errorf("programs: %d %s; want 503 naming shard 1 of 3", pcode, pbody)
 				}
-				if n := testutil.ToFloat64(counter(t, reg, "rlsearch_router_missing_shard_total", map[string]string{"shard": "1", "policy": "fail"})); n < 2 {
+				if n := metric(t, reg, "rlsearch_router_missing_shard_total", map[string]string{"shard": "1", "policy": "fail"}); n < 2 {
 					t.Errorf("missing-shard counter %v, want >= 2", n)
 				}
 			case router.Partial:
@@ -245,7 +226,7 @@ func TestRouterMissingShard(t *testing.T) {
 				if pcode != 200 || phdr.Get(server.PartialHeader) != "shard 1 of 3" {
 					t.Errorf("programs: %d %q; want 200 flagged partial", pcode, phdr.Get(server.PartialHeader))
 				}
-				if n := testutil.ToFloat64(counter(t, reg, "rlsearch_router_missing_shard_total", map[string]string{"shard": "1", "policy": "partial"})); n < 2 {
+				if n := metric(t, reg, "rlsearch_router_missing_shard_total", map[string]string{"shard": "1", "policy": "partial"}); n < 2 {
 					t.Errorf("partial counter %v, want >= 2", n)
 				}
 			}
@@ -253,8 +234,9 @@ func TestRouterMissingShard(t *testing.T) {
 	}
 }
 
-// counter finds a metric in reg by name and labels.
-func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) prometheus.Collector {
+// metric is the value of the counter or gauge name with labels in reg
+// (0 when absent).
+func metric(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -267,14 +249,17 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[str
 	next:
 		for _, m := range mf.GetMetric() {
 			for _, lp := range m.GetLabel() {
-				if labels[lp.GetName()] != lp.GetValue() {
+				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
 					continue next
 				}
 			}
-			return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "x"}, func() float64 { return m.GetCounter().GetValue() })
+			if c := m.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return m.GetGauge().GetValue()
 		}
 	}
-	return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "x"}, func() float64 { return 0 })
+	return 0
 }
 
 // TestRouterStalledShard: a stalled replica (requests hang, as under
@@ -406,4 +391,87 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%+v: err %v, want ErrConfig saying %q", c.cfg, err, c.want)
 		}
 	}
+}
+
+// TestRouterHeadlessServiceDNS: one host name that resolves to every
+// shard pod's address (a Kubernetes headless Service; the same port on
+// each address): the router groups the addresses by the shard each
+// reports, follows the name as addresses come and go, and drops a gone
+// address once it is down.
+func TestRouterHeadlessServiceDNS(t *testing.T) {
+	s := newSynth(t, 600, 2)
+	// Four loopback addresses on one port: shard 0 on .1 and .2, shard 1
+	// on .3; .4 (a second replica of shard 1) appears later.
+	var port string
+	var nodes []*node
+	for try := 0; ; try++ {
+		nodes = nil
+		first := startIndex(t, filepath.Join(s.shards, s.manifest.Shards[0].Dir), app.Config{})
+		_, port, _ = strings.Cut(first.addr, ":")
+		nodes = append(nodes, first)
+		ok := true
+		for i, ip := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"} {
+			dir := s.manifest.Shards[min(i, 1)].Dir // shards 0, 1, 1
+			n, err := tryServe(t, ip+":"+port, filepath.Join(s.shards, dir))
+			if err != nil {
+				ok = false
+				break
+			}
+			nodes = append(nodes, n)
+		}
+		if ok {
+			break
+		}
+		if try == 5 {
+			t.Skip("no free port on 127.0.0.1-4")
+		}
+	}
+	var mu sync.Mutex
+	addrs := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}
+	rc := fastRouter([]string{"http://shards.ml.svc.cluster.local:" + port})
+	rc.ResolveInterval = 50 * time.Millisecond
+	rc.LookupHost = func(ctx context.Context, host string) ([]string, error) {
+		if host != "shards.ml.svc.cluster.local" {
+			return nil, fmt.Errorf("no such host %q", host)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(addrs), nil
+	}
+	rt, svc := startRouter(t, rc, app.RouterConfig{})
+	if live(svc, 0) != 2 || live(svc, 1) != 1 {
+		t.Fatalf("live replicas %d, %d; want 2, 1 from the name's three addresses", live(svc, 0), live(svc, 1))
+	}
+	mu.Lock()
+	addrs = append(addrs, "127.0.0.4") // a new pod of shard 1
+	mu.Unlock()
+	waitFor(t, "the new address to join shard 1", func() bool { return live(svc, 1) == 2 })
+	mu.Lock()
+	addrs = slices.DeleteFunc(addrs, func(a string) bool { return a == "127.0.0.2" }) // a pod of shard 0 deleted
+	mu.Unlock()
+	nodes[1].stop()
+	waitFor(t, "the deleted pod to leave", func() bool {
+		reps := svc.Router.Health()["router"].(map[string]any)["shards"].([]map[string]any)[0]["replicas"].([]map[string]any)
+		return len(reps) == 1
+	})
+	c := &http.Client{}
+	if code, _, body := post(t, c, rt.url(), "/retrieve", retrieveBody([]string{"alpha beta"}, 5, "bm25")); code != 200 {
+		t.Errorf("%d %s", code, body)
+	}
+}
+
+// tryServe serves the index in dir on addr, or returns the listen error.
+func tryServe(t *testing.T, addr, dir string) (*node, error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	ln.Close()
+	svc, err := app.New(context.Background(), app.Config{Index: app.IndexConfig{Dir: dir}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	return serve(t, addr, svc.Handler()), nil
 }

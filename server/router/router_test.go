@@ -353,7 +353,9 @@ func TestRouterRetriesKilledReplica(t *testing.T) {
 func TestRouterDocs(t *testing.T) {
 	s := newSynth(t, 500, 3)
 	set := startShards(t, s.shards, s.manifest, nil, app.Config{})
-	_, svc := startRouter(t, fastRouter(set.urls()), app.RouterConfig{Router: router.Config{DocCache: 1}})
+	rc := fastRouter(set.urls())
+	rc.DocCache = 1
+	_, svc := startRouter(t, rc, app.RouterConfig{})
 	one, err := index.Open(context.Background(), s.one, index.OpenConfig{})
 	if err != nil {
 		t.Fatal(err)

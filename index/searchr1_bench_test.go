@@ -185,7 +185,7 @@ func importBench(b *testing.B, file, path string, n int) float64 {
 	}
 	defer r.Close()
 	start := time.Now()
-	if _, err := importVectors(context.Background(), BuildConfig{Vectors: file, VectorsEncoder: "bench", DType: ann.FP32}, r, n, 0, path, nil); err != nil {
+	if _, err := importVectors(context.Background(), BuildConfig{Vectors: file, VectorsEncoder: "bench", DType: ann.FP32}, r, n, 0, []vectorDest{{lo: 0, hi: n, path: path}}, nil); err != nil {
 		b.Fatal(err)
 	}
 	return time.Since(start).Seconds()

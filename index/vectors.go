@@ -139,8 +139,15 @@ func importVectors(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, n, s
 	}
 	meta := &DenseMeta{Model: name, Dim: in.Dim, DType: dt.String(), ConfigHash: hash, ImportedFrom: cfg.Vectors}
 	if g := r.Graph(); g != nil {
-		if meta.ImportedGraph, err = importGraph(ctx, cfg, r, g, filepath.Join(filepath.Dir(path), HNSWFile), out); err != nil {
-			return nil, err
+		switch {
+		case len(dests) == 1 && dests[0].lo == 0 && dests[0].hi == in.Count:
+			if meta.ImportedGraph, err = importGraph(ctx, cfg, r, g, filepath.Join(filepath.Dir(dests[0].path), HNSWFile), out); err != nil {
+				return nil, err
+			}
+		case out != nil:
+			// A graph over every row does not split into the shards'
+			// graphs (its edges cross them).
+			fmt.Fprintf(out, "indexing: not importing the HNSW graph of %s into shards (a graph of all rows does not split); --dense-backend hnsw builds each shard's own\n", cfg.Vectors)
 		}
 	}
 	return meta, nil

@@ -12,10 +12,11 @@
 // layout_test.go, checks it with go list):
 //
 //	cmd/rlsearch    flags into Configs; may import anything below
+//	bench/...       the benchmark harness beside cmd/: may import any package but cmd/,
+//	                and only cmd/ and bench/ import it
 //	server/app      assembles what serve serves (an index, or a router) and every endpoint
 //	server/router   the router mode over shard servers; imports server
 //	server          the one HTTP layer; imports only this package and internal/
-//	bench/...       the benchmark harness; never imported by the floors below
 //	index, sdk, reward, hybrid, rerank, embed, bm25, ann, docstore, corpus, verify, client, cuda, kernels
 //	                the domain packages: they never import server/..., bench/... or cmd/...
 //	internal/...    leaf helpers (JSON bodies, JSONL, atomic files, progress, batching, CLI, test

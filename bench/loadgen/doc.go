@@ -9,7 +9,13 @@
 // counts its wait, so an overloaded server shows as growing latency rather
 // than as a quietly lowered rate ("coordinated omission", Tene 2013).
 //
-// No cgo. Run may be called concurrently with different Configs.
+// RunClosed is the closed-loop counterpart: a fixed number of clients,
+// each sending its next request when the previous one is answered, with
+// latency from send to answer (what a trainer's pool of rollout workers
+// sees; the `bench-shards` and router fault tests use it).
+//
+// No cgo. Run and RunClosed may be called concurrently with different
+// configs.
 //
 // Example (what the serve suite of bench/peers does):
 //

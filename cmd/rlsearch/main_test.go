@@ -86,6 +86,14 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"serve", "--index", dir, "--retriever", "e5"}, 2, `--retriever "e5" is not served`},
 		{[]string{"serve", "--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"serve", "--index", dir, "--program-max-memory", "-1"}, 2, "--program-max-memory -1 MiB is out of range"},
+		{[]string{"serve"}, 2, "serve needs --index DIR"},
+		{[]string{"serve", "--shards", "http://127.0.0.1:1", "--index", dir}, 2, "--shards (router mode) and --index exclude each other"},
+		{[]string{"serve", "--shards", "127.0.0.1:1"}, 2, "want http://host:port"},
+		{[]string{"serve", "--shards", "http://127.0.0.1:1", "--on-missing-shard", "ignore"}, 2, "--on-missing-shard"},
+		{[]string{"serve", "--shards", "http://127.0.0.1:1", "--hedge-after", "soon"}, 2, "--hedge-after"},
+		{[]string{"serve", "--shards", "http://127.0.0.1:1", "--shard-start-timeout", "100ms"}, 1, "no shard server answered"},
+		{[]string{"index", "--corpus", "c", "--out", "o", "--shards", "2", "--shard", "x"}, 2, `bad shard "x"`},
+		{[]string{"index", "--corpus", "c", "--out", "o", "--shard", "1"}, 1, "needs BuildConfig.Shards"},
 	} {
 		code, _, errs := runCmd(t, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {

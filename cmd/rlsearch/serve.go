@@ -162,7 +162,7 @@ func (f *routerFlags) newRouter(ctx context.Context, s *serveFlags, logger *slog
 	}
 	sc := s.cfg
 	rc := app.RouterConfig{Router: c, Reranker: sc.Reranker, Server: sc.Server, Retriever: sc.Retriever, Collections: sc.Collections,
-		PolicyTokenizer: sc.PolicyTokenizer, Budgets: sc.Budgets, Reward: rewardEnv(), Logger: logger}
+		PolicyTokenizer: sc.PolicyTokenizer, Budgets: sc.Budgets, Reward: rewardEnv(), UI: sc.UI, Logger: logger}
 	rc.Budgets.MaxMemoryBytes = s.programMemMiB << 20
 	rc.Reranker.Model.ORTLib = cmp.Or(rc.Reranker.Model.ORTLib, s.idx.cfg.Model.ORTLib)
 	if s.idx.cfg.Model.Dir != "" {

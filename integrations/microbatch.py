@@ -9,7 +9,7 @@ loop's default thread pool (reward_manager/naive.py). One HTTP request per
 sample would cost thousands of round trips per step; these batchers gather
 what arrives together and run it as one call.
 
-- ``AsyncBatcher.submit(key, item)`` (await it): items with the same key that
+- ``AsyncBatcher.submit(key, item)`` (await the future it returns): items with the same key that
   arrive within ``window_s`` of the first (or until ``max_batch`` of them)
   run together, in one ``run(key, items)`` call on the loop's default
   executor.
@@ -47,51 +47,56 @@ class AsyncBatcher:
 
     def __init__(self, run, window_s=DEFAULT_WINDOW_S, max_batch=DEFAULT_MAX_BATCH):
         self._run, self.window_s, self.max_batch = run, window_s, max_batch
-        self._groups = {}  # (loop, key) -> list of (item, future)
-        self._lock = threading.Lock()  # groups of different event loops (one per thread) share the dict
+        self._groups = {}  # loop -> key -> ([item], [future])
+        self._lock = threading.Lock()  # the groups of different event loops (one per thread) share the dict
         self.batches = 0  # batches run so far (a statistic for tests and logs)
 
-    async def submit(self, key, item):
+    def submit(self, key, item):
+        """Queues item under key; returns an asyncio future of its outcome
+        (await it). Call from a coroutine of the running loop."""
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        gk = (loop, key)
         with self._lock:
-            group = self._groups.get(gk)
+            groups = self._groups.get(loop)
+            if groups is None:
+                groups = self._groups[loop] = {}
+            group = groups.get(key)
             first = group is None
             if first:
-                group = self._groups[gk] = []
-            group.append((item, fut))
-            full = len(group) >= self.max_batch
+                group = groups[key] = ([], [])
+            group[0].append(item)
+            group[1].append(fut)
+            full = len(group[0]) >= self.max_batch
             if full:
-                del self._groups[gk]
+                del groups[key]
         if full:
             self._start(loop, key, group)
         elif first:
-            loop.call_later(self.window_s, self._due, loop, gk, group)
-        return await fut
+            loop.call_later(self.window_s, self._due, loop, key, group)
+        return fut
 
-    def _due(self, loop, gk, group):
+    def _due(self, loop, key, group):
         with self._lock:
-            if self._groups.get(gk) is not group:
+            groups = self._groups.get(loop)
+            if groups is None or groups.get(key) is not group:
                 return  # already sent when it filled up
-            del self._groups[gk]
-        self._start(loop, gk[1], group)
+            del groups[key]
+        self._start(loop, key, group)
 
     def _start(self, loop, key, group):
         # Straight to the executor (not through a task): a batch that fills up
         # while more calls are still being queued is on the wire at once.
         self.batches += 1
-        items = [it for it, _ in group]
-        loop.run_in_executor(None, self._run, key, items).add_done_callback(
-            lambda done: self._deliver(group, done))
+        loop.run_in_executor(None, self._run, key, group[0]).add_done_callback(
+            lambda done: self._deliver(group[1], done))
 
     @staticmethod
-    def _deliver(group, done):
+    def _deliver(futs, done):
         try:
-            outcomes = _deliver(done.result(), len(group))
+            outcomes = _deliver(done.result(), len(futs))
         except Exception as e:  # noqa: BLE001 - handed to every caller of the batch
-            outcomes = [e] * len(group)
-        for (_, fut), out in zip(group, outcomes):
+            outcomes = [e] * len(futs)
+        for fut, out in zip(futs, outcomes):
             if fut.done():  # the caller was cancelled
                 continue
             if isinstance(out, Exception):

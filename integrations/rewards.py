@@ -247,9 +247,21 @@ _settings_cache = {}
 _settings_lock = threading.Lock()
 
 
+_last = (None, None)  # the last kwargs and their Settings: one comparison per call, no allocation
+
+
 def settings(**reward_kwargs):
     """The Settings of reward_kwargs (cached: the reward loop passes the same
     kwargs with every sample)."""
+    last_kw, last = _last
+    if last_kw == reward_kwargs:
+        return last
+    s = _settings(reward_kwargs)
+    globals()["_last"] = (reward_kwargs, s)
+    return s
+
+
+def _settings(reward_kwargs):
     try:
         ck = repr(sorted(reward_kwargs.items()))
     except TypeError:
@@ -548,8 +560,8 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw
 async def compute_score_async(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
     """Per-sample coroutine for verl's reward loop; concurrent calls within 5
     ms become one request (AsyncBatcher). Same kwargs as compute_score_batch."""
-    st, s = _one(data_source, solution_str, ground_truth, extra_info, kwargs)
-    return await _async.submit(st.key, (st, s))
+    st = settings(**kwargs)
+    return await _async.submit(st.key, (st, _sample(st, 0, data_source, solution_str, ground_truth, extra_info)))
 
 
 def _fixed(kind):

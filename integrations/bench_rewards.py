@@ -2,7 +2,7 @@
 """Reward throughput through verl's three reward paths, side by side, in one run.
 
     make bench-integrations                                   # builds a BM25 index of wiki_multihop, serves it
-    python3 integrations/bench_rewards.py --url http://127.0.0.1:8000 [--reps 5] [--qa 4096] [--rpl 512]
+    python3 integrations/bench_rewards.py --url http://127.0.0.1:8000 [--reps 15] [--qa 4096] [--rpl 512]
 
 Paths (the stand-ins of integrations/tests/upstream.py, which mirror verl at b178a3c):
 - batch: BatchRewardManager -> compute_score_batch (one request per kind for the batch);
@@ -115,7 +115,7 @@ def run(url, reps, n_qa, n_rpl):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--url", help="running rlsearch server; default: build out/integrations-bench and serve it")
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--qa", type=int, default=4096)
     ap.add_argument("--rpl", type=int, default=512)
     ap.add_argument("--out", help="write the rows as JSON here")

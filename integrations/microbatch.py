@@ -11,8 +11,10 @@ what arrives together and run it as one call.
 
 - ``AsyncBatcher.submit(key, item)`` (await the future it returns): items with the same key that
   arrive within ``window_s`` of the first (or until ``max_batch`` of them)
-  run together, in one ``run(key, items)`` call on the loop's default
-  executor.
+  run together, in one ``run(key, items)`` call on a thread pool that lives
+  as long as the process (not the loop's default executor: verl's stand-ins
+  and scripts that call ``asyncio.run`` per batch would start its threads
+  again for every batch).
 - ``ThreadBatcher.submit(key, item)`` (blocking, from any thread): the first
   caller of a group sends it as soon as every caller inside ``submit`` has
   joined (callers waiting for a sent batch come back when it returns), when
@@ -26,6 +28,8 @@ to every caller of the batch. Both are safe for concurrent use.
 """
 
 import asyncio
+import concurrent.futures
+import os
 import threading
 
 # Seconds a batch waits for company after its first item ("per few
@@ -33,6 +37,31 @@ import threading
 # reward.DefaultMaxBatch and sdk.DefaultMaxBatchPrograms: 4,096).
 DEFAULT_WINDOW_S = 0.005
 DEFAULT_MAX_BATCH = 4096
+
+# Threads of the shared pool that AsyncBatcher sends batches from: enough for
+# the chunks of one reward-loop batch to be on the wire together (4,096
+# samples in chunks of 1,024 in rewards.py) with room for a second loop.
+POOL_THREADS = 8
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _shared_pool():
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = concurrent.futures.ThreadPoolExecutor(POOL_THREADS, thread_name_prefix="rlsearch-microbatch")
+    return _pool
+
+
+def _forget_pool():  # a forked child has none of the parent's threads
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _deliver(outcomes, n):
@@ -43,10 +72,13 @@ def _deliver(outcomes, n):
 
 
 class AsyncBatcher:
-    """AsyncBatcher(run, window_s=0.005, max_batch=4096); see the module doc."""
+    """AsyncBatcher(run, window_s=0.005, max_batch=4096, executor=None); see
+    the module doc. executor: a concurrent.futures executor for run (default:
+    the module's shared pool of POOL_THREADS threads)."""
 
-    def __init__(self, run, window_s=DEFAULT_WINDOW_S, max_batch=DEFAULT_MAX_BATCH):
+    def __init__(self, run, window_s=DEFAULT_WINDOW_S, max_batch=DEFAULT_MAX_BATCH, executor=None):
         self._run, self.window_s, self.max_batch = run, window_s, max_batch
+        self._executor = executor
         self._groups = {}  # loop -> key -> ([item], [future])
         self._lock = threading.Lock()  # the groups of different event loops (one per thread) share the dict
         self.batches = 0  # batches run so far (a statistic for tests and logs)
@@ -87,7 +119,8 @@ class AsyncBatcher:
         # Straight to the executor (not through a task): a batch that fills up
         # while more calls are still being queued is on the wire at once.
         self.batches += 1
-        loop.run_in_executor(None, self._run, key, group[0]).add_done_callback(
+        pool = self._executor if self._executor is not None else _shared_pool()
+        loop.run_in_executor(pool, self._run, key, group[0]).add_done_callback(
             lambda done: self._deliver(group[1], done))
 
     @staticmethod

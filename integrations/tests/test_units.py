@@ -6,7 +6,10 @@ import threading
 import time
 import unittest
 
-from integrations import _util
+import concurrent.futures
+import os
+
+from integrations import _util, microbatch
 from integrations.microbatch import AsyncBatcher, ThreadBatcher
 from integrations.observation import ObservationBudget
 
@@ -168,6 +171,10 @@ class ThreadBatcherTest(unittest.TestCase):
             b.submit("k", 1)
 
 
+async def _one(b, x):
+    return await b.submit("k", x)
+
+
 class AsyncBatcherTest(unittest.TestCase):
     def test_gathered_and_split_at_max(self):
         sizes = []
@@ -197,6 +204,54 @@ class AsyncBatcherTest(unittest.TestCase):
         got = asyncio.run(go())
         self.assertEqual([type(g).__name__ if isinstance(g, Exception) else g for g in got],
                          ["ValueError", 1, 2, "ValueError", 4, 5])
+
+    def test_pool_outlives_the_loop(self):
+        # Batches of successive asyncio.run calls (one loop each, as verl's
+        # stand-ins and scripts do) run on the same threads of the shared
+        # pool, not on a default executor started again per loop.
+        names = []
+
+        def run(key, items):
+            names.append(threading.current_thread().name)
+            return items
+
+        b = AsyncBatcher(run, window_s=0.001)
+
+        async def go():
+            return await asyncio.gather(*(b.submit("k", x) for x in range(4)))
+
+        for _ in range(3):
+            self.assertEqual(asyncio.run(go()), [0, 1, 2, 3])
+        self.assertEqual(len(names), 3)
+        self.assertTrue(all(n.startswith("rlsearch-microbatch") for n in names), names)
+        self.assertIs(microbatch._shared_pool(), microbatch._shared_pool())
+
+    def test_own_executor(self):
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mine") as ex:
+            names = []
+            b = AsyncBatcher(lambda key, items: names.append(threading.current_thread().name) or items,
+                             window_s=0.001, executor=ex)
+            self.assertEqual(asyncio.run(_one(b, 7)), 7)
+            self.assertTrue(names[0].startswith("mine"), names)
+
+    @unittest.skipUnless(hasattr(os, "fork"), "needs fork")
+    def test_forked_child_gets_a_new_pool(self):
+        parent = microbatch._shared_pool()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: a batch must run (the parent's threads do not exist here)
+            try:
+                ok = microbatch._pool is None and \
+                    asyncio.run(_one(AsyncBatcher(lambda k, items: items, window_s=0.001), 1)) == 1 and \
+                    microbatch._shared_pool() is not parent
+                os.write(w, b"1" if ok else b"0")
+            finally:
+                os._exit(0)
+        os.close(w)
+        got = os.read(r, 1)
+        os.close(r)
+        os.waitpid(pid, 0)
+        self.assertEqual(got, b"1")
 
 
 if __name__ == "__main__":

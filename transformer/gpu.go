@@ -37,6 +37,35 @@ type backend interface {
 	release()
 }
 
+// gpuModel is what BertGPU and Qwen3GPU share: the device, the weights'
+// memory, the forward workspace and the closed flag.
+type gpuModel struct {
+	gc GPUConfig
+	be backend
+
+	mu     sync.Mutex // guards ws and closed; one forward at a time
+	ws     workspace
+	mem    devMem
+	closed bool
+}
+
+// close frees the model's GPU memory (weights and workspace) and releases
+// the GPU; later calls do nothing.
+func (m *gpuModel) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.closed = true
+	m.be.run(func(x Executor) error {
+		m.ws.free(x)
+		m.mem.free(x)
+		return nil
+	})
+	m.be.release()
+}
+
 // execBackend serialises calls to an Executor (the CPU emulator in tests).
 type execBackend struct {
 	mu sync.Mutex

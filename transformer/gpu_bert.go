@@ -3,7 +3,6 @@ package transformer
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/kernels"
@@ -18,13 +17,7 @@ import (
 // time on the GPU's owner goroutine. Close releases the GPU memory.
 type BertGPU struct {
 	Config BertConfig
-	gc     GPUConfig
-	be     backend
-
-	mu     sync.Mutex // guards ws and closed
-	ws     workspace
-	mem    devMem
-	closed bool
+	gpuModel
 
 	word, pos, typ cuda.DevPtr
 	embG, embB     cuda.DevPtr
@@ -86,7 +79,7 @@ func bertGPUSupported(cfg BertConfig) error {
 }
 
 func newBertGPU(cfg BertConfig, w *Weights, gc GPUConfig, be backend) (*BertGPU, error) {
-	m := &BertGPU{Config: cfg, gc: gc, be: be}
+	m := &BertGPU{Config: cfg, gpuModel: gpuModel{gc: gc, be: be}}
 	t := func(name string) *Tensor { tt, _ := w.Tensor(name); return tt }
 	err := be.run(func(x Executor) error {
 		var err error
@@ -238,19 +231,8 @@ func (m *BertGPU) forward(x Executor, b packed, p Pooling) ([]float32, error) {
 }
 
 // Close frees the model's GPU memory and releases the GPU. Idempotent;
-// later calls return ErrClosed.
+// Embed after Close returns ErrClosed.
 func (m *BertGPU) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil
-	}
-	m.closed = true
-	m.be.run(func(x Executor) error {
-		m.ws.free(x)
-		m.mem.free(x)
-		return nil
-	})
-	m.be.release()
+	m.close()
 	return nil
 }

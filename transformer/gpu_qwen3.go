@@ -3,7 +3,6 @@ package transformer
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/kernels"
@@ -22,13 +21,7 @@ import (
 type Qwen3GPU struct {
 	Config Qwen3Config
 	Rows   [2]int32 // the LM-head rows scored, in output order
-	gc     GPUConfig
-	be     backend
-
-	mu     sync.Mutex
-	ws     workspace
-	mem    devMem
-	closed bool
+	gpuModel
 
 	embed, norm, head2, invFreq cuda.DevPtr
 	layers                      []qwen3GPULayer
@@ -90,7 +83,7 @@ func qwen3GPUSupported(cfg Qwen3Config, rows [2]int32) error {
 }
 
 func newQwen3GPU(cfg Qwen3Config, w *Weights, rows [2]int32, gc GPUConfig, be backend) (*Qwen3GPU, error) {
-	m := &Qwen3GPU{Config: cfg, Rows: rows, gc: gc, be: be}
+	m := &Qwen3GPU{Config: cfg, Rows: rows, gpuModel: gpuModel{gc: gc, be: be}}
 	t := func(name string) *Tensor { tt, _ := w.Tensor(name); return tt }
 	head := t("model.embed_tokens.weight")
 	if h := t("lm_head.weight"); h != nil && !cfg.TieWordEmbeddings {
@@ -244,17 +237,6 @@ func (m *Qwen3GPU) forward(x Executor, b packed) ([]float32, error) {
 
 // Close frees the model's GPU memory and releases the GPU. Idempotent.
 func (m *Qwen3GPU) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil
-	}
-	m.closed = true
-	m.be.run(func(x Executor) error {
-		m.ws.free(x)
-		m.mem.free(x)
-		return nil
-	})
-	m.be.release()
+	m.close()
 	return nil
 }

@@ -9,9 +9,11 @@
 // topk.cu ran on an H200 on 2026-11-30 (bench/gpu/results). scan.cu is
 // compiled (ptxas: no spills, resources_sm90.txt), its index arithmetic,
 // fragment layouts, schedule and selection are replayed on the CPU against
-// the references (scan_sim_test.go), but it has NOT yet run on a GPU:
-// TestScanKernelsGPU and the ann GPU tests check it on the next device run
-// (bench/gpu/run.sh).
+// the references (scan_sim_test.go), and its own source runs on the CPU
+// kernel emulator (kernels/emu, scan_emu_test.go: every kernel and the
+// span pipeline against the references, in eight scheduling and cp.async
+// modes), but it has NOT yet run on a GPU: TestScanKernelsGPU and the ann
+// GPU tests check it on the next device run (bench/gpu/run.sh).
 //
 // # topk.cu (the segment pipeline)
 //

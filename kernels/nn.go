@@ -49,12 +49,14 @@ var AttentionHeadDims = []int{16, 32, 64, 128}
 // kernel's contract (sizes, alignment, null pointers).
 var ErrBadLaunch = errors.New("kernels: bad launch arguments")
 
-// Launch is one kernel launch: the kernel's name in nn.cu, its grid and
-// block, and its parameters in the kernel's order (cuda.DevPtr, int32,
+// Launch is one kernel launch: the kernel's name in nn.cu or scan.cu, its
+// grid and block, its dynamic shared memory in bytes (0 for the nn.cu
+// kernels), and its parameters in the kernel's order (cuda.DevPtr, int32,
 // int64 or float32, exactly the C types).
 type Launch struct {
 	Kernel      string
 	Grid, Block cuda.Dim3
+	Shared      int
 	Args        []any
 }
 
@@ -405,7 +407,7 @@ func (n *NN) Run(c *cuda.Ctx, s *cuda.Stream, l Launch) error {
 	if !ok {
 		return badf("no kernel %q in nn.cu", l.Kernel)
 	}
-	return c.Launch(f, l.Grid, l.Block, 0, s, l.Args...)
+	return c.Launch(f, l.Grid, l.Block, l.Shared, s, l.Args...)
 }
 
 // Close unloads the module.

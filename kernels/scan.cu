@@ -27,6 +27,9 @@
 // references are in ref.go (ScanRef, FilterRef, MergeRef) and Go replays of
 // the index arithmetic (swizzle, ldmatrix lanes, mma fragments, warp
 // compaction, radix passes) in scan_sim_test.go: keep all three in step.
+// kernels/emu compiles this same file with g++ (RLS_EMU defined: the inline
+// PTX below becomes calls into the emulator), so the kernels' own source
+// runs in tests without a GPU too (scan_emu_test.go).
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -46,31 +49,53 @@ __device__ __forceinline__ uint32_t rls_key2(float f) {
 }
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
+#ifdef RLS_EMU
+    return rls_emu_smem_addr(p);
+#else
     return (uint32_t)__cvta_generic_to_shared(p);
+#endif
 }
 
 // 16-byte asynchronous copy global -> shared; zero-fills when !valid (src
 // is then not read but must be a valid address).
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
     int n = valid ? 16 : 0;
+#ifdef RLS_EMU
+    rls_emu_cp_async16(dst, src, n);
+#else
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
+#endif
 }
+#ifdef RLS_EMU
+__device__ __forceinline__ void cp_async_commit() { rls_emu_cp_async_commit(); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { rls_emu_cp_async_wait(N); }
+#else
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+#endif
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+#ifdef RLS_EMU
+    rls_emu_ldmatrix_x4(addr, r0, r1, r2, r3);
+#else
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                  : "r"(addr));
+#endif
 }
 
 // D = A·B + D, m16n8k16, A row-major fp16, B column-major fp16, fp32 accumulate.
 __device__ __forceinline__ void mma16816(float* c, const uint32_t* a, const uint32_t* b) {
+#ifdef RLS_EMU
+    rls_emu_mma16816(c, a, b);
+#else
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
 }
 
 // Shared-memory tiles hold rows of CPR 16-byte chunks (CPR = 4 or 8: 64- or
@@ -123,7 +148,11 @@ template <class C>
 __device__ __forceinline__ void scan_body(const __half* __restrict__ corpus, int dim, int rowLo, int rowHi,
                                           const __half* __restrict__ q, int nq, const uint32_t* __restrict__ theta,
                                           uint2* __restrict__ cand, int* __restrict__ count, int cap) {
+#ifdef RLS_EMU
+    unsigned char* smem = rls_emu_dynamic_smem();
+#else
     extern __shared__ __align__(128) unsigned char smem[];
+#endif
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp % C::WM, wn = warp / C::WM;
     const int nTiles = (rowHi - rowLo + C::BM - 1) / C::BM;

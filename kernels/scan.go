@@ -117,6 +117,24 @@ func scanArgs(a ScanArgs) []any {
 	return []any{a.Corpus, int32(a.Dim), int32(a.RowLo), int32(a.RowHi), a.Q, int32(a.NQ), a.Theta, a.Cand, a.Count, int32(a.Cap)}
 }
 
+// ScanLaunch is the rls_scan launch (ScanConfigs[cfg]) over a on a
+// persistent grid of grid blocks (Module.ScanGrid on a GPU). An empty row
+// range gives a zero Launch and no error.
+func ScanLaunch(cfg int, a ScanArgs, grid int) (Launch, error) {
+	if cfg < 0 || cfg >= len(ScanConfigs) || grid < 1 {
+		return Launch{}, fmt.Errorf("kernels: scan config %d, grid %d", cfg, grid)
+	}
+	sc := ScanConfigs[cfg]
+	if err := a.validate(sc, grid); err != nil {
+		return Launch{}, err
+	}
+	if a.RowHi == a.RowLo {
+		return Launch{}, nil
+	}
+	return Launch{Kernel: sc.Name, Grid: cuda.Dim3{X: uint32(grid), Y: 1, Z: 1}, Block: cuda.Dim3{X: uint32(sc.Threads()), Y: 1, Z: 1},
+		Shared: sc.SharedBytes(), Args: scanArgs(a)}, nil
+}
+
 // ScanGrid is the persistent grid rls_scan uses for ScanConfigs[cfg] and
 // a span of work items: min(work, blocks per SM × SMs).
 func (m *Module) ScanGrid(cfg int, a ScanArgs) int {
@@ -128,16 +146,14 @@ func (m *Module) ScanGrid(cfg int, a ScanArgs) int {
 // Scan enqueues rls_scan (ScanConfigs[cfg]) over a on stream s. An empty
 // row range enqueues nothing.
 func (m *Module) Scan(c *cuda.Ctx, s *cuda.Stream, cfg int, a ScanArgs) error {
-	sc := ScanConfigs[cfg]
-	grid := m.ScanGrid(cfg, a)
-	if err := a.validate(sc, grid); err != nil {
+	if cfg < 0 || cfg >= len(ScanConfigs) {
+		return fmt.Errorf("kernels: scan config %d", cfg)
+	}
+	l, err := ScanLaunch(cfg, a, m.ScanGrid(cfg, a))
+	if err != nil || l.Kernel == "" {
 		return err
 	}
-	if a.RowHi == a.RowLo {
-		return nil
-	}
-	return c.Launch(m.scan[cfg], cuda.Dim3{X: uint32(grid), Y: 1, Z: 1}, cuda.Dim3{X: uint32(sc.Threads()), Y: 1, Z: 1},
-		sc.SharedBytes(), s, scanArgs(a)...)
+	return c.Launch(m.scan[cfg], l.Grid, l.Block, l.Shared, s, l.Args...)
 }
 
 // ScanState is the per-query state of the threshold pipeline on the
@@ -155,11 +171,21 @@ func scanInitArgs(st ScanState) []any {
 // ScanInit enqueues rls_scan_init: empty best lists, thresholds and
 // counts 0, flags cleared.
 func (m *Module) ScanInit(c *cuda.Ctx, s *cuda.Stream, st ScanState) error {
+	l, err := ScanInitLaunch(st)
+	if err != nil {
+		return err
+	}
+	return c.Launch(m.scanInit, l.Grid, l.Block, l.Shared, s, l.Args...)
+}
+
+// ScanInitLaunch is the rls_scan_init launch for st.
+func ScanInitLaunch(st ScanState) (Launch, error) {
 	if st.NQ < 1 || st.K < 1 || st.K > KMax {
-		return fmt.Errorf("kernels: scan init nq=%d k=%d", st.NQ, st.K)
+		return Launch{}, fmt.Errorf("kernels: scan init nq=%d k=%d", st.NQ, st.K)
 	}
 	blocks := min((st.NQ*st.K+255)/256, 1024)
-	return c.Launch(m.scanInit, cuda.Dim3{X: uint32(blocks), Y: 1, Z: 1}, cuda.Dim3{X: 256, Y: 1, Z: 1}, 0, s, scanInitArgs(st)...)
+	return Launch{Kernel: "rls_scan_init", Grid: cuda.Dim3{X: uint32(blocks), Y: 1, Z: 1}, Block: cuda.Dim3{X: 256, Y: 1, Z: 1},
+		Args: scanInitArgs(st)}, nil
 }
 
 func mergeArgs(st ScanState) []any {
@@ -169,10 +195,20 @@ func mergeArgs(st ScanState) []any {
 // Merge enqueues rls_merge: per query, best ∪ survivors → best, new
 // threshold, count 0, overflow flag.
 func (m *Module) Merge(c *cuda.Ctx, s *cuda.Stream, st ScanState) error {
-	if st.NQ < 1 || st.NQ > 1<<31-1 || st.K < 1 || st.K > KMax || st.Cap < 1 {
-		return fmt.Errorf("kernels: merge nq=%d k=%d cap=%d", st.NQ, st.K, st.Cap)
+	l, err := MergeLaunch(st)
+	if err != nil {
+		return err
 	}
-	return c.Launch(m.merge, cuda.Dim3{X: uint32(st.NQ), Y: 1, Z: 1}, cuda.Dim3{X: MergeThreads, Y: 1, Z: 1}, 0, s, mergeArgs(st)...)
+	return c.Launch(m.merge, l.Grid, l.Block, l.Shared, s, l.Args...)
+}
+
+// MergeLaunch is the rls_merge launch for st.
+func MergeLaunch(st ScanState) (Launch, error) {
+	if st.NQ < 1 || st.NQ > 1<<31-1 || st.K < 1 || st.K > KMax || st.Cap < 1 {
+		return Launch{}, fmt.Errorf("kernels: merge nq=%d k=%d cap=%d", st.NQ, st.K, st.Cap)
+	}
+	return Launch{Kernel: "rls_merge", Grid: cuda.Dim3{X: uint32(st.NQ), Y: 1, Z: 1}, Block: cuda.Dim3{X: MergeThreads, Y: 1, Z: 1},
+		Args: mergeArgs(st)}, nil
 }
 
 // FilterArgs are rls_filter's arguments: query qi's scores of one tile at
@@ -196,9 +232,18 @@ func FilterBlocks(rows int) int { return max(1, min(1024, (rows+8191)/8192)) }
 
 // Filter enqueues rls_filter over one score tile.
 func (m *Module) Filter(c *cuda.Ctx, s *cuda.Stream, a FilterArgs, st ScanState) error {
-	if a.Rows < 1 || a.NQ < 1 || a.NQ > 65535 || (a.NQ > 1 && int64(a.Rows) > a.LdS) {
-		return fmt.Errorf("kernels: filter rows=%d nq=%d ldS=%d", a.Rows, a.NQ, a.LdS)
+	l, err := FilterLaunch(a, st)
+	if err != nil {
+		return err
 	}
-	return c.Launch(m.filter, cuda.Dim3{X: uint32(FilterBlocks(a.Rows)), Y: uint32(a.NQ), Z: 1}, cuda.Dim3{X: FilterThreads, Y: 1, Z: 1}, 0, s,
-		filterArgs(a, st)...)
+	return c.Launch(m.filter, l.Grid, l.Block, l.Shared, s, l.Args...)
+}
+
+// FilterLaunch is the rls_filter launch over one score tile.
+func FilterLaunch(a FilterArgs, st ScanState) (Launch, error) {
+	if a.Rows < 1 || a.NQ < 1 || a.NQ > 65535 || (a.NQ > 1 && int64(a.Rows) > a.LdS) {
+		return Launch{}, fmt.Errorf("kernels: filter rows=%d nq=%d ldS=%d", a.Rows, a.NQ, a.LdS)
+	}
+	return Launch{Kernel: "rls_filter", Grid: cuda.Dim3{X: uint32(FilterBlocks(a.Rows)), Y: uint32(a.NQ), Z: 1},
+		Block: cuda.Dim3{X: FilterThreads, Y: 1, Z: 1}, Args: filterArgs(a, st)}, nil
 }

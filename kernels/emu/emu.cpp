@@ -1,4 +1,5 @@
-// emu.cpp: a CPU emulator for the kernels of kernels/nn.cu, loaded by the
+// emu.cpp: a CPU emulator for the kernels of kernels/nn.cu and
+// kernels/scan.cu, loaded by the
 // Go package kernels/kernelemu (purego) in tests. Build:
 //   g++ -std=c++17 -O2 -fno-strict-aliasing -shared -fPIC -I kernels/emu -o libnnemu.so kernels/emu/emu.cpp
 // Every CUDA thread of a block is a fiber on one OS thread;
@@ -6,8 +7,9 @@
 // barrier once every live thread of the block (or lanes of the warp) has
 // reached it, and reports a divergent barrier instead of hanging. Blocks run
 // one after another. The threads of a block run in forward or reverse order
-// (emu_launch's order), so a missing barrier shows up as a wrong result in
-// one of the two orders. Device memory is host memory with guard bytes on
+// (emu_launch's order), all together or one warp at a time as far as the
+// barriers let it run, so a missing barrier shows up as a wrong result in
+// one of the orders. Device memory is host memory with guard bytes on
 // both sides: a write outside an allocation is reported after the launch,
 // and a read there sees 0xff bytes (NaN in fp16 and fp32). GEMMs follow
 // cublasGemmEx's column-major contract with fp16 A and B, fp32
@@ -25,6 +27,7 @@
 dim3 threadIdx, blockIdx, blockDim, gridDim;
 
 #include "../nn.cu"
+#include "../scan.cu"
 
 namespace {
 
@@ -62,6 +65,13 @@ emu_switch:
 )");
 #endif
 
+// One cp.async of a thread, not landed yet.
+struct AsyncCopy {
+    uint32_t dst;
+    const void* src;
+    int n;
+};
+
 struct Fiber {
     ucontext_t ctx;
     void* sp;
@@ -69,6 +79,9 @@ struct Fiber {
     State state;
     dim3 tid;
     int linear;
+    std::vector<AsyncCopy> copies;  // issued, not landed, in issue order
+    std::vector<size_t> groups;     // committed groups not landed: copies in each, oldest first
+    size_t open = 0;                // copies issued since the last commit
 };
 
 constexpr size_t kStack = 256 << 10;
@@ -83,6 +96,13 @@ void (*g_fn)(const uint64_t*);
 const uint64_t* g_args;
 uint32_t g_xch[kMaxThreads / 32][32][kXch];
 std::string g_err;
+std::string g_kerr;                // the first error a kernel's emulated instruction reported
+std::vector<unsigned char> g_smem;  // dynamic shared memory of the running launch
+bool g_async_late;                  // cp.async lands at the wait that needs it (else at the copy)
+
+void kfail(const std::string& msg) {
+    if (g_kerr.empty()) g_kerr = msg;
+}
 
 void yield(State s) {
     g_cur->state = s;
@@ -139,19 +159,58 @@ int warp() { return g_cur->linear >> 5; }
 // false (g_err set) on a divergent barrier.
 bool run_block(int order) {
     const int n = (int)g_fibers.size();
+    std::fill(g_smem.begin(), g_smem.end(), (unsigned char)0xff);
     for (auto& f : g_fibers) {
         start_fiber(f);
         f.state = RUN;
+        f.copies.clear();
+        f.groups.clear();
+        f.open = 0;
     }
+    const bool rev = order & 1, warpMajor = order & 2;
+    const int nw = (n + 31) / 32;
     for (;;) {
         bool ran = false;
-        for (int k = 0; k < n; k++) {
-            Fiber& f = g_fibers[order ? n - 1 - k : k];
-            if (f.state != RUN) continue;
-            g_cur = &f;
-            threadIdx = f.tid;
-            resume(f);
-            ran = true;
+        if (warpMajor) {
+            // One warp at a time, in warp order (reversed with rev): it runs,
+            // its collectives released as soon as its lanes reach them, until
+            // every live lane waits at __syncthreads or has returned; then
+            // the next warp. A warp thus runs ahead of the others as far as
+            // the barriers allow.
+            for (int k = 0; k < nw; k++) {
+                const int w = rev ? nw - 1 - k : k;
+                const int l0 = w * 32, l1 = std::min(n, w * 32 + 32);
+                for (;;) {
+                    bool any = false;
+                    for (int l = l0; l < l1; l++) {
+                        Fiber& f = g_fibers[l];
+                        if (f.state != RUN) continue;
+                        g_cur = &f;
+                        threadIdx = f.tid;
+                        resume(f);
+                        any = ran = true;
+                    }
+                    int wl = 0, ww = 0;
+                    for (int l = l0; l < l1; l++) {
+                        if (g_fibers[l].state != DONE) wl++;
+                        if (g_fibers[l].state == WAIT_WARP) ww++;
+                    }
+                    if (ww > 0 && ww == wl && wl == l1 - l0) {
+                        for (int l = l0; l < l1; l++) g_fibers[l].state = RUN;
+                        continue;
+                    }
+                    if (!any) break;
+                }
+            }
+        } else {
+            for (int k = 0; k < n; k++) {
+                Fiber& f = g_fibers[rev ? n - 1 - k : k];
+                if (f.state != RUN) continue;
+                g_cur = &f;
+                threadIdx = f.tid;
+                resume(f);
+                ran = true;
+            }
         }
         if (ran) continue;
         int live = 0, atBlock = 0;
@@ -292,6 +351,28 @@ const Kernel kKernels[] = {
     ATTN(32),
     ATTN(64),
     ATTN(128),
+#define SCAN(BN)                                                                                              \
+    {"rls_scan" #BN, 10, [](const uint64_t* a) {                                                              \
+         rls_scan##BN(P<const __half*>(a[0]), I32(a[1]), I32(a[2]), I32(a[3]), P<const __half*>(a[4]), I32(a[5]), \
+                      P<const uint32_t*>(a[6]), P<uint2*>(a[7]), P<int*>(a[8]), I32(a[9]));                   \
+     }}
+    SCAN(16),
+    SCAN(64),
+    SCAN(128),
+    {"rls_scan_init", 6,
+     [](const uint64_t* a) {
+         rls_scan_init(P<uint2*>(a[0]), I32(a[1]), P<uint32_t*>(a[2]), P<int*>(a[3]), P<int*>(a[4]), I32(a[5]));
+     }},
+    {"rls_filter", 8,
+     [](const uint64_t* a) {
+         rls_filter(P<const float*>(a[0]), I64(a[1]), I32(a[2]), I32(a[3]), P<const uint32_t*>(a[4]), P<uint2*>(a[5]),
+                    P<int*>(a[6]), I32(a[7]));
+     }},
+    {"rls_merge", 7,
+     [](const uint64_t* a) {
+         rls_merge(P<uint2*>(a[0]), I32(a[1]), P<const uint2*>(a[2]), P<int*>(a[3]), I32(a[4]), P<uint32_t*>(a[5]),
+                   P<int*>(a[6]));
+     }},
 };
 
 void set_err(char* err, int errlen, const std::string& msg) {
@@ -315,6 +396,108 @@ static T shfl_xor(T v, int m) {
 }
 float __shfl_xor_sync(unsigned, float v, int m) { return shfl_xor(v, m); }
 int __shfl_xor_sync(unsigned, int v, int m) { return shfl_xor(v, m); }
+
+static void full_mask(unsigned mask, const char* op) {
+    if (mask != 0xffffffffu) kfail(std::string(op) + " with a mask other than 0xffffffff");
+}
+
+unsigned __ballot_sync(unsigned mask, bool p) {
+    full_mask(mask, "__ballot_sync");
+    g_xch[warp()][lane()][0] = p ? 1u : 0u;
+    yield(WAIT_WARP);
+    unsigned b = 0;
+    for (int l = 0; l < 32; l++) b |= (g_xch[warp()][l][0] & 1u) << l;
+    yield(WAIT_WARP);
+    return b;
+}
+bool __any_sync(unsigned mask, bool p) { return __ballot_sync(mask, p) != 0u; }
+int __shfl_sync(unsigned mask, int v, int src) {
+    full_mask(mask, "__shfl_sync");
+    g_xch[warp()][lane()][0] = (uint32_t)v;
+    yield(WAIT_WARP);
+    const int u = (int)g_xch[warp()][src & 31][0];
+    yield(WAIT_WARP);
+    return u;
+}
+
+unsigned char* rls_emu_dynamic_smem() { return g_smem.data(); }
+uint32_t rls_emu_smem_addr(const void* p) {
+    const unsigned char* b = g_smem.data();
+    const unsigned char* c = (const unsigned char*)p;
+    if (c < b || c > b + g_smem.size()) {
+        kfail("__cvta_generic_to_shared of an address outside the dynamic shared memory");
+        return 0;
+    }
+    return (uint32_t)(c - b);
+}
+
+static bool smem_range(uint32_t addr, size_t n, const char* op) {
+    if (addr % 16 != 0) {
+        kfail(std::string(op) + ": shared address " + std::to_string(addr) + " is not 16-byte aligned");
+        return false;
+    }
+    if ((size_t)addr + n > g_smem.size()) {
+        kfail(std::string(op) + ": shared bytes [" + std::to_string(addr) + ", " + std::to_string(addr + n) +
+              ") outside the launch's " + std::to_string(g_smem.size()) + " bytes of dynamic shared memory");
+        return false;
+    }
+    return true;
+}
+
+static void land(const AsyncCopy& c) {
+    unsigned char* d = g_smem.data() + c.dst;
+    if (c.n > 0) memcpy(d, c.src, (size_t)c.n);
+    memset(d + c.n, 0, 16 - (size_t)c.n);
+}
+
+void rls_emu_cp_async16(uint32_t dst, const void* src, int n) {
+    if (n < 0 || n > 16) {
+        kfail("cp.async with src-size " + std::to_string(n));
+        return;
+    }
+    if (!smem_range(dst, 16, "cp.async")) return;
+    if (!g_async_late) {
+        land(AsyncCopy{dst, src, n});
+        g_cur->open++;
+        return;
+    }
+    g_cur->copies.push_back(AsyncCopy{dst, src, n});
+    g_cur->open++;
+}
+void rls_emu_cp_async_commit() {
+    g_cur->groups.push_back(g_cur->open);
+    g_cur->open = 0;
+}
+void rls_emu_cp_async_wait(int n) {
+    Fiber& f = *g_cur;
+    // Land the oldest committed groups until at most n are pending.
+    while ((int)f.groups.size() > n) {
+        const size_t c = f.groups.front();
+        f.groups.erase(f.groups.begin());
+        if (g_async_late) {
+            for (size_t i = 0; i < c; i++) land(f.copies[i]);
+            f.copies.erase(f.copies.begin(), f.copies.begin() + (long)c);
+        }
+    }
+}
+
+void rls_emu_ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+    const int w = warp(), l = lane();
+    smem_range(addr, 16, "ldmatrix");
+    g_xch[w][l][0] = addr;
+    yield(WAIT_WARP);
+    uint32_t out[4];
+    for (int j = 0; j < 4; j++) {
+        const uint32_t row = g_xch[w][j * 8 + (l >> 2)][0];
+        out[j] = 0xffffffffu;
+        if ((size_t)row + 16 <= g_smem.size()) memcpy(&out[j], g_smem.data() + row + 4 * (l & 3), 4);
+    }
+    yield(WAIT_WARP);
+    r0 = out[0];
+    r1 = out[1];
+    r2 = out[2];
+    r3 = out[3];
+}
 
 // The PTX ISA fragment layouts of mma.m16n8k16.row.col.f32.f16.f16.f32
 // (see rls_mma16816 in nn.cu): lane 4g+q holds A rows g, g+8 and columns
@@ -360,9 +543,11 @@ struct LaunchDesc {
     uint64_t grid[3], block[3];
     uint64_t args;  // uint64_t[nargs]
     uint64_t nargs;
-    uint64_t order;  // 0: threads run in increasing index, 1: decreasing
+    uint64_t order;  // bit 0: threads (warps) run in decreasing index; bit 1: one warp at a time
     uint64_t err;    // char[errlen]
     uint64_t errlen;
+    uint64_t shared;      // dynamic shared memory bytes
+    uint64_t asyncLate;   // 1: cp.async lands at the wait_group that needs it; 0: at the copy
 };
 
 int emu_launch(const LaunchDesc* d) {
@@ -400,15 +585,23 @@ int emu_launch(const LaunchDesc* d) {
             }
     blockDim = dim3{bx, by, bz};
     gridDim = dim3{(unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2]};
+    if (d->shared > (228u << 10)) {
+        set_err(err, errlen, std::string(name) + ": " + std::to_string(d->shared) + " bytes of dynamic shared memory");
+        return 1;
+    }
+    g_smem.assign((size_t)d->shared, 0xff);
+    g_async_late = d->asyncLate != 0;
+    g_kerr.clear();
     g_fn = k->fn;
     g_args = P<const uint64_t*>(d->args);
     for (unsigned z = 0; z < gridDim.z; z++)
         for (unsigned y = 0; y < gridDim.y; y++)
             for (unsigned x = 0; x < gridDim.x; x++) {
                 blockIdx = dim3{x, y, z};
-                if (!run_block((int)d->order)) {
+                const bool ok = run_block((int)d->order);
+                if (!ok || !g_kerr.empty()) {
                     set_err(err, errlen, std::string(name) + " block (" + std::to_string(x) + "," + std::to_string(y) +
-                                             "," + std::to_string(z) + "): " + g_err);
+                                             "," + std::to_string(z) + "): " + (ok ? g_kerr : g_err));
                     return 1;
                 }
             }

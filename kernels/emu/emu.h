@@ -1,4 +1,4 @@
-// emu.h: what kernels/nn.cu needs from CUDA, for running it on the CPU
+// emu.h: what kernels/nn.cu and kernels/scan.cu need from CUDA, for running them on the CPU
 // (tests on machines without a GPU). Included before nn.cu by emu.cpp,
 // with this directory on the include path so that <cuda_fp16.h> is the
 // stand-in beside this file. See README.md. Not production code.
@@ -48,3 +48,53 @@ void __syncthreads();
 float __shfl_xor_sync(unsigned mask, float v, int laneMask);
 int __shfl_xor_sync(unsigned mask, int v, int laneMask);
 void rls_emu_mma16816(float* d, const uint32_t* a, const uint32_t* b);
+
+// What scan.cu needs besides (kernels/scan.cu under RLS_EMU).
+struct alignas(8) uint2 {
+    unsigned x, y;
+};
+inline uint2 make_uint2(unsigned x, unsigned y) { return uint2{x, y}; }
+inline unsigned __float_as_uint(float f) {
+    unsigned u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+inline int __popc(unsigned v) { return __builtin_popcount(v); }
+template <class T>
+inline T __ldg(const T* p) {
+    return *p;
+}
+// Atomics: the threads of a launch run on one OS thread and switch only at
+// barriers and collectives, so a read-modify-write is atomic as written.
+inline int atomicAdd(int* p, int v) {
+    int old = *p;
+    *p = old + v;
+    return old;
+}
+inline unsigned atomicAdd(unsigned* p, unsigned v) {
+    unsigned old = *p;
+    *p = old + v;
+    return old;
+}
+// Warp votes and shuffles over the full mask (the only mask scan.cu uses;
+// another mask fails the launch).
+bool __any_sync(unsigned mask, bool p);
+unsigned __ballot_sync(unsigned mask, bool p);
+int __shfl_sync(unsigned mask, int v, int srcLane);
+// Dynamic shared memory (the launch's shared bytes, 0xff at the start of
+// every block) and its 32-bit shared-window addresses (offsets from its
+// start), as __cvta_generic_to_shared gives them.
+unsigned char* rls_emu_dynamic_smem();
+uint32_t rls_emu_smem_addr(const void* p);
+// cp.async.cg.shared.global of 16 bytes (n of them read, the rest zero),
+// commit_group and wait_group: each thread's copies land in groups, at the
+// copy (early mode) or at the latest wait_group that must see them (late
+// mode, emu_launch's async flag), so a read before its wait and a write
+// into a stage still being read both show up as wrong results.
+void rls_emu_cp_async16(uint32_t dst, const void* src, int n);
+void rls_emu_cp_async_commit();
+void rls_emu_cp_async_wait(int n);
+// ldmatrix.sync.aligned.m8n8.x4.shared.b16: lanes 8j..8j+7 give the row
+// addresses of matrix j; lane l receives row l/4, halves 2(l%4), 2(l%4)+1
+// of each matrix j in register j.
+void rls_emu_ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3);

@@ -1,4 +1,4 @@
-// Package kernelemu runs the kernels of kernels/nn.cu and cuBLAS-style
+// Package kernelemu runs the kernels of kernels/nn.cu and kernels/scan.cu, and cuBLAS-style
 // GEMMs on the CPU, for tests on machines without a GPU. Test-only.
 //
 // Open compiles kernels/emu/emu.cpp (which includes nn.cu itself, with
@@ -44,7 +44,7 @@ const EnvSkip = "RLSEARCH_SKIP_EMU"
 type Emu struct {
 	mu                               sync.Mutex
 	launch, alloc, free, copy_, gemm uintptr
-	order                            uint64
+	order, asyncLate                 uint64
 	live                             map[cuda.DevPtr]int64
 }
 
@@ -140,9 +140,39 @@ func call(fn uintptr, args ...uintptr) uintptr {
 func (e *Emu) SetReverse(rev bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.order = 0
+	e.order &^= 1
 	if rev {
-		e.order = 1
+		e.order |= 1
+	}
+}
+
+// SetWarpMajor makes later launches run one warp of a block at a time
+// (true): each warp runs, its shuffles and mma.sync released as soon as
+// its own lanes reach them, until it waits at __syncthreads or returns,
+// then the next warp (in decreasing order with SetReverse(true)). The
+// default (false) runs every thread one step in turn, which keeps warps in
+// step; this way one warp runs ahead of the others as far as the barriers
+// allow, which exposes a missing barrier between warps that exchange data
+// through shared memory.
+func (e *Emu) SetWarpMajor(on bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.order &^= 2
+	if on {
+		e.order |= 2
+	}
+}
+
+// SetAsyncLate makes cp.async copies of later launches land at the
+// cp.async.wait_group that must see them (true) or at the copy (false, the
+// default). A kernel that reads a stage before its wait fails the first
+// way; one that refills a stage other threads still read fails the second.
+func (e *Emu) SetAsyncLate(late bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.asyncLate = 0
+	if late {
+		e.asyncLate = 1
 	}
 }
 
@@ -216,11 +246,14 @@ type launchDesc struct {
 	args, nargs uint64
 	order       uint64
 	err, errlen uint64
+	shared      uint64
+	asyncLate   uint64
 }
 
 // Launch runs l to completion. Errors: an argument of a type the GPU
 // launch would refuse, an unknown kernel, a divergent barrier, a write
-// outside an allocation.
+// outside an allocation, a shared-memory access outside l.Shared bytes
+// (or misaligned), a warp vote or shuffle with a partial mask.
 func (e *Emu) Launch(l kernels.Launch) error {
 	vals := make([]uint64, len(l.Args)+1)
 	for i, a := range l.Args {
@@ -257,6 +290,7 @@ func (e *Emu) Launch(l kernels.Launch) error {
 		args:  uint64(uintptr(unsafe.Pointer(&vals[0]))), nargs: uint64(len(l.Args)),
 		order: e.order,
 		err:   uint64(uintptr(unsafe.Pointer(&msg[0]))), errlen: uint64(len(msg)),
+		shared: uint64(l.Shared), asyncLate: e.asyncLate,
 	}
 	pin.Pin(d)
 	if rc := call(e.launch, uintptr(unsafe.Pointer(d))); rc != 0 {

@@ -54,6 +54,8 @@ type tokenRetriever struct {
 
 	block chan struct{} // when non-nil, Retrieve waits on it (or ctx)
 	enter chan struct{} // when non-nil, Retrieve signals it on entry
+	slow  time.Duration // when non-zero, Retrieve sleeps this long after entry, ignoring ctx
+	left  atomic.Int64  // Retrieve calls that have returned
 }
 
 func newTokenRetriever(name string, docs fakeDocs) *tokenRetriever {
@@ -75,8 +77,12 @@ func (t *tokenRetriever) Name() string { return t.name }
 func (t *tokenRetriever) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
 	t.calls.Add(1)
 	t.nq.Add(int64(len(queries)))
+	defer t.left.Add(1)
 	if t.enter != nil {
 		t.enter <- struct{}{}
+	}
+	if t.slow > 0 {
+		time.Sleep(t.slow)
 	}
 	if t.block != nil {
 		select {

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -345,15 +347,27 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 //
 // It returns nil after a clean shutdown, the listen or serve error
 // otherwise, or the shutdown error (context.DeadlineExceeded) when
-// in-flight requests outlived the timeout.
+// in-flight requests outlived the timeout. In that case the remaining
+// connections are closed (which cancels their requests' contexts) and it
+// waits up to ShutdownTimeout again for their handlers to return, so that
+// the caller's deferred close of the index does not unmap memory under a
+// running search; handlers still running after that are named in the error.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("server: listen %s: %w", addr, err)
 	}
+	var active sync.WaitGroup
+	var running atomic.Int64
 	hs := &http.Server{
-		Handler:           s.handler,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			active.Add(1)
+			running.Add(1)
+			defer active.Done()
+			defer running.Add(-1)
+			s.handler.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: min(readHeaderTimeout, s.cfg.ReadTimeout),
 		// ReadTimeout cuts a stalled body. It does not cancel a handler
 		// that outlives it: net/http clears the read deadline once the
@@ -384,7 +398,16 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net
 	if err := hs.Shutdown(sctx); err != nil {
 		hs.Close()
 		<-serveErr
-		return fmt.Errorf("server: shutdown: %w", err)
+		left := running.Load()
+		s.log.Warn("server: shutdown timed out; connections closed, waiting for their handlers", "running", left, "timeout", s.cfg.ShutdownTimeout)
+		finished := make(chan struct{})
+		go func() { active.Wait(); close(finished) }()
+		select {
+		case <-finished:
+			return fmt.Errorf("server: shutdown: %w", err)
+		case <-time.After(s.cfg.ShutdownTimeout):
+			return fmt.Errorf("server: shutdown: %w; %d request handlers still running %v after their connections were closed", err, running.Load(), s.cfg.ShutdownTimeout)
+		}
 	}
 	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("server: serve: %w", err)

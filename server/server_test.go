@@ -614,6 +614,45 @@ func TestShutdownTimeout(t *testing.T) {
 	}
 }
 
+// TestShutdownWaitsForHandlers: after the shutdown timeout the server
+// closes the connections and still waits (up to the timeout again) for a
+// handler that does not watch its context, so that ListenAndServe never
+// returns while a search runs (the caller then closes the index).
+func TestShutdownWaitsForHandlers(t *testing.T) {
+	for _, tc := range []struct {
+		slow     time.Duration
+		finished bool
+	}{{150 * time.Millisecond, true}, {600 * time.Millisecond, false}} {
+		s, bm := newTestServer(t, func(c *Config) { c.ShutdownTimeout = 100 * time.Millisecond })
+		bm.slow = tc.slow
+		bm.enter = make(chan struct{}, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		addrc := make(chan net.Addr, 1)
+		done := make(chan error, 1)
+		go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) { addrc <- a }) }()
+		addr := (<-addrc).String()
+		go func() {
+			resp, err := http.Post("http://"+addr+"/retrieve", "application/json", strings.NewReader(`{"queries":["berlin"]}`))
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+		<-bm.enter
+		cancel()
+		err := <-done
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("slow %v: ListenAndServe: %v, want a shutdown deadline error", tc.slow, err)
+		}
+		if got := bm.left.Load() == 1; got != tc.finished {
+			t.Fatalf("slow %v: search returned before ListenAndServe: %v, want %v (err %v)", tc.slow, got, tc.finished, err)
+		}
+		if !tc.finished && !strings.Contains(err.Error(), "1 request handlers still running") {
+			t.Fatalf("slow %v: error %q does not count the running handler", tc.slow, err)
+		}
+		time.Sleep(tc.slow) // let the handler end before the next case
+	}
+}
+
 func TestListenError(t *testing.T) {
 	s, _ := newTestServer(t, nil)
 	if err := s.ListenAndServe(context.Background(), "256.0.0.1:bad", nil); err == nil {

@@ -37,6 +37,10 @@ type node struct {
 
 	mu  sync.Mutex
 	srv *http.Server
+
+	// Handlers still running: stop, like a kill, does not wait for them,
+	// but the test's cleanup does before the service under them is closed.
+	inflight sync.WaitGroup
 }
 
 // serve starts h on addr ("" = a free loopback port).
@@ -47,7 +51,10 @@ func serve(t testing.TB, addr string, h http.Handler) *node {
 	}
 	n := &node{t: t, handler: h, addr: addr, unstall: make(chan struct{})}
 	n.start()
-	t.Cleanup(n.stop)
+	t.Cleanup(func() {
+		n.stop()
+		n.inflight.Wait()
+	})
 	return n
 }
 
@@ -73,6 +80,8 @@ func (n *node) start() {
 }
 
 func (n *node) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	n.inflight.Add(1)
+	defer n.inflight.Done()
 	if n.stalled.Load() {
 		n.mu.Lock()
 		c := n.unstall

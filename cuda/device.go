@@ -640,35 +640,8 @@ const (
 // GemmF16 computes C = alpha·op(A)·op(B) + beta·C in column-major order
 // (cuBLAS convention) with A and B fp16, C fp32 and fp32 accumulation
 // (cublasGemmEx, CUBLAS_COMPUTE_32F) on stream s. op(A) is m×k, op(B) is
-// k×n, C is m×n with leading dimension ldc. The cuBLAS handle is created on
-// first use. Errors: ErrNoCUBLAS, *Error.
+// k×n, C is m×n with leading dimension ldc: Gemm with an fp32 C. Errors:
+// ErrBadArg (GemmArgs.Validate), ErrNoCUBLAS, *Error.
 func (c *Ctx) GemmF16(s *Stream, transA, transB bool, m, n, k int, alpha float32, a DevPtr, lda int, b DevPtr, ldb int, beta float32, cm DevPtr, ldc int) error {
-	if m <= 0 || n <= 0 || k <= 0 || m > math.MaxInt32 || n > math.MaxInt32 || k > math.MaxInt32 {
-		return fmt.Errorf("%w: gemm m=%d n=%d k=%d", ErrBadArg, m, n, k)
-	}
-	bl, err := loadBLAS()
-	if err != nil {
-		return err
-	}
-	if c.blas == 0 {
-		var h uintptr
-		if err := blasCheck("cublasCreate_v2", call(bl.create, uintptr(unsafe.Pointer(&h)))); err != nil {
-			return err
-		}
-		c.blas = h
-	}
-	if err := blasCheck("cublasSetStream_v2", call(bl.setStream, c.blas, streamHandle(s))); err != nil {
-		return err
-	}
-	op := func(t bool) uintptr {
-		if t {
-			return cublasOpT
-		}
-		return cublasOpN
-	}
-	ab := [2]float32{alpha, beta}
-	algo := int32(cublasGemmDflt)
-	return blasCheck("cublasGemmEx", call(bl.gemmEx, c.blas, op(transA), op(transB), uintptr(m), uintptr(n), uintptr(k),
-		uintptr(unsafe.Pointer(&ab[0])), uintptr(a), cudaR16F, uintptr(lda), uintptr(b), cudaR16F, uintptr(ldb),
-		uintptr(unsafe.Pointer(&ab[1])), uintptr(cm), cudaR32F, uintptr(ldc), cublasCompute32F, uintptr(uint32(algo))))
+	return c.Gemm(s, GemmArgs{TransA: transA, TransB: transB, M: m, N: n, K: k, Alpha: alpha, A: a, Lda: lda, B: b, Ldb: ldb, Beta: beta, C: cm, Ldc: ldc})
 }

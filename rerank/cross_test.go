@@ -119,7 +119,7 @@ func TestCrossEncoderMatchesReference(t *testing.T) {
 			var resp struct {
 				Logits [][]float64 `json:"logits"`
 			}
-			runReference(t, "gen_bert.py", dir, req, &resp)
+			testutil.RunReference(t, "gen_bert.py", dir, req, &resp)
 			worst := 0.0
 			defer func() { t.Logf("labels=%d: %d pairs, max |score(go) - score(numpy)| = %.2g", labels, len(docs), worst) }()
 			for i := range docs {

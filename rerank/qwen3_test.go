@@ -133,7 +133,7 @@ func TestQwen3MatchesReference(t *testing.T) {
 			var resp struct {
 				Logits [][2]float64 `json:"logits"`
 			}
-			runReference(t, "gen_qwen3.py", dir, req, &resp)
+			testutil.RunReference(t, "gen_qwen3.py", dir, req, &resp)
 			spread, worst := 0.0, 0.0
 			for i := range docs {
 				ref := resp.Logits[i]

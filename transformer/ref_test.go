@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
 // Qwen3 vocabulary ids of the reranker's answer tokens (Qwen3 tokenizer.json;
@@ -34,7 +36,7 @@ func TestBertRefMatchesNumpy(t *testing.T) {
 	var want struct {
 		Embeddings [][]float64 `json:"embeddings"`
 	}
-	runReference(t, "gen_bert.py", dir, map[string]any{"input_ids": ids}, &want)
+	testutil.RunReference(t, "gen_bert.py", dir, map[string]any{"input_ids": ids}, &want)
 	for _, format := range []string{"onnx", "safetensors"} {
 		t.Run(format, func(t *testing.T) {
 			cfg, w := loadDir(t, dir, format)
@@ -65,7 +67,7 @@ func TestQwen3RefMatchesNumpy(t *testing.T) {
 	var want struct {
 		Logits [][]float64 `json:"logits"`
 	}
-	runReference(t, "gen_qwen3.py", dir, map[string]any{"input_ids": ids, "token_ids": []int{testNo, testYes}}, &want)
+	testutil.RunReference(t, "gen_qwen3.py", dir, map[string]any{"input_ids": ids, "token_ids": []int{testNo, testYes}}, &want)
 	for _, format := range []string{"onnx", "safetensors"} {
 		t.Run(format, func(t *testing.T) {
 			cfg, w := loadDir(t, dir, format)

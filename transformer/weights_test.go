@@ -1,91 +1,36 @@
 package transformer
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
-var (
-	genMu   sync.Mutex
-	genDirs = map[string]string{}
-)
-
 // TestMain removes the generated models after the package's tests.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	genMu.Lock()
-	for _, dir := range genDirs {
-		os.RemoveAll(filepath.Dir(dir))
-	}
-	genMu.Unlock()
+	testutil.RemoveGenerated()
 	os.Exit(code)
 }
 
-// genModel runs scripts/<script> gen with args once per test binary and
-// returns the model directory. Needs Debian's python3-onnx and numpy and the
-// tokenizer files of scripts/setup.sh (skips without, fails under
-// RLSEARCH_REQUIRE_NATIVE=1).
+// genModel generates a model with scripts/<script> once per test binary
+// (testutil.GenModel) with the tokenizer file of its architecture.
 func genModel(tb testing.TB, script string, args ...string) string {
 	tb.Helper()
-	genMu.Lock()
-	defer genMu.Unlock()
-	key := script + " " + strings.Join(args, " ")
-	if dir, ok := genDirs[key]; ok {
-		return dir
-	}
-	root := testutil.RepoRoot(tb)
-	tok := filepath.Join(root, ".cache", "tokenizers", "bert-uncased.json")
+	tok := filepath.Join(testutil.RepoRoot(tb), ".cache", "tokenizers", "bert-uncased.json")
 	if script == "gen_qwen3.py" {
-		tok = filepath.Join(root, ".cache", "tokenizers", "qwen3.json")
+		tok = filepath.Join(testutil.RepoRoot(tb), ".cache", "tokenizers", "qwen3.json")
 	}
 	if _, err := os.Stat(tok); err != nil {
 		testutil.RequireNative(tb, "tokenizer "+tok)
 	}
-	if err := exec.Command(testutil.Python, "-c", "import onnx, numpy").Run(); err != nil {
-		testutil.RequireNative(tb, "python3-onnx and python3-numpy for "+testutil.Python)
-	}
-	base, err := os.MkdirTemp("", "rlsearch-transformer-model-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	dir := filepath.Join(base, "model")
-	cmd := exec.Command(testutil.Python, append([]string{filepath.Join(root, "scripts", script), "gen", "--out", dir, "--tokenizer", tok}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("%s: %v\n%s", key, err, out)
-	}
-	genDirs[key] = dir
-	return dir
-}
-
-// runReference runs a generator's float64 numpy reference.
-func runReference(tb testing.TB, script, dir string, req, resp any) {
-	tb.Helper()
-	body, err := json.Marshal(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd := exec.Command(testutil.Python, filepath.Join(testutil.RepoRoot(tb), "scripts", script), "reference", "--model", dir)
-	cmd.Stdin = bytes.NewReader(body)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("%s reference: %v\n%s", script, err, stderr.String())
-	}
-	if err := json.Unmarshal(out, resp); err != nil {
-		tb.Fatalf("%s reference reply: %v", script, err)
-	}
+	return testutil.GenModel(tb, "model", script, append([]string{"--tokenizer", tok}, args...)...)
 }
 
 func loadDir(tb testing.TB, dir, format string) (*Config, *Weights) {

@@ -5,6 +5,7 @@ package testutil
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -70,24 +72,22 @@ func ORTLib(tb testing.TB) string {
 }
 
 var (
-	modelMu   sync.Mutex
-	modelDirs = map[string]string{}
+	genMu   sync.Mutex
+	genDirs = map[string]string{} // script and arguments -> directory
 )
 
-// Model generates (once per test binary) the gen_bert.py preset ("tiny" or
-// "minilm") with seed 1 and returns its directory. The directory lives in
-// the OS temp dir and is shared by the tests of one package run.
-func Model(tb testing.TB, preset string) string {
+// GenModel runs the model generator scripts/<script> ("gen --out DIR
+// ARGS...", real architecture, random weights) once per test binary and
+// argument list, and returns DIR: name inside a fresh directory of the OS
+// temp dir. Needs Debian's python3-onnx and numpy (skips without, fails
+// under RLSEARCH_REQUIRE_NATIVE=1). RemoveGenerated deletes them.
+func GenModel(tb testing.TB, name, script string, args ...string) string {
 	tb.Helper()
-	modelMu.Lock()
-	defer modelMu.Unlock()
-	if dir, ok := modelDirs[preset]; ok {
+	genMu.Lock()
+	defer genMu.Unlock()
+	key := script + " " + strings.Join(args, " ")
+	if dir, ok := genDirs[key]; ok {
 		return dir
-	}
-	root := RepoRoot(tb)
-	tok := filepath.Join(root, ".cache", "tokenizers", "bert-uncased.json")
-	if _, err := os.Stat(tok); err != nil {
-		RequireNative(tb, "BERT tokenizer "+tok)
 	}
 	if err := exec.Command(Python, "-c", "import onnx, numpy").Run(); err != nil {
 		RequireNative(tb, "python3-onnx and python3-numpy for "+Python)
@@ -96,14 +96,57 @@ func Model(tb testing.TB, preset string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dir := filepath.Join(base, preset)
-	cmd := exec.Command(Python, filepath.Join(root, "scripts", "gen_bert.py"), "gen", "--preset", preset, "--seed", "1",
-		"--tokenizer", tok, "--out", dir)
+	dir := filepath.Join(base, name)
+	cmd := exec.Command(Python, append([]string{filepath.Join(RepoRoot(tb), "scripts", script), "gen", "--out", dir}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("gen_bert.py --preset %s: %v\n%s", preset, err, out)
+		tb.Fatalf("%s: %v\n%s", key, err, out)
 	}
-	modelDirs[preset] = dir
+	genDirs[key] = dir
 	return dir
+}
+
+// RemoveGenerated deletes the models GenModel wrote (a package's TestMain
+// calls it after m.Run).
+func RemoveGenerated() {
+	genMu.Lock()
+	defer genMu.Unlock()
+	for key, dir := range genDirs {
+		os.RemoveAll(filepath.Dir(dir))
+		delete(genDirs, key)
+	}
+}
+
+// RunReference runs a generator's numpy reference ("reference --model DIR",
+// req as JSON on stdin) and decodes its JSON reply into resp.
+func RunReference(tb testing.TB, script, dir string, req, resp any) {
+	tb.Helper()
+	body, err := json.Marshal(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(Python, filepath.Join(RepoRoot(tb), "scripts", script), "reference", "--model", dir)
+	cmd.Stdin = bytes.NewReader(body)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("%s reference: %v\n%s", script, err, stderr.String())
+	}
+	if err := json.Unmarshal(out, resp); err != nil {
+		tb.Fatalf("%s reference reply: %v", script, err)
+	}
+}
+
+// Model generates (once per test binary) the gen_bert.py preset ("tiny" or
+// "minilm") with seed 1 and returns its directory. The directory lives in
+// the OS temp dir and is shared by the tests of one package run.
+func Model(tb testing.TB, preset string) string {
+	tb.Helper()
+	tok := filepath.Join(RepoRoot(tb), ".cache", "tokenizers", "bert-uncased.json")
+	if _, err := os.Stat(tok); err != nil {
+		RequireNative(tb, "BERT tokenizer "+tok)
+	}
+	return GenModel(tb, preset, "gen_bert.py", "--preset", preset, "--seed", "1", "--tokenizer", tok)
 }
 
 // DataDir is the shared dataset directory ($RLSEARCH_DATA or ../shared/data

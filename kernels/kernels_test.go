@@ -149,8 +149,9 @@ func TestF32ToF16Ref(t *testing.T) {
 	}
 }
 
-// TestEmbeddedUpToDate recompiles topk.cu and scan.cu when nvcc 11.8 (the committed
-// images' compiler) is on PATH and compares with the committed images.
+// TestEmbeddedUpToDate recompiles topk.cu, scan.cu and nn.cu when nvcc
+// 11.8 (the committed images' compiler) is on PATH and compares with the
+// committed images.
 func TestEmbeddedUpToDate(t *testing.T) {
 	nvcc, err := exec.LookPath("nvcc")
 	if err != nil {
@@ -167,7 +168,8 @@ func TestEmbeddedUpToDate(t *testing.T) {
 	if out, err := exec.Command("bash", "build.sh", dir).CombinedOutput(); err != nil {
 		t.Fatalf("build.sh: %v\n%s", err, out)
 	}
-	for _, f := range []string{"topk_sm80.ptx", "topk_sm90.ptx", "topk_sm90.cubin", "scan_sm80.ptx", "scan_sm90.ptx", "scan_sm90.cubin", "resources_sm90.txt"} {
+	for _, f := range []string{"topk_sm80.ptx", "topk_sm90.ptx", "topk_sm90.cubin", "scan_sm80.ptx", "scan_sm90.ptx", "scan_sm90.cubin", "resources_sm90.txt",
+		"nn_sm80.ptx", "nn_sm90.ptx", "nn_sm90.cubin"} {
 		got, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -320,15 +322,6 @@ func f32bytes(v []float32) []byte {
 // each kernel's parameters with the sizes and in the order the committed
 // PTX declares (a mismatch would corrupt every launch silently).
 func TestLaunchArgsMatchPTX(t *testing.T) {
-	size := func(a any) int {
-		switch a.(type) {
-		case cuda.DevPtr, int64, uint64:
-			return 8
-		case int32, uint32, float32:
-			return 4
-		}
-		return -1
-	}
 	for _, img := range []struct {
 		name string
 		ptx  []byte
@@ -341,22 +334,36 @@ func TestLaunchArgsMatchPTX(t *testing.T) {
 			{"rls_f32_to_f16", f2hArgs(1, 2, 3)},
 			{"rls_topk", topkArgs(TopKArgs{})},
 		} {
-			t.Run(img.name+"/"+k.name, func(t *testing.T) {
-				want := params[k.name]
-				if len(want) == 0 {
-					t.Fatalf("no .entry %s in the PTX", k.name)
-				}
-				if len(want) != len(k.args) {
-					t.Fatalf("PTX declares %d parameters %v, wrapper passes %d", len(want), want, len(k.args))
-				}
-				for i, a := range k.args {
-					if size(a) != want[i] {
-						t.Errorf("parameter %d: wrapper passes %T (%d bytes), PTX declares %d bytes", i, a, size(a), want[i])
-					}
-				}
-			})
+			t.Run(img.name+"/"+k.name, func(t *testing.T) { argsMatchPTX(t, params[k.name], k.args) })
 		}
 	}
+}
+
+// argsMatchPTX fails t unless args have, in order, the parameter sizes
+// want that the PTX declares for a kernel (ptxParams).
+func argsMatchPTX(t *testing.T, want []int, args []any) {
+	t.Helper()
+	if len(want) == 0 {
+		t.Fatal("no such .entry in the PTX")
+	}
+	if len(want) != len(args) {
+		t.Fatalf("PTX declares %d parameters %v, wrapper passes %d", len(want), want, len(args))
+	}
+	for i, a := range args {
+		if argSize(a) != want[i] {
+			t.Errorf("parameter %d: wrapper passes %T (%d bytes), PTX declares %d bytes", i, a, argSize(a), want[i])
+		}
+	}
+}
+
+func argSize(a any) int {
+	switch a.(type) {
+	case cuda.DevPtr, int64, uint64:
+		return 8
+	case int32, uint32, float32:
+		return 4
+	}
+	return -1
 }
 
 // ptxParams maps each .entry to its parameter sizes in bytes.

@@ -8,8 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -606,95 +604,14 @@ func TestNNLaunchArgsMatchPTX(t *testing.T) {
 	if len(launches) != len(kernels.NNKernels) {
 		t.Fatalf("built %d kernels, nn.cu has %d", len(launches), len(kernels.NNKernels))
 	}
-	size := func(a any) int {
-		switch a.(type) {
-		case cuda.DevPtr, int64, uint64:
-			return 8
-		case int32, uint32, float32:
-			return 4
-		}
-		return -1
-	}
 	for _, img := range []string{"nn_sm80.ptx", "nn_sm90.ptx"} {
 		ptx, err := os.ReadFile(img)
 		if err != nil {
 			t.Fatal(err)
 		}
-		params := ptxParams(string(ptx))
+		params := kernels.PTXParams(string(ptx))
 		for name, l := range launches {
-			want := params[name]
-			if len(want) != len(l.Args) {
-				t.Fatalf("%s %s: PTX declares %d parameters %v, builder passes %d", img, name, len(want), want, len(l.Args))
-			}
-			for i, a := range l.Args {
-				if size(a) != want[i] {
-					t.Errorf("%s %s parameter %d: builder passes %T, PTX declares %d bytes", img, name, i, a, want[i])
-				}
-			}
-		}
-	}
-}
-
-// ptxParams maps each .entry to its parameter sizes in bytes.
-func ptxParams(ptx string) map[string][]int {
-	out := map[string][]int{}
-	cur := ""
-	for _, line := range strings.Split(ptx, "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, ".visible .entry ") {
-			cur = strings.TrimSuffix(strings.TrimPrefix(line, ".visible .entry "), "(")
-			continue
-		}
-		if cur == "" {
-			continue
-		}
-		if strings.HasPrefix(line, ")") {
-			cur = ""
-			continue
-		}
-		if f := strings.Fields(line); len(f) >= 3 && f[0] == ".param" {
-			n := 0
-			switch f[1] {
-			case ".u64", ".b64", ".s64", ".f64":
-				n = 8
-			case ".u32", ".b32", ".s32", ".f32":
-				n = 4
-			}
-			out[cur] = append(out[cur], n)
-		}
-	}
-	return out
-}
-
-// TestNNEmbeddedUpToDate recompiles nn.cu when nvcc 11.8 (the committed
-// images' compiler) is on PATH and compares with the committed images.
-func TestNNEmbeddedUpToDate(t *testing.T) {
-	nvcc, err := exec.LookPath("nvcc")
-	if err != nil {
-		t.Skip("nvcc not on PATH: cannot check the committed nn PTX (install nvidia-cuda-toolkit, then make kernels)")
-	}
-	ver, err := exec.Command(nvcc, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(ver), "release 11.8") {
-		t.Skipf("nvcc is not 11.8 (the committed images' compiler): %s", ver)
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("bash", "build.sh", dir).CombinedOutput(); err != nil {
-		t.Fatalf("build.sh: %v\n%s", err, out)
-	}
-	for _, f := range []string{"nn_sm80.ptx", "nn_sm90.ptx", "nn_sm90.cubin"} {
-		got, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		committed, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, committed) {
-			t.Errorf("%s is stale: run `make kernels` and commit", f)
+			t.Run(img+"/"+name, func(t *testing.T) { kernels.ArgsMatchPTX(t, params[name], l.Args) })
 		}
 	}
 }

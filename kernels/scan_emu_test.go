@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/x448/float16"
-
 	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/kernels"
 	"github.com/rlsearch/rlsearch/kernels/kernelemu"
@@ -49,32 +47,6 @@ func emuModes(t *testing.T, fn func(t *testing.T, e *kernelemu.Emu)) {
 	}
 }
 
-// halves is n fp16 values in {-1, -1/2, 0, 1/2, 1}; a tenth of the rows of
-// a corpus get a NaN (their scores never rank).
-func halves(r *rand.Rand, n int) []uint16 {
-	v := make([]uint16, n)
-	for i := range v {
-		v[i] = float16.Fromfloat32(float32(r.IntN(5)-2) / 2).Bits()
-	}
-	return v
-}
-
-func widenF16(h []uint16) []float32 {
-	f := make([]float32, len(h))
-	for i, b := range h {
-		f[i] = float16.Frombits(b).Float32()
-	}
-	return f
-}
-
-func u32b(v []uint32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], x)
-	}
-	return b
-}
-
 func bi32(b []byte) []int32 {
 	v := make([]int32, len(b)/4)
 	for i := range v {
@@ -91,15 +63,6 @@ func bu32(b []byte) []uint32 {
 	return v
 }
 
-func pairsB(p []kernels.Pair) []byte {
-	b := make([]byte, kernels.PairBytes*len(p))
-	for i, x := range p {
-		binary.LittleEndian.PutUint32(b[8*i:], x.Key)
-		binary.LittleEndian.PutUint32(b[8*i+4:], uint32(x.Row))
-	}
-	return b
-}
-
 func bpairs(b []byte) []kernels.Pair {
 	p := make([]kernels.Pair, len(b)/kernels.PairBytes)
 	for i := range p {
@@ -108,26 +71,18 @@ func bpairs(b []byte) []kernels.Pair {
 	return p
 }
 
-// sameSurvivors compares survivor lists as sets (the kernels append in an
-// unspecified order) and the counts exactly; got was poisoned (0xff)
-// before the launch, and its slots past each query's count must still be.
+// sameSurvivors is SurvivorsEqual (counts exact, survivors as sets: the
+// kernels append in an unspecified order); got was poisoned (0xff) before
+// the launch, and its slots past each query's count must still be.
 func sameSurvivors(t *testing.T, what string, nq, cap int, got []kernels.Pair, gotN []int32, want []kernels.Pair, wantN []int32) {
 	t.Helper()
+	kernels.SurvivorsEqual(t, what, nq, cap, got, gotN, want, wantN)
 	for q := 0; q < nq; q++ {
-		if gotN[q] != wantN[q] {
-			t.Fatalf("%s: query %d count %d, reference %d", what, q, gotN[q], wantN[q])
-		}
 		n := min(int(gotN[q]), cap)
 		for i, p := range got[q*cap+n : (q+1)*cap] {
 			if p != (kernels.Pair{Key: math.MaxUint32, Row: -1}) {
 				t.Fatalf("%s: query %d slot %d past its %d survivors was written: %+v", what, q, n+i, n, p)
 			}
-		}
-		g, w := slices.Clone(got[q*cap:q*cap+n]), slices.Clone(want[q*cap:q*cap+n])
-		kernels.SortPairs(g)
-		kernels.SortPairs(w)
-		if int(gotN[q]) <= cap && !slices.Equal(g, w) {
-			t.Fatalf("%s: query %d survivors %v, reference %v", what, q, g, w)
 		}
 	}
 }
@@ -147,11 +102,11 @@ func TestScanEmu(t *testing.T) {
 				// ranges that end where a lane holds rows on both sides of rowHi
 				{24, 0, 139, 2, 2}, {24, 0, 143, 2, 1}} {
 				what := fmt.Sprintf("%s dim=%d rows=[%d,%d) nq=%d grid=%d", sc.Name, sh.dim, sh.rowLo, sh.rowHi, sh.nq, sh.grid)
-				corpus := halves(r, sh.rowHi*sh.dim)
+				corpus := kernels.QuantF16(r, sh.rowHi*sh.dim)
 				for row := sh.rowLo; row < sh.rowHi; row += 10 {
 					corpus[row*sh.dim+r.IntN(sh.dim)] = 0x7e00 // NaN
 				}
-				q := halves(r, kernels.QueryRows(ci, sh.nq)*sh.dim)
+				q := kernels.QuantF16(r, kernels.QueryRows(ci, sh.nq)*sh.dim)
 				theta := make([]uint32, sh.nq)
 				for i := range theta {
 					if i%2 == 1 {
@@ -161,12 +116,12 @@ func TestScanEmu(t *testing.T) {
 				cap := sh.rowHi - sh.rowLo + 1
 				cand, count := poison(t, e, kernels.PairBytes*sh.nq*cap), put(t, e, make([]byte, 4*sh.nq))
 				a := kernels.ScanArgs{Corpus: put(t, e, u16b(corpus)), Dim: sh.dim, RowLo: sh.rowLo, RowHi: sh.rowHi,
-					Q: put(t, e, u16b(q)), NQ: sh.nq, Theta: put(t, e, u32b(theta)), Cand: cand, Count: count, Cap: cap}
+					Q: put(t, e, u16b(q)), NQ: sh.nq, Theta: put(t, e, kernels.U32Bytes(theta)), Cand: cand, Count: count, Cap: cap}
 				l, err := kernels.ScanLaunch(ci, a, sh.grid)
 				launch(t, e, l, err)
 				wantC, wantN := make([]kernels.Pair, sh.nq*cap), make([]int32, sh.nq)
-				kernels.ScanRef(kernels.ScanRefArgs{Corpus: widenF16(corpus), Dim: sh.dim, RowLo: sh.rowLo, RowHi: sh.rowHi,
-					Q: widenF16(q), NQ: sh.nq, Theta: theta, Cand: wantC, Count: wantN, Cap: cap})
+				kernels.ScanRef(kernels.ScanRefArgs{Corpus: kernels.WidenF16(corpus), Dim: sh.dim, RowLo: sh.rowLo, RowHi: sh.rowHi,
+					Q: kernels.WidenF16(q), NQ: sh.nq, Theta: theta, Cand: wantC, Count: wantN, Cap: cap})
 				sameSurvivors(t, what, sh.nq, cap, bpairs(get(t, e, cand, kernels.PairBytes*sh.nq*cap)), bi32(get(t, e, count, 4*sh.nq)), wantC, wantN)
 			}
 		}
@@ -178,13 +133,13 @@ func TestScanEmuOverflow(t *testing.T) {
 	emuModes(t, func(t *testing.T, e *kernelemu.Emu) {
 		r := rand.New(rand.NewPCG(43, 2))
 		const dim, rows, nq, cap = 64, 300, 2, 7
-		corpus, q := halves(r, rows*dim), halves(r, kernels.QueryRows(0, nq)*dim)
+		corpus, q := kernels.QuantF16(r, rows*dim), kernels.QuantF16(r, kernels.QueryRows(0, nq)*dim)
 		cand, count := poison(t, e, kernels.PairBytes*nq*cap), put(t, e, make([]byte, 4*nq))
 		l, err := kernels.ScanLaunch(0, kernels.ScanArgs{Corpus: put(t, e, u16b(corpus)), Dim: dim, RowLo: 0, RowHi: rows,
 			Q: put(t, e, u16b(q)), NQ: nq, Theta: put(t, e, make([]byte, 4*nq)), Cand: cand, Count: count, Cap: cap}, 2)
 		launch(t, e, l, err)
 		wantC, wantN := make([]kernels.Pair, nq*cap), make([]int32, nq)
-		kernels.ScanRef(kernels.ScanRefArgs{Corpus: widenF16(corpus), Dim: dim, RowLo: 0, RowHi: rows, Q: widenF16(q), NQ: nq,
+		kernels.ScanRef(kernels.ScanRefArgs{Corpus: kernels.WidenF16(corpus), Dim: dim, RowLo: 0, RowHi: rows, Q: kernels.WidenF16(q), NQ: nq,
 			Theta: make([]uint32, nq), Cand: wantC, Count: wantN, Cap: cap})
 		gotN := bi32(get(t, e, count, 4*nq))
 		if !slices.Equal(gotN, wantN) || gotN[0] <= cap {
@@ -208,12 +163,12 @@ func TestFilterEmu(t *testing.T) {
 			ld := rows + 3
 			scores := make([]float32, nq*ld)
 			for qi, kind := range []string{"rand", "ties", "special", "rand"} {
-				copy(scores[qi*ld:], emuScores(r, rows, kind))
+				copy(scores[qi*ld:], kernels.GenScores(r, rows, kind))
 			}
 			// rare survivors; many; few; every non-NaN score (θ is 0 until a query has k)
 			theta := []uint32{kernels.Key(2.5), kernels.Key(0.5), kernels.Key(0.75), 0}
 			cand, count := poison(t, e, kernels.PairBytes*nq*cap), put(t, e, make([]byte, 4*nq))
-			st := kernels.ScanState{Theta: put(t, e, u32b(theta)), Cand: cand, Count: count, NQ: nq, Cap: cap}
+			st := kernels.ScanState{Theta: put(t, e, kernels.U32Bytes(theta)), Cand: cand, Count: count, NQ: nq, Cap: cap}
 			l, err := kernels.FilterLaunch(kernels.FilterArgs{Scores: put(t, e, f32b(scores)), LdS: int64(ld), Rows: rows, RowBase: 1000, NQ: nq}, st)
 			launch(t, e, l, err)
 			wantC, wantN := make([]kernels.Pair, nq*cap), make([]int32, nq)
@@ -221,23 +176,6 @@ func TestFilterEmu(t *testing.T) {
 			sameSurvivors(t, fmt.Sprintf("filter rows=%d", rows), nq, cap, bpairs(get(t, e, cand, kernels.PairBytes*nq*cap)), bi32(get(t, e, count, 4*nq)), wantC, wantN)
 		}
 	})
-}
-
-func emuScores(r *rand.Rand, n int, kind string) []float32 {
-	s := make([]float32, n)
-	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)),
-		math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, 1, -1, 0.5}
-	for i := range s {
-		switch kind {
-		case "rand":
-			s[i] = float32(r.NormFloat64())
-		case "ties":
-			s[i] = float32(r.IntN(7)-3) / 4
-		default:
-			s[i] = special[r.IntN(len(special))]
-		}
-	}
-	return s
 }
 
 // TestMergeEmu: rls_merge of sorted best lists (full, partly empty,
@@ -274,8 +212,8 @@ func TestMergeEmu(t *testing.T) {
 				}
 			}
 			theta, flags := make([]uint32, nq), make([]int32, nq)
-			bb, cb := put(t, e, pairsB(best)), put(t, e, pairsB(cand))
-			nb, tb, fb := put(t, e, i32b(count)), put(t, e, u32b(theta)), put(t, e, i32b(flags))
+			bb, cb := put(t, e, kernels.PairsBytes(best)), put(t, e, kernels.PairsBytes(cand))
+			nb, tb, fb := put(t, e, i32b(count)), put(t, e, kernels.U32Bytes(theta)), put(t, e, i32b(flags))
 			l, err := kernels.MergeLaunch(kernels.ScanState{Best: bb, Theta: tb, Count: nb, Flags: fb, Cand: cb, NQ: nq, K: k, Cap: cap})
 			launch(t, e, l, err)
 			if err := kernels.MergeRef(kernels.MergeRefArgs{Best: best, K: k, Cand: cand, Count: count, Cap: cap, Theta: theta, Flags: flags, NQ: nq}); err != nil {
@@ -311,9 +249,9 @@ func TestScanPipelineEmu(t *testing.T) {
 		r := rand.New(rand.NewPCG(59, 2))
 		const n, dim, nq = 2000, 40, 5
 		ci := kernels.ScanFor(nq)
-		corpus, q := halves(r, n*dim), halves(r, kernels.QueryRows(ci, nq)*dim)
+		corpus, q := kernels.QuantF16(r, n*dim), kernels.QuantF16(r, kernels.QueryRows(ci, nq)*dim)
 		db, qb := put(t, e, u16b(corpus)), put(t, e, u16b(q))
-		cf, qf := widenF16(corpus), widenF16(q)
+		cf, qf := kernels.WidenF16(corpus), kernels.WidenF16(q)
 		for _, k := range []int{1, 10, 257} {
 			cap := 1500
 			st := kernels.ScanState{Best: poison(t, e, kernels.PairBytes*nq*k), Theta: poison(t, e, 4*nq), Count: poison(t, e, 4*nq),

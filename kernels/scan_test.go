@@ -29,29 +29,9 @@ func TestScanLaunchArgsMatchPTX(t *testing.T) {
 			kernels[c.Name] = scanArgs(ScanArgs{})
 		}
 		for name, args := range kernels {
-			t.Run(img.name+"/"+name, func(t *testing.T) {
-				want := params[name]
-				if len(want) != len(args) {
-					t.Fatalf("PTX declares %d parameters %v, wrapper passes %d", len(want), want, len(args))
-				}
-				for i, a := range args {
-					if argSize(a) != want[i] {
-						t.Errorf("parameter %d: wrapper passes %T, PTX declares %d bytes", i, a, want[i])
-					}
-				}
-			})
+			t.Run(img.name+"/"+name, func(t *testing.T) { argsMatchPTX(t, params[name], args) })
 		}
 	}
-}
-
-func argSize(a any) int {
-	switch a.(type) {
-	case cuda.DevPtr, int64, uint64:
-		return 8
-	case int32, uint32, float32:
-		return 4
-	}
-	return -1
 }
 
 // gpuScanEnv is device memory for one scan problem.

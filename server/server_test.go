@@ -595,8 +595,18 @@ func TestShutdownTimeout(t *testing.T) {
 	s, bm := newTestServer(t, func(c *Config) { c.ShutdownTimeout = 50 * time.Millisecond })
 	bm.block = make(chan struct{})
 	defer close(bm.block)
+	if err := shutdownDuringSearch(s, bm); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ListenAndServe: %v, want a shutdown deadline error", err)
+	}
+}
+
+// shutdownDuringSearch serves s, sends one /retrieve, cancels the serving
+// context once bm's Retrieve has been entered, and returns what
+// ListenAndServe returned.
+func shutdownDuringSearch(s *Server, bm *tokenRetriever) error {
 	bm.enter = make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	addrc := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) { addrc <- a }) }()
@@ -609,9 +619,7 @@ func TestShutdownTimeout(t *testing.T) {
 	}()
 	<-bm.enter
 	cancel()
-	if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("ListenAndServe: %v, want a shutdown deadline error", err)
-	}
+	return <-done
 }
 
 // TestShutdownWaitsForHandlers: after the shutdown timeout the server
@@ -625,21 +633,7 @@ func TestShutdownWaitsForHandlers(t *testing.T) {
 	}{{150 * time.Millisecond, true}, {600 * time.Millisecond, false}} {
 		s, bm := newTestServer(t, func(c *Config) { c.ShutdownTimeout = 100 * time.Millisecond })
 		bm.slow = tc.slow
-		bm.enter = make(chan struct{}, 1)
-		ctx, cancel := context.WithCancel(context.Background())
-		addrc := make(chan net.Addr, 1)
-		done := make(chan error, 1)
-		go func() { done <- s.ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) { addrc <- a }) }()
-		addr := (<-addrc).String()
-		go func() {
-			resp, err := http.Post("http://"+addr+"/retrieve", "application/json", strings.NewReader(`{"queries":["berlin"]}`))
-			if err == nil {
-				resp.Body.Close()
-			}
-		}()
-		<-bm.enter
-		cancel()
-		err := <-done
+		err := shutdownDuringSearch(s, bm)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("slow %v: ListenAndServe: %v, want a shutdown deadline error", tc.slow, err)
 		}

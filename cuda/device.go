@@ -598,11 +598,29 @@ func (c *Ctx) Launch(fn *Function, grid, block Dim3, sharedBytes int, s *Stream,
 	if grid.X == 0 || grid.Y == 0 || grid.Z == 0 || block.X == 0 || block.Y == 0 || block.Z == 0 {
 		return fmt.Errorf("%w: launch %s with grid %v block %v", ErrBadArg, fn.name, grid, block)
 	}
-	vals := make([]uint64, len(args)+1)
+	vals, err := ArgWords(args)
+	if err != nil {
+		return fmt.Errorf("%w: kernel %s %v", ErrBadArg, fn.name, err)
+	}
 	ptrs := make([]uintptr, len(args)+1)
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pin.Pin(&vals[0])
+	for i := range args {
+		ptrs[i] = uintptr(unsafe.Pointer(&vals[i]))
+	}
+	return c.d.check("cuLaunchKernel("+fn.name+")", call(c.d.launchKernel, fn.h,
+		uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z), uintptr(block.X), uintptr(block.Y), uintptr(block.Z),
+		uintptr(sharedBytes), streamHandle(s), uintptr(unsafe.Pointer(&ptrs[0])), 0))
+}
+
+// ArgWords is each kernel parameter as the 64-bit slot cuLaunchKernel
+// reads it from (DevPtr, int32, uint32, int64, uint64 or float32; the
+// smaller ones in the low bytes), plus one spare slot so that the slice
+// is never empty. An argument of another type is an error naming its
+// position.
+func ArgWords(args []any) ([]uint64, error) {
+	vals := make([]uint64, len(args)+1)
 	for i, a := range args {
 		switch v := a.(type) {
 		case DevPtr:
@@ -618,13 +636,10 @@ func (c *Ctx) Launch(fn *Function, grid, block Dim3, sharedBytes int, s *Stream,
 		case float32:
 			vals[i] = uint64(math.Float32bits(v))
 		default:
-			return fmt.Errorf("%w: kernel %s argument %d has type %T", ErrBadArg, fn.name, i, a)
+			return nil, fmt.Errorf("argument %d has type %T", i, a)
 		}
-		ptrs[i] = uintptr(unsafe.Pointer(&vals[i]))
 	}
-	return c.d.check("cuLaunchKernel("+fn.name+")", call(c.d.launchKernel, fn.h,
-		uintptr(grid.X), uintptr(grid.Y), uintptr(grid.Z), uintptr(block.X), uintptr(block.Y), uintptr(block.Z),
-		uintptr(sharedBytes), streamHandle(s), uintptr(unsafe.Pointer(&ptrs[0])), 0))
+	return vals, nil
 }
 
 // cuBLAS constants (cublas_api.h, library_types.h).

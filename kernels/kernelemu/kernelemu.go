@@ -255,24 +255,9 @@ type launchDesc struct {
 // outside an allocation, a shared-memory access outside l.Shared bytes
 // (or misaligned), a warp vote or shuffle with a partial mask.
 func (e *Emu) Launch(l kernels.Launch) error {
-	vals := make([]uint64, len(l.Args)+1)
-	for i, a := range l.Args {
-		switch v := a.(type) {
-		case cuda.DevPtr:
-			vals[i] = uint64(v)
-		case int32:
-			vals[i] = uint64(uint32(v))
-		case uint32:
-			vals[i] = uint64(v)
-		case int64:
-			vals[i] = uint64(v)
-		case uint64:
-			vals[i] = v
-		case float32:
-			vals[i] = uint64(math.Float32bits(v))
-		default:
-			return fmt.Errorf("kernelemu: kernel %s argument %d has type %T", l.Kernel, i, a)
-		}
+	vals, err := cuda.ArgWords(l.Args)
+	if err != nil {
+		return fmt.Errorf("kernelemu: kernel %s %v", l.Kernel, err)
 	}
 	name := append([]byte(l.Kernel), 0)
 	msg := make([]byte, 512)

@@ -49,6 +49,58 @@ type gpuModel struct {
 	closed bool
 }
 
+// upload runs fill on the device's owner with an uploader into m's weight
+// memory; on the first error, nothing more is uploaded and the memory
+// uploaded so far is freed.
+func (m *gpuModel) upload(fill func(u *uploader)) error {
+	return m.be.run(func(x Executor) error {
+		u := &uploader{x: x, mem: &m.mem}
+		fill(u)
+		if u.err != nil {
+			m.mem.free(x)
+		}
+		return u.err
+	})
+}
+
+// uploader copies weights to the device, keeping the first error.
+type uploader struct {
+	x   Executor
+	mem *devMem
+	err error
+}
+
+// f16 uploads ts, concatenated, as fp16 into *dst.
+func (u *uploader) f16(dst *cuda.DevPtr, ts ...*Tensor) {
+	if u.err == nil {
+		*dst, u.err = u.mem.upF16(u.x, ts...)
+	}
+}
+
+// f32 uploads vs, concatenated, as fp32 into *dst.
+func (u *uploader) f32(dst *cuda.DevPtr, vs ...[]float32) {
+	if u.err == nil {
+		*dst, u.err = u.mem.upF32(u.x, vs...)
+	}
+}
+
+// forEachChunk runs fn on the device's owner for each packed pass of ids
+// (batchChunks of MaxBatchTokens), one forward at a time; ErrClosed after
+// close.
+func (m *gpuModel) forEachChunk(ids [][]int32, fn func(x Executor, idx []int) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	for _, idx := range batchChunks(ids, m.gc.MaxBatchTokens) {
+		if err := m.be.run(func(x Executor) error { return fn(x, idx) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // close frees the model's GPU memory (weights and workspace) and releases
 // the GPU; later calls do nothing.
 func (m *gpuModel) close() {

@@ -81,50 +81,38 @@ func bertGPUSupported(cfg BertConfig) error {
 func newBertGPU(cfg BertConfig, w *Weights, gc GPUConfig, be backend) (*BertGPU, error) {
 	m := &BertGPU{Config: cfg, gpuModel: gpuModel{gc: gc, be: be}}
 	t := func(name string) *Tensor { tt, _ := w.Tensor(name); return tt }
-	err := be.run(func(x Executor) error {
-		var err error
-		up16 := func(dst *cuda.DevPtr, ts ...*Tensor) {
-			if err == nil {
-				*dst, err = m.mem.upF16(x, ts...)
+	err := m.upload(func(u *uploader) {
+		f32 := func(dst *cuda.DevPtr, ts ...*Tensor) {
+			vs := make([][]float32, len(ts))
+			for i, tt := range ts {
+				vs[i] = tt.Float32()
 			}
+			u.f32(dst, vs...)
 		}
-		up32 := func(dst *cuda.DevPtr, ts ...*Tensor) {
-			if err == nil {
-				var vs [][]float32
-				for _, tt := range ts {
-					vs = append(vs, tt.Float32())
-				}
-				*dst, err = m.mem.upF32(x, vs...)
-			}
-		}
-		up16(&m.word, t("embeddings.word_embeddings.weight"))
-		up16(&m.pos, t("embeddings.position_embeddings.weight"))
-		up16(&m.typ, t("embeddings.token_type_embeddings.weight"))
-		up32(&m.embG, t("embeddings.LayerNorm.weight"))
-		up32(&m.embB, t("embeddings.LayerNorm.bias"))
+		u.f16(&m.word, t("embeddings.word_embeddings.weight"))
+		u.f16(&m.pos, t("embeddings.position_embeddings.weight"))
+		u.f16(&m.typ, t("embeddings.token_type_embeddings.weight"))
+		f32(&m.embG, t("embeddings.LayerNorm.weight"))
+		f32(&m.embB, t("embeddings.LayerNorm.bias"))
 		for l := 0; l < cfg.Layers; l++ {
 			p := fmt.Sprintf("encoder.layer.%d.", l)
 			var L bertGPULayer
-			up16(&L.wqkv, t(p+"attention.self.query.weight"), t(p+"attention.self.key.weight"), t(p+"attention.self.value.weight"))
-			up32(&L.bqkv, t(p+"attention.self.query.bias"), t(p+"attention.self.key.bias"), t(p+"attention.self.value.bias"))
-			up16(&L.wo, t(p+"attention.output.dense.weight"))
-			up32(&L.bo, t(p+"attention.output.dense.bias"))
-			up32(&L.ln1g, t(p+"attention.output.LayerNorm.weight"))
-			up32(&L.ln1b, t(p+"attention.output.LayerNorm.bias"))
-			up16(&L.wi, t(p+"intermediate.dense.weight"))
-			up32(&L.bi, t(p+"intermediate.dense.bias"))
-			up16(&L.wo2, t(p+"output.dense.weight"))
-			up32(&L.bo2, t(p+"output.dense.bias"))
-			up32(&L.ln2g, t(p+"output.LayerNorm.weight"))
-			up32(&L.ln2b, t(p+"output.LayerNorm.bias"))
+			u.f16(&L.wqkv, t(p+"attention.self.query.weight"), t(p+"attention.self.key.weight"), t(p+"attention.self.value.weight"))
+			f32(&L.bqkv, t(p+"attention.self.query.bias"), t(p+"attention.self.key.bias"), t(p+"attention.self.value.bias"))
+			u.f16(&L.wo, t(p+"attention.output.dense.weight"))
+			f32(&L.bo, t(p+"attention.output.dense.bias"))
+			f32(&L.ln1g, t(p+"attention.output.LayerNorm.weight"))
+			f32(&L.ln1b, t(p+"attention.output.LayerNorm.bias"))
+			u.f16(&L.wi, t(p+"intermediate.dense.weight"))
+			f32(&L.bi, t(p+"intermediate.dense.bias"))
+			u.f16(&L.wo2, t(p+"output.dense.weight"))
+			f32(&L.bo2, t(p+"output.dense.bias"))
+			f32(&L.ln2g, t(p+"output.LayerNorm.weight"))
+			f32(&L.ln2b, t(p+"output.LayerNorm.bias"))
 			h := cuda.DevPtr(4 * cfg.Hidden)
 			L.bq, L.bk, L.bv = L.bqkv, L.bqkv+h, L.bqkv+2*h
 			m.layers = append(m.layers, L)
 		}
-		if err != nil {
-			m.mem.free(x)
-		}
-		return err
 	})
 	if err != nil {
 		return nil, err
@@ -158,24 +146,18 @@ func (m *BertGPU) Embed(ids [][]int32, p Pooling) ([]float32, error) {
 	}
 	h := c.Hidden
 	out := make([]float32, len(ids)*h)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	for _, idx := range batchChunks(ids, m.gc.MaxBatchTokens) {
-		var vecs []float32
-		err := m.be.run(func(x Executor) error {
-			var err error
-			vecs, err = m.forward(x, pack(ids, idx), p)
-			return err
-		})
+	err := m.forEachChunk(ids, func(x Executor, idx []int) error {
+		vecs, err := m.forward(x, pack(ids, idx), p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for k, i := range idx {
 			copy(out[i*h:(i+1)*h], vecs[k*h:(k+1)*h])
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -89,39 +89,24 @@ func newQwen3GPU(cfg Qwen3Config, w *Weights, rows [2]int32, gc GPUConfig, be ba
 	if h := t("lm_head.weight"); h != nil && !cfg.TieWordEmbeddings {
 		head = h
 	}
-	err := be.run(func(x Executor) error {
-		var err error
-		up16 := func(dst *cuda.DevPtr, ts ...*Tensor) {
-			if err == nil {
-				*dst, err = m.mem.upF16(x, ts...)
-			}
-		}
-		up32 := func(dst *cuda.DevPtr, vs ...[]float32) {
-			if err == nil {
-				*dst, err = m.mem.upF32(x, vs...)
-			}
-		}
-		up16(&m.embed, t("model.embed_tokens.weight"))
-		up32(&m.norm, t("model.norm.weight").Float32())
-		up32(&m.head2, head.Row(int(rows[0])), head.Row(int(rows[1])))
-		up32(&m.invFreq, InvFreq(cfg.HeadDim, cfg.RopeTheta))
+	err := m.upload(func(u *uploader) {
+		u.f16(&m.embed, t("model.embed_tokens.weight"))
+		u.f32(&m.norm, t("model.norm.weight").Float32())
+		u.f32(&m.head2, head.Row(int(rows[0])), head.Row(int(rows[1])))
+		u.f32(&m.invFreq, InvFreq(cfg.HeadDim, cfg.RopeTheta))
 		for l := 0; l < cfg.Layers; l++ {
 			p := fmt.Sprintf("model.layers.%d.", l)
 			var L qwen3GPULayer
-			up32(&L.inNorm, t(p+"input_layernorm.weight").Float32())
-			up32(&L.postNorm, t(p+"post_attention_layernorm.weight").Float32())
-			up32(&L.qNorm, t(p+"self_attn.q_norm.weight").Float32())
-			up32(&L.kNorm, t(p+"self_attn.k_norm.weight").Float32())
-			up16(&L.wqkv, t(p+"self_attn.q_proj.weight"), t(p+"self_attn.k_proj.weight"), t(p+"self_attn.v_proj.weight"))
-			up16(&L.wo, t(p+"self_attn.o_proj.weight"))
-			up16(&L.wgu, t(p+"mlp.gate_proj.weight"), t(p+"mlp.up_proj.weight"))
-			up16(&L.wd, t(p+"mlp.down_proj.weight"))
+			u.f32(&L.inNorm, t(p+"input_layernorm.weight").Float32())
+			u.f32(&L.postNorm, t(p+"post_attention_layernorm.weight").Float32())
+			u.f32(&L.qNorm, t(p+"self_attn.q_norm.weight").Float32())
+			u.f32(&L.kNorm, t(p+"self_attn.k_norm.weight").Float32())
+			u.f16(&L.wqkv, t(p+"self_attn.q_proj.weight"), t(p+"self_attn.k_proj.weight"), t(p+"self_attn.v_proj.weight"))
+			u.f16(&L.wo, t(p+"self_attn.o_proj.weight"))
+			u.f16(&L.wgu, t(p+"mlp.gate_proj.weight"), t(p+"mlp.up_proj.weight"))
+			u.f16(&L.wd, t(p+"mlp.down_proj.weight"))
 			m.layers = append(m.layers, L)
 		}
-		if err != nil {
-			m.mem.free(x)
-		}
-		return err
 	})
 	if err != nil {
 		return nil, err
@@ -152,24 +137,18 @@ func (m *Qwen3GPU) LastLogits(ids [][]int32) ([][2]float32, error) {
 		}
 	}
 	out := make([][2]float32, len(ids))
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	for _, idx := range batchChunks(ids, m.gc.MaxBatchTokens) {
-		var lg []float32
-		err := m.be.run(func(x Executor) error {
-			var err error
-			lg, err = m.forward(x, pack(ids, idx))
-			return err
-		})
+	err := m.forEachChunk(ids, func(x Executor, idx []int) error {
+		lg, err := m.forward(x, pack(ids, idx))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for k, i := range idx {
 			out[i] = [2]float32{lg[2*k], lg[2*k+1]}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -40,6 +40,26 @@ __device__ __forceinline__ float rls_block_sum(float v, float* red) {
     return rls_warp_sum(lane < nw ? red[lane] : 0.f);
 }
 
+// rls_ln_row finishes a LayerNorm of one row held in r[0, H) whose sum s
+// this thread has accumulated over its elements (i = threadIdx.x, +=
+// blockDim.x): r = (r - mean) · rstd · gamma + beta in place, o = fp16(r);
+// biased variance in two passes (mean first), eps inside the square root.
+__device__ __forceinline__ void rls_ln_row(float* r, __half* o, float s, int H, const float* gamma, const float* beta,
+                                           float eps, float* red) {
+    const float mean = rls_block_sum(s, red) / (float)H;
+    float q = 0.f;
+    for (int i = threadIdx.x; i < H; i += blockDim.x) {
+        const float d = r[i] - mean;
+        q += d * d;
+    }
+    const float rstd = rsqrtf(rls_block_sum(q, red) / (float)H + eps);
+    for (int i = threadIdx.x; i < H; i += blockDim.x) {
+        const float v = (r[i] - mean) * rstd * gamma[i] + beta[i];
+        r[i] = v;
+        o[i] = __float2half_rn(v);
+    }
+}
+
 // rls_embed_ln (BERT embeddings): for token t < T (block t),
 //   x = word[ids[t]] + type[types[t]] + pos[pos[t]]      (types NULL: type 0; typeemb NULL: none)
 //   resid[t] = LayerNorm(x) * gamma + beta               (biased variance, eps inside the sqrt)
@@ -64,18 +84,7 @@ rls_embed_ln(const int* ids, const int* pos, const int* types, const __half* wor
         r[i] = v;
         s += v;
     }
-    const float mean = rls_block_sum(s, red) / (float)H;
-    float q = 0.f;
-    for (int i = threadIdx.x; i < H; i += blockDim.x) {
-        const float d = r[i] - mean;
-        q += d * d;
-    }
-    const float rstd = rsqrtf(rls_block_sum(q, red) / (float)H + eps);
-    for (int i = threadIdx.x; i < H; i += blockDim.x) {
-        const float v = (r[i] - mean) * rstd * gamma[i] + beta[i];
-        r[i] = v;
-        o[i] = __float2half_rn(v);
-    }
+    rls_ln_row(r, o, s, H, gamma, beta, eps, red);
 }
 
 // rls_bias_ln (BERT post-LN residual): for row t < T (block t),
@@ -97,18 +106,7 @@ rls_bias_ln(float* resid, const float* bias, const float* gamma, const float* be
         r[i] = v;
         s += v;
     }
-    const float mean = rls_block_sum(s, red) / (float)H;
-    float q = 0.f;
-    for (int i = threadIdx.x; i < H; i += blockDim.x) {
-        const float d = r[i] - mean;
-        q += d * d;
-    }
-    const float rstd = rsqrtf(rls_block_sum(q, red) / (float)H + eps);
-    for (int i = threadIdx.x; i < H; i += blockDim.x) {
-        const float v = (r[i] - mean) * rstd * gamma[i] + beta[i];
-        r[i] = v;
-        o[i] = __float2half_rn(v);
-    }
+    rls_ln_row(r, o, s, H, gamma, beta, eps, red);
 }
 
 __device__ __forceinline__ float rls_gelu(float v) { return 0.5f * v * (1.f + erff(v * 0.70710678118654752f)); }

@@ -40,7 +40,13 @@ type node struct {
 
 	// Handlers still running: stop, like a kill, does not wait for them,
 	// but the test's cleanup does before the service under them is closed.
-	inflight sync.WaitGroup
+	// A counter under a mutex, not a sync.WaitGroup: a connection that
+	// read its request just before stop may enter serveHTTP while the
+	// cleanup waits, and a WaitGroup's Add from zero must not race Wait.
+	gate    sync.Mutex
+	idle    *sync.Cond // signalled when active drops to 0
+	active  int
+	retired bool // set by the cleanup: later requests get 503, not the handler
 }
 
 // serve starts h on addr ("" = a free loopback port).
@@ -50,10 +56,16 @@ func serve(t testing.TB, addr string, h http.Handler) *node {
 		addr = "127.0.0.1:0"
 	}
 	n := &node{t: t, handler: h, addr: addr, unstall: make(chan struct{})}
+	n.idle = sync.NewCond(&n.gate)
 	n.start()
 	t.Cleanup(func() {
 		n.stop()
-		n.inflight.Wait()
+		n.gate.Lock()
+		n.retired = true
+		for n.active > 0 {
+			n.idle.Wait()
+		}
+		n.gate.Unlock()
 	})
 	return n
 }
@@ -80,8 +92,21 @@ func (n *node) start() {
 }
 
 func (n *node) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	n.inflight.Add(1)
-	defer n.inflight.Done()
+	n.gate.Lock()
+	if n.retired {
+		n.gate.Unlock()
+		http.Error(w, "node retired", http.StatusServiceUnavailable)
+		return
+	}
+	n.active++
+	n.gate.Unlock()
+	defer func() {
+		n.gate.Lock()
+		if n.active--; n.active == 0 {
+			n.idle.Broadcast()
+		}
+		n.gate.Unlock()
+	}()
 	if n.stalled.Load() {
 		n.mu.Lock()
 		c := n.unstall

@@ -155,7 +155,7 @@ func (p gpuPlan) workspaceBytes() int64 {
 // share) whose workspace fits budget bytes; forceTile > 0 overrides it.
 func planFor(dim, rows, maxBatch int, budget int64, forceTile int) (gpuPlan, error) {
 	p := gpuPlan{dim: dim, rows: rows, maxBatch: maxBatch, l2Bytes: 60 << 20,
-		qRows: kernels.QueryRows(kernels.ScanFor(maxBatch), maxBatch), scanEntries: maxBatch * scanSlotsPerQuery}
+		qRows: kernels.QueryRows(kernels.ScanFor(maxBatch, false), maxBatch), scanEntries: maxBatch * scanSlotsPerQuery}
 	fit := func(t int) bool {
 		p.tileRows = t
 		p.candLd = maxCandPerQuery(t)

@@ -105,7 +105,7 @@ func choosePath(path string, dim, nq, k int) gpuChoice {
 	if dim%8 != 0 {
 		return gpuChoice{path: GPUPathTiled} // rls_scan reads rows in 16-byte chunks
 	}
-	return gpuChoice{path: GPUPathFused, scan: kernels.ScanFor(nq)}
+	return gpuChoice{path: GPUPathFused, scan: kernels.ScanFor(nq, false)}
 }
 
 // describePaths says which pipeline each batch size gets (for logs and

@@ -204,6 +204,40 @@ func ScanRef(a ScanRefArgs) {
 	}
 }
 
+// ScanI8RefArgs mirrors ScanArgs for the int8 kernels: Codes [rows, Dim]
+// int8; Q [NQ, Dim] the fp16 values of q∘scale widened to float32 in
+// natural order (not I8Perm's); QOff [NQ].
+type ScanI8RefArgs struct {
+	Codes        []int8
+	Dim          int
+	RowLo, RowHi int
+	Q, QOff      []float32
+	NQ           int
+	Theta        []uint32
+	Cand         []Pair
+	Count        []int32
+	Cap          int
+}
+
+// ScanI8Ref is the reference of rls_scan16_i8/64_i8/128_i8: score(q, row)
+// = Σ_j Codes[row][j]·Q[q][j] accumulated in float32, plus QOff[q], then
+// FilterRef's rule for every row of [RowLo, RowHi) (equal results need
+// sums exact in float32, as for ScanRef).
+func ScanI8Ref(a ScanI8RefArgs) {
+	d := a.Dim
+	for qi := 0; qi < a.NQ; qi++ {
+		qv := a.Q[qi*d : (qi+1)*d]
+		for row := a.RowLo; row < a.RowHi; row++ {
+			x := a.Codes[row*d : (row+1)*d]
+			var s float32
+			for j, v := range qv {
+				s += v * float32(x[j])
+			}
+			appendSurvivor(a.Cand, a.Count, a.Cap, qi, Key(s+a.QOff[qi]), a.Theta[qi], int32(row))
+		}
+	}
+}
+
 // MergeRefArgs mirrors ScanState for rls_merge with host slices.
 type MergeRefArgs struct {
 	Best  []Pair // [NQ·K], sorted, Row -1 = empty

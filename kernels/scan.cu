@@ -7,6 +7,11 @@
 //                  [rowLo, rowHi) of the fp16 corpus: every score whose key
 //                  is above its query's threshold is appended (key, row) to
 //                  the query's survivor list; nothing else leaves the chip
+//   rls_scan16_i8/64_i8/128_i8
+//                  the same over an int8 corpus (codes of ann's int8 shard:
+//                  x = offset + scale∘code per dimension): half the HBM
+//                  traffic; the host folds scale into the query and offset
+//                  into one constant per query (see "int8 corpus" below)
 //   rls_filter     the same filter over an fp32 score tile written by
 //                  cuBLAS (the tiled path)
 //   rls_merge      per query: best list ∪ survivors → the new best k
@@ -98,6 +103,41 @@ __device__ __forceinline__ void mma16816(float* c, const uint32_t* a, const uint
 #endif
 }
 
+// int8 corpus. Row r of the int8 corpus holds codes c[r][j] (signed
+// bytes); the score of query q is off[q] + Σ_j qs[q][j]·c[r][j], with qs =
+// the query ∘ the shard's per-dimension scale (fp16) and off[q] = Σ_j
+// q[j]·offset[j] (fp32), both made by the host (kernels.PackI8Queries).
+// The codes go through the same cp.async pipeline as fp16 rows (16 codes
+// per 16-byte chunk, 64-byte rows for BK = 64) and one ldmatrix.x4 gives a
+// lane the 4 codes k = 4t..4t+3 of row g of four 8-row blocks (lane = 4g +
+// t, as for b16 data: one b16 pair is two codes). They are widened to fp16
+// (exact: |c| ≤ 128 < 2048) into the mma A fragment's registers: codes
+// 4t, 4t+1 where the fragment holds k = 2t, 2t+1 and codes 4t+2, 4t+3 where
+// it holds k = 2t+8, 2t+9. So the A operand's k order within each 16-code
+// chunk is the permutation I8Perm (logical k → code index)
+//   k:    0 1 2 3 4 5 6 7  8 9 10 11 12 13 14 15
+//   code: 0 1 4 5 8 9 12 13 2 3  6  7 10 11 14 15
+// and the host stores each query's 16-value groups in that order too
+// (position k holds qs[16b + I8Perm[k]]), so the B fragments, loaded as for
+// fp16, line up and the dot product is unchanged.
+//
+// i8x2_to_h2: codes in bytes sel of the biased word u = w ^ 0x80808080
+// (byte b + 128, unsigned) become fp16 1024 + b + 128 by placing them
+// under the exponent byte 0x64, then exactly b after subtracting 1152
+// (0x6480) in fp16x2.
+__device__ __forceinline__ uint32_t i8x2_to_h2(uint32_t biased, uint32_t sel) {
+    const uint32_t h = __byte_perm(biased, 0x64646464u, sel);
+#ifdef RLS_EMU
+    return rls_emu_sub_f16x2(h, 0x64806480u);
+#else
+    uint32_t r;
+    asm("sub.f16x2 %0, %1, %2;\n" : "=r"(r) : "r"(h), "r"(0x64806480u));
+    return r;
+#endif
+}
+#define RLS_I8_LO 0x7170u // bytes 0, 1 of the word under exponent bytes
+#define RLS_I8_HI 0x7372u // bytes 2, 3
+
 // Shared-memory tiles hold rows of CPR 16-byte chunks (CPR = 4 or 8: 64- or
 // 128-byte rows). Chunk c of row r lives in 16-byte slot swz(r, c): the
 // chunk index XORed with bits of the row, so that the 8 row addresses of an
@@ -124,30 +164,39 @@ __device__ __forceinline__ int swz(int r, int c) {
 // rows [rowLo, rowHi); q [nQB·BN, dim] fp16, rows ≥ nq zero; theta [nq];
 // cand [nq, cap] (key, row) pairs; count [nq] (grows past cap on overflow:
 // the pairs past cap are dropped and rls_merge flags the query).
-template <int BN_, int BK_, int WM_, int WN_, int STAGES>
+//
+// I8: the corpus is int8 codes (see "int8 corpus" above); the query tile
+// is fp16 as before. ES is the corpus element size, CPRA the 16-byte chunks
+// per corpus row of a stage (CPR for the query rows).
+template <int BN_, int BK_, int WM_, int WN_, int STAGES, bool I8_ = false>
 struct ScanCfg {
+    static constexpr bool I8 = I8_;
     static constexpr int WM = WM_, WN = WN_;
     static constexpr int BM = RLS_BM, BN = BN_, BK = BK_;
     static constexpr int NT = WM * WN * 32;
     static constexpr int WTM = BM / WM, WTN = BN / WN;
     static constexpr int MI = WTM / 16, NI = WTN / 8;
-    static constexpr int CPR = BK / 8;
+    static constexpr int ES = I8 ? 1 : 2;
+    static constexpr int CPR = BK / 8, CPRA = BK * ES / 16;
     static constexpr int KS = BK / 16;
-    static constexpr int A_CHUNKS = BM * CPR, B_CHUNKS = BN * CPR;
-    static constexpr int A_BYTES = BM * BK * 2;
-    static constexpr int STAGE_BYTES = (BM + BN) * BK * 2;
+    static constexpr int A_CHUNKS = BM * CPRA, B_CHUNKS = BN * CPR;
+    static constexpr int A_BYTES = BM * BK * ES;
+    static constexpr int STAGE_BYTES = A_BYTES + BN * BK * 2;
     static constexpr int ST = STAGES;
     static constexpr int SMEM = STAGES * STAGE_BYTES;
     static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tile must be whole m16 × (2·n8) blocks");
+    static_assert(!I8 || MI % 2 == 0, "an int8 ldmatrix.x4 covers two m16 blocks");
     static_assert(A_CHUNKS % NT == 0 && (B_CHUNKS % NT == 0 || B_CHUNKS < NT), "chunks per thread");
-    static_assert((NT / CPR) % 8 == 0, "rows between a thread's chunks must keep the swizzle");
-    static_assert(CPR == 4 || CPR == 8, "BK must be 32 or 64");
+    static_assert((NT / CPR) % 8 == 0 && (NT / CPRA) % 8 == 0, "rows between a thread's chunks must keep the swizzle");
+    static_assert((CPR == 4 || CPR == 8) && (CPRA == 4 || CPRA == 8), "rows must be 64 or 128 bytes");
 };
 
 template <class C>
-__device__ __forceinline__ void scan_body(const __half* __restrict__ corpus, int dim, int rowLo, int rowHi,
-                                          const __half* __restrict__ q, int nq, const uint32_t* __restrict__ theta,
-                                          uint2* __restrict__ cand, int* __restrict__ count, int cap) {
+__device__ __forceinline__ void scan_body(const void* __restrict__ corpusv, int dim, int rowLo, int rowHi,
+                                          const __half* __restrict__ q, const float* __restrict__ qoff, int nq,
+                                          const uint32_t* __restrict__ theta, uint2* __restrict__ cand,
+                                          int* __restrict__ count, int cap) {
+    const unsigned char* corpus = (const unsigned char*)corpusv;
 #ifdef RLS_EMU
     unsigned char* smem = rls_emu_dynamic_smem();
 #else
@@ -165,16 +214,20 @@ __device__ __forceinline__ void scan_body(const __half* __restrict__ corpus, int
 
     // Loads: thread tid copies chunk c = tid % CPR of rows tid / CPR + j·RS
     // (RS = NT / CPR rows apart) of each tile; swz(r + j·RS, c) =
-    // swz(r, c) + j·RS·CPR since RS is a multiple of 8 (see swz).
-    constexpr int RS = C::NT / C::CPR;
+    // swz(r, c) + j·RS·CPR since RS is a multiple of 8 (see swz). The
+    // corpus tile uses CPRA and RSA the same way.
+    constexpr int RS = C::NT / C::CPR, RSA = C::NT / C::CPRA;
     const int lr = tid / C::CPR, lc = tid % C::CPR;
-    const uint32_t ldst = swz<C::CPR>(lr, lc) * 16;
+    const int lra = tid / C::CPRA, lca = tid % C::CPRA;
+    const uint32_t ldst = swz<C::CPR>(lr, lc) * 16, ldstA = swz<C::CPRA>(lra, lca) * 16;
     // ldmatrix: lane row/chunk offsets within a warp's 16-row block, for
     // k16 step kk (chunks 2kk, 2kk+1); blocks mi, nj add 16·CPR·16 bytes.
+    // int8 corpus: rows lane of a 32-row block (two m16 blocks), chunk kk.
     uint32_t aOff[C::KS], bOff[C::KS];
 #pragma unroll
     for (int kk = 0; kk < C::KS; kk++) {
-        aOff[kk] = swz<C::CPR>(wm * C::WTM + (lane & 15), kk * 2 + (lane >> 4)) * 16;
+        aOff[kk] = C::I8 ? swz<C::CPRA>(wm * C::WTM + lane, kk) * 16
+                         : swz<C::CPRA>(wm * C::WTM + (lane & 15), kk * 2 + (lane >> 4)) * 16;
         bOff[kk] = swz<C::CPR>(wn * C::WTN + (lane & 7) + ((lane >> 4) << 3), kk * 2 + ((lane >> 3) & 1)) * 16;
     }
 
@@ -184,15 +237,15 @@ __device__ __forceinline__ void scan_body(const __half* __restrict__ corpus, int
         if (ls < total) {
             const int w = (int)blockIdx.x + lj * (int)gridDim.x;
             const int rt = w / nQB, qb = w - rt * nQB;
-            const uint32_t sA = sbase + lstage * C::STAGE_BYTES + ldst, sB = sbase + lstage * C::STAGE_BYTES + C::A_BYTES + ldst;
-            const int kc = lkt * C::BK + lc * 8;
-            const bool kok = kc < dim;
-            const int row0 = rowLo + rt * C::BM + lr;
-            const __half* a0 = corpus + (long long)row0 * dim + kc;
+            const uint32_t sA = sbase + lstage * C::STAGE_BYTES + ldstA, sB = sbase + lstage * C::STAGE_BYTES + C::A_BYTES + ldst;
+            const int kc = lkt * C::BK + lc * 8, kca = lkt * C::BK + lca * (16 / C::ES);
+            const bool kok = kc < dim, koka = kca < dim;
+            const int row0 = rowLo + rt * C::BM + lra;
+            const unsigned char* a0 = corpus + ((long long)row0 * dim + kca) * C::ES;
 #pragma unroll
             for (int j = 0; j < C::A_CHUNKS / C::NT; j++) {
-                const bool ok = kok && row0 + j * RS < rowHi;
-                cp_async16(sA + j * RS * C::CPR * 16, ok ? a0 + (long long)j * RS * dim : corpus, ok);
+                const bool ok = koka && row0 + j * RSA < rowHi;
+                cp_async16(sA + j * RSA * C::CPRA * 16, ok ? a0 + (long long)j * RSA * dim * C::ES : corpus, ok);
             }
             const __half* b0 = q + (long long)(qb * C::BN + lr) * dim + kc;
 #pragma unroll
@@ -228,9 +281,26 @@ __device__ __forceinline__ void scan_body(const __half* __restrict__ corpus, int
 #pragma unroll
         for (int kk = 0; kk < C::KS; kk++) {
             uint32_t af[C::MI][4], bf[C::NI][2];
+            if (C::I8) {
 #pragma unroll
-            for (int mi = 0; mi < C::MI; mi++)
-                ldmatrix_x4(sA + aOff[kk] + mi * 16 * C::CPR * 16, af[mi][0], af[mi][1], af[mi][2], af[mi][3]);
+                for (int m2 = 0; m2 < C::MI / 2; m2++) {
+                    uint32_t r0, r1, r2, r3; // rows 0-7, 8-15, 16-23, 24-31 of the 32-row block
+                    ldmatrix_x4(sA + aOff[kk] + m2 * 32 * C::CPRA * 16, r0, r1, r2, r3);
+                    r0 ^= 0x80808080u, r1 ^= 0x80808080u, r2 ^= 0x80808080u, r3 ^= 0x80808080u;
+                    af[2 * m2][0] = i8x2_to_h2(r0, RLS_I8_LO);
+                    af[2 * m2][1] = i8x2_to_h2(r1, RLS_I8_LO);
+                    af[2 * m2][2] = i8x2_to_h2(r0, RLS_I8_HI);
+                    af[2 * m2][3] = i8x2_to_h2(r1, RLS_I8_HI);
+                    af[2 * m2 + 1][0] = i8x2_to_h2(r2, RLS_I8_LO);
+                    af[2 * m2 + 1][1] = i8x2_to_h2(r3, RLS_I8_LO);
+                    af[2 * m2 + 1][2] = i8x2_to_h2(r2, RLS_I8_HI);
+                    af[2 * m2 + 1][3] = i8x2_to_h2(r3, RLS_I8_HI);
+                }
+            } else {
+#pragma unroll
+                for (int mi = 0; mi < C::MI; mi++)
+                    ldmatrix_x4(sA + aOff[kk] + mi * 16 * C::CPRA * 16, af[mi][0], af[mi][1], af[mi][2], af[mi][3]);
+            }
 #pragma unroll
             for (int nj = 0; nj < C::NI / 2; nj++)
                 ldmatrix_x4(sB + bOff[kk] + nj * 16 * C::CPR * 16, bf[2 * nj][0], bf[2 * nj][1], bf[2 * nj + 1][0], bf[2 * nj + 1][1]);
@@ -257,6 +327,14 @@ __device__ __forceinline__ void scan_body(const __half* __restrict__ corpus, int
             for (int p = 0; p < 2; p++) {
                 const int qq = qBase + ni * 8 + p;
                 th[ni][p] = qq < nq ? __ldg(theta + qq) : FULL; // no key exceeds FULL
+                if (C::I8) {
+                    const float off = qq < nq ? __ldg(qoff + qq) : 0.f;
+#pragma unroll
+                    for (int mi = 0; mi < C::MI; mi++) {
+                        acc[mi][ni][p] += off;
+                        acc[mi][ni][2 + p] += off;
+                    }
+                }
             }
 #pragma unroll
         for (int mi = 0; mi < C::MI; mi++)
@@ -317,22 +395,45 @@ __device__ __forceinline__ void scan_body(const __half* __restrict__ corpus, int
 //   rls_scan64:  BN 64, BK 32, 2 × 2 warps of 64 × 32, 4 stages, 48 KiB.
 //   rls_scan128: BN 128, BK 32, 2 × 4 warps of 64 × 32, 4 stages, 64 KiB (64 × 64
 //                warp tiles spill registers in the epilogue under ptxas 11.8).
+//   rls_scan16_i8, rls_scan64_i8, rls_scan128_i8: the same warp tiles over
+//                an int8 corpus, BK 64 (64-byte corpus rows, 128-byte query
+//                rows), 4 stages: 40, 64 and 96 KiB.
 typedef ScanCfg<16, 64, 4, 1, 4> Scan16;
 typedef ScanCfg<64, 32, 2, 2, 4> Scan64;
 typedef ScanCfg<128, 32, 2, 4, 4> Scan128;
+typedef ScanCfg<16, 64, 4, 1, 4, true> Scan16I8;
+typedef ScanCfg<64, 64, 2, 2, 4, true> Scan64I8;
+typedef ScanCfg<128, 64, 2, 4, 4, true> Scan128I8;
 
 #define RLS_SCAN_ARGS                                                                                         \
     const __half *__restrict__ corpus, int dim, int rowLo, int rowHi, const __half *__restrict__ q, int nq, \
         const uint32_t *__restrict__ theta, uint2 *__restrict__ cand, int *__restrict__ count, int cap
 
 extern "C" __global__ void __launch_bounds__(Scan16::NT, 3) rls_scan16(RLS_SCAN_ARGS) {
-    scan_body<Scan16>(corpus, dim, rowLo, rowHi, q, nq, theta, cand, count, cap);
+    scan_body<Scan16>(corpus, dim, rowLo, rowHi, q, nullptr, nq, theta, cand, count, cap);
 }
 extern "C" __global__ void __launch_bounds__(Scan64::NT, 2) rls_scan64(RLS_SCAN_ARGS) {
-    scan_body<Scan64>(corpus, dim, rowLo, rowHi, q, nq, theta, cand, count, cap);
+    scan_body<Scan64>(corpus, dim, rowLo, rowHi, q, nullptr, nq, theta, cand, count, cap);
 }
 extern "C" __global__ void __launch_bounds__(Scan128::NT, 1) rls_scan128(RLS_SCAN_ARGS) {
-    scan_body<Scan128>(corpus, dim, rowLo, rowHi, q, nq, theta, cand, count, cap);
+    scan_body<Scan128>(corpus, dim, rowLo, rowHi, q, nullptr, nq, theta, cand, count, cap);
+}
+
+// int8 kernels: corpus [rows, dim] int8 codes, dim % 16 == 0; q [nQB·BN,
+// dim] fp16 in I8Perm order per 16 values (scale folded in); qoff [nq] fp32.
+#define RLS_SCAN_I8_ARGS                                                                                            \
+    const signed char *__restrict__ corpus, int dim, int rowLo, int rowHi, const __half *__restrict__ q,           \
+        const float *__restrict__ qoff, int nq, const uint32_t *__restrict__ theta, uint2 *__restrict__ cand, \
+        int *__restrict__ count, int cap
+
+extern "C" __global__ void __launch_bounds__(Scan16I8::NT, 3) rls_scan16_i8(RLS_SCAN_I8_ARGS) {
+    scan_body<Scan16I8>(corpus, dim, rowLo, rowHi, q, qoff, nq, theta, cand, count, cap);
+}
+extern "C" __global__ void __launch_bounds__(Scan64I8::NT, 2) rls_scan64_i8(RLS_SCAN_I8_ARGS) {
+    scan_body<Scan64I8>(corpus, dim, rowLo, rowHi, q, qoff, nq, theta, cand, count, cap);
+}
+extern "C" __global__ void __launch_bounds__(Scan128I8::NT, 1) rls_scan128_i8(RLS_SCAN_I8_ARGS) {
+    scan_body<Scan128I8>(corpus, dim, rowLo, rowHi, q, qoff, nq, theta, cand, count, cap);
 }
 
 // rls_scan_init: best[q·k + i] = (0, -1) (empty), theta[q] = 0, count[q] = 0,

@@ -18,45 +18,66 @@ const (
 )
 
 // ScanConfig is one instantiation of scan.cu's rls_scan template: a tile of
-// ScanBM corpus rows × BN queries, dim in chunks of BK fp16 values through a
-// Stages-deep cp.async pipeline, WM × WN warps.
+// ScanBM corpus rows × BN queries, dim in chunks of BK values through a
+// Stages-deep cp.async pipeline, WM × WN warps. Int8: the corpus is int8
+// codes (rls_scan*_i8), else fp16.
 type ScanConfig struct {
 	Name      string
 	BN, BK    int // queries per tile, dim chunk (32 or 64)
 	WM, WN    int // warps along rows and along queries
 	Stages    int // shared-memory pipeline depth
 	MinBlocks int // __launch_bounds__ minimum blocks per SM
+	Int8      bool
 }
 
 // ScanConfigs are the kernels scan.cu instantiates (its typedefs Scan16,
-// Scan64, Scan128; TestScanConfigsMatchSource checks both agree). The
-// tiles: rls_scan16 is the GEMV-style pass for batches ≤ 16 (every row
-// tile read once, the tensor cores do 16 dot products per row for free);
-// rls_scan64 and rls_scan128 serve larger batches, one work item per
-// (row tile, block of BN queries).
-var ScanConfigs = [3]ScanConfig{
+// Scan64, Scan128 and their I8 twins; TestScanConfigsMatchSource checks
+// both agree). The tiles: rls_scan16 is the GEMV-style pass for batches ≤
+// 16 (every row tile read once, the tensor cores do 16 dot products per
+// row for free); rls_scan64 and rls_scan128 serve larger batches, one work
+// item per (row tile, block of BN queries). Indices 0–2 are the fp16
+// kernels, 3–5 the int8 ones in the same order (ScanFor).
+var ScanConfigs = [6]ScanConfig{
 	{Name: "rls_scan16", BN: 16, BK: 64, WM: 4, WN: 1, Stages: 4, MinBlocks: 3},
 	{Name: "rls_scan64", BN: 64, BK: 32, WM: 2, WN: 2, Stages: 4, MinBlocks: 2},
 	{Name: "rls_scan128", BN: 128, BK: 32, WM: 2, WN: 4, Stages: 4, MinBlocks: 1},
+	{Name: "rls_scan16_i8", BN: 16, BK: 64, WM: 4, WN: 1, Stages: 4, MinBlocks: 3, Int8: true},
+	{Name: "rls_scan64_i8", BN: 64, BK: 64, WM: 2, WN: 2, Stages: 4, MinBlocks: 2, Int8: true},
+	{Name: "rls_scan128_i8", BN: 128, BK: 64, WM: 2, WN: 4, Stages: 4, MinBlocks: 1, Int8: true},
 }
+
+// scanInt8Base is the index in ScanConfigs of the first int8 kernel.
+const scanInt8Base = 3
 
 // Threads is the block size.
 func (c ScanConfig) Threads() int { return c.WM * c.WN * 32 }
 
 // SharedBytes is the dynamic shared memory per block: Stages stages of
-// (ScanBM + BN) rows × BK fp16.
-func (c ScanConfig) SharedBytes() int { return c.Stages * (ScanBM + c.BN) * c.BK * 2 }
+// ScanBM corpus rows × BK values (2 bytes each, 1 for Int8) and BN fp16
+// query rows × BK.
+func (c ScanConfig) SharedBytes() int {
+	es := 2
+	if c.Int8 {
+		es = 1
+	}
+	return c.Stages * (ScanBM*es + c.BN*2) * c.BK
+}
 
 // ScanFor is the index in ScanConfigs of the kernel for a batch of nq
-// queries: the smallest BN ≥ nq, else the largest (BN 128; nq > 128 runs
-// as ⌈nq/128⌉ query blocks per row tile).
-func ScanFor(nq int) int {
-	for i, c := range ScanConfigs {
-		if nq <= c.BN {
+// queries over an fp16 corpus (int8 false) or an int8 one: the smallest
+// BN ≥ nq, else the largest (BN 128; nq > 128 runs as ⌈nq/128⌉ query
+// blocks per row tile).
+func ScanFor(nq int, int8 bool) int {
+	base := 0
+	if int8 {
+		base = scanInt8Base
+	}
+	for i := base; i < base+scanInt8Base; i++ {
+		if nq <= ScanConfigs[i].BN {
 			return i
 		}
 	}
-	return len(ScanConfigs) - 1
+	return base + scanInt8Base - 1
 }
 
 // QueryRows is the fp16 query rows rls_scan reads for nq queries with
@@ -65,6 +86,47 @@ func ScanFor(nq int) int {
 func QueryRows(cfg, nq int) int {
 	bn := ScanConfigs[cfg].BN
 	return (nq + bn - 1) / bn * bn
+}
+
+// I8Perm is the order of the int8 kernels' k within each 16-value group
+// (scan.cu, "int8 corpus"): position k of a packed query holds value
+// 16b + I8Perm[k] of the group.
+var I8Perm = [16]int{0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15}
+
+// PackI8Queries makes the int8 kernels' queries for an int8 corpus whose
+// rows decode as x[j] = offset[j] + scale[j]·code[j] (ann's int8 shard):
+// dst [QueryRows(cfg, nq), dim] fp16 bits gets q∘scale rounded to fp16,
+// each 16-value group in I8Perm order (rows past nq zero), and qoff [nq]
+// gets Σ_j q[j]·offset[j] (accumulated in float64). So the kernel's score
+// QOff + Σ dst·code is ⟨q, x⟩ up to the fp16 rounding of q∘scale. q is
+// row-major [nq, dim] float32, dim % 16 == 0.
+func PackI8Queries(dst []uint16, qoff []float32, q []float32, nq, dim int, scale, offset []float32) error {
+	switch {
+	case dim < 16 || dim%16 != 0:
+		return fmt.Errorf("kernels: int8 query dim %d must be a positive multiple of 16", dim)
+	case len(q) < nq*dim || len(qoff) < nq || len(dst) < nq*dim || len(scale) != dim || len(offset) != dim:
+		return fmt.Errorf("kernels: PackI8Queries: q %d, qoff %d, dst %d values for %d × %d; scale %d, offset %d", len(q), len(qoff), len(dst), nq, dim, len(scale), len(offset))
+	}
+	tmp := make([]float32, dim)
+	h := make([]uint16, dim)
+	for qi := 0; qi < nq; qi++ {
+		row := q[qi*dim : (qi+1)*dim]
+		var off float64
+		for j, v := range row {
+			tmp[j] = v * scale[j]
+			off += float64(v) * float64(offset[j])
+		}
+		qoff[qi] = float32(off)
+		F32ToF16Ref(h, tmp)
+		out := dst[qi*dim : (qi+1)*dim]
+		for b := 0; b < dim; b += 16 {
+			for k, p := range I8Perm {
+				out[b+k] = h[b+p]
+			}
+		}
+	}
+	clear(dst[nq*dim:])
+	return nil
 }
 
 // Pair is one survivor or best-list entry as the kernels store it (CUDA
@@ -80,12 +142,15 @@ const PairBytes = 8
 // ScanArgs are rls_scan's arguments (scan.cu): rows [RowLo, RowHi) of the
 // fp16 corpus [rows, Dim] (Dim % 8 == 0) against the fp16 queries Q
 // [QueryRows(cfg, NQ), Dim]; Theta [NQ] uint32; Cand [NQ, Cap] pairs;
-// Count [NQ] int32.
+// Count [NQ] int32. For the int8 kernels the corpus is int8 codes (Dim %
+// 16 == 0), Q and QOff [NQ] fp32 are PackI8Queries' output, and a score is
+// QOff[q] + Σ Q·code.
 type ScanArgs struct {
 	Corpus       cuda.DevPtr
 	Dim          int
 	RowLo, RowHi int
 	Q            cuda.DevPtr
+	QOff         cuda.DevPtr // int8 kernels only
 	NQ           int
 	Theta        cuda.DevPtr
 	Cand         cuda.DevPtr
@@ -97,6 +162,10 @@ func (a ScanArgs) validate(cfg ScanConfig, grid int) error {
 	switch {
 	case a.Dim < 8 || a.Dim%8 != 0:
 		return fmt.Errorf("kernels: scan dim %d must be a positive multiple of 8", a.Dim)
+	case cfg.Int8 && a.Dim%16 != 0:
+		return fmt.Errorf("kernels: int8 scan dim %d must be a multiple of 16", a.Dim)
+	case cfg.Int8 && a.QOff == 0:
+		return fmt.Errorf("kernels: int8 scan needs the query offsets (ScanArgs.QOff)")
 	case a.RowLo < 0 || a.RowHi < a.RowLo:
 		return fmt.Errorf("kernels: scan rows [%d, %d)", a.RowLo, a.RowHi)
 	case a.NQ < 1 || a.Cap < 1:
@@ -112,8 +181,11 @@ func (a ScanArgs) validate(cfg ScanConfig, grid int) error {
 }
 
 // scanArgs is rls_scan's parameter list (checked against the PTX by
-// TestLaunchArgsMatchPTX).
-func scanArgs(a ScanArgs) []any {
+// TestLaunchArgsMatchPTX); the int8 kernels take QOff after Q.
+func scanArgs(a ScanArgs, int8 bool) []any {
+	if int8 {
+		return []any{a.Corpus, int32(a.Dim), int32(a.RowLo), int32(a.RowHi), a.Q, a.QOff, int32(a.NQ), a.Theta, a.Cand, a.Count, int32(a.Cap)}
+	}
 	return []any{a.Corpus, int32(a.Dim), int32(a.RowLo), int32(a.RowHi), a.Q, int32(a.NQ), a.Theta, a.Cand, a.Count, int32(a.Cap)}
 }
 
@@ -132,7 +204,7 @@ func ScanLaunch(cfg int, a ScanArgs, grid int) (Launch, error) {
 		return Launch{}, nil
 	}
 	return Launch{Kernel: sc.Name, Grid: cuda.Dim3{X: uint32(grid), Y: 1, Z: 1}, Block: cuda.Dim3{X: uint32(sc.Threads()), Y: 1, Z: 1},
-		Shared: sc.SharedBytes(), Args: scanArgs(a)}, nil
+		Shared: sc.SharedBytes(), Args: scanArgs(a, sc.Int8)}, nil
 }
 
 // ScanGrid is the persistent grid rls_scan uses for ScanConfigs[cfg] and

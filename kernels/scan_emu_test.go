@@ -98,6 +98,9 @@ func TestScanEmu(t *testing.T) {
 	emuModes(t, func(t *testing.T, e *kernelemu.Emu) {
 		r := rand.New(rand.NewPCG(41, 2))
 		for ci, sc := range kernels.ScanConfigs {
+			if sc.Int8 {
+				continue // TestScanI8Emu
+			}
 			for _, sh := range []shape{{8, 0, 1, 1, 1}, {72, 5, 300, 3, 2}, {40, 0, 129, sc.BN + 1, 3}, {136, 200, 457, sc.BN/2 + 1, 1},
 				// ranges that end where a lane holds rows on both sides of rowHi
 				{24, 0, 139, 2, 2}, {24, 0, 143, 2, 1}} {
@@ -126,6 +129,109 @@ func TestScanEmu(t *testing.T) {
 			}
 		}
 	})
+}
+
+// i8Problem is an int8 scan problem whose scores are exact in float32 in
+// any order: codes in [-128, 127], queries small multiples of 1/2, scales
+// powers of two and offsets multiples of 1/4. It returns the codes, the
+// packed queries and offsets (PackI8Queries) and the reference's inputs
+// (q∘scale in natural order, Σ q·offset computed here in float64).
+func i8Problem(t *testing.T, r *rand.Rand, ci, rows, dim, nq int) (codes []int8, packed []uint16, qoff, qs, wantOff []float32) {
+	t.Helper()
+	codes = make([]int8, rows*dim)
+	for i := range codes {
+		codes[i] = int8(r.IntN(256) - 128)
+	}
+	for i := 0; i < min(len(codes), 3); i++ { // the extremes, always
+		codes[r.IntN(len(codes))] = []int8{-128, 127, 0}[i]
+	}
+	scale, offset := make([]float32, dim), make([]float32, dim)
+	for j := range scale {
+		scale[j] = []float32{0.5, 1, 2}[r.IntN(3)]
+		offset[j] = float32(r.IntN(9)-4) / 4
+	}
+	q := kernels.WidenF16(kernels.QuantF16(r, nq*dim))
+	packed = make([]uint16, kernels.QueryRows(ci, nq)*dim)
+	qoff = make([]float32, nq)
+	if err := kernels.PackI8Queries(packed, qoff, q, nq, dim, scale, offset); err != nil {
+		t.Fatal(err)
+	}
+	qs, wantOff = make([]float32, nq*dim), make([]float32, nq)
+	for qi := 0; qi < nq; qi++ {
+		var off float64
+		for j := 0; j < dim; j++ {
+			qs[qi*dim+j] = q[qi*dim+j] * scale[j]
+			off += float64(q[qi*dim+j]) * float64(offset[j])
+		}
+		wantOff[qi] = float32(off)
+	}
+	if !slices.Equal(qoff, wantOff) {
+		t.Fatalf("PackI8Queries offsets %v, want %v", qoff, wantOff)
+	}
+	return codes, packed, qoff, qs, wantOff
+}
+
+func i8b(v []int8) []byte {
+	b := make([]byte, len(v))
+	for i, c := range v {
+		b[i] = byte(c)
+	}
+	return b
+}
+
+// TestScanI8Emu: rls_scan16_i8/64_i8/128_i8 over int8 codes (the
+// conversion to fp16 in the fragments, the I8Perm order of the packed
+// queries, the offsets added in the epilogue) on the shapes of
+// TestScanEmu (dims multiples of 16, also ending inside a BK chunk),
+// against ScanI8Ref.
+func TestScanI8Emu(t *testing.T) {
+	type shape struct{ dim, rowLo, rowHi, nq, grid int }
+	emuModes(t, func(t *testing.T, e *kernelemu.Emu) {
+		r := rand.New(rand.NewPCG(61, 2))
+		for ci, sc := range kernels.ScanConfigs {
+			if !sc.Int8 {
+				continue
+			}
+			for _, sh := range []shape{{16, 0, 1, 1, 1}, {80, 5, 300, 3, 2}, {48, 0, 129, sc.BN + 1, 3}, {144, 200, 457, sc.BN/2 + 1, 1},
+				{32, 0, 139, 2, 2}, {32, 0, 143, 2, 1}} {
+				what := fmt.Sprintf("%s dim=%d rows=[%d,%d) nq=%d grid=%d", sc.Name, sh.dim, sh.rowLo, sh.rowHi, sh.nq, sh.grid)
+				codes, packed, qoff, qs, wantOff := i8Problem(t, r, ci, sh.rowHi, sh.dim, sh.nq)
+				theta := make([]uint32, sh.nq)
+				for i := range theta {
+					if i%2 == 1 {
+						theta[i] = kernels.Key(float32(r.IntN(9)-4) * 8)
+					}
+				}
+				cap := sh.rowHi - sh.rowLo + 1
+				cand, count := poison(t, e, kernels.PairBytes*sh.nq*cap), put(t, e, make([]byte, 4*sh.nq))
+				a := kernels.ScanArgs{Corpus: put(t, e, i8b(codes)), Dim: sh.dim, RowLo: sh.rowLo, RowHi: sh.rowHi,
+					Q: put(t, e, u16b(packed)), QOff: put(t, e, f32b(qoff)), NQ: sh.nq, Theta: put(t, e, kernels.U32Bytes(theta)), Cand: cand, Count: count, Cap: cap}
+				l, err := kernels.ScanLaunch(ci, a, sh.grid)
+				launch(t, e, l, err)
+				wantC, wantN := make([]kernels.Pair, sh.nq*cap), make([]int32, sh.nq)
+				kernels.ScanI8Ref(kernels.ScanI8RefArgs{Codes: codes, Dim: sh.dim, RowLo: sh.rowLo, RowHi: sh.rowHi,
+					Q: qs, QOff: wantOff, NQ: sh.nq, Theta: theta, Cand: wantC, Count: wantN, Cap: cap})
+				sameSurvivors(t, what, sh.nq, cap, bpairs(get(t, e, cand, kernels.PairBytes*sh.nq*cap)), bi32(get(t, e, count, 4*sh.nq)), wantC, wantN)
+			}
+		}
+	})
+}
+
+// TestScanI8Refuses: the int8 launches refuse dims that are not a
+// multiple of 16 and a missing offset vector.
+func TestScanI8Refuses(t *testing.T) {
+	ci := kernels.ScanFor(1, true)
+	a := kernels.ScanArgs{Corpus: 1, Dim: 24, RowLo: 0, RowHi: 10, Q: 1, QOff: 1, NQ: 1, Theta: 1, Cand: 1, Count: 1, Cap: 10}
+	if _, err := kernels.ScanLaunch(ci, a, 1); err == nil || !strings.Contains(err.Error(), "multiple of 16") {
+		t.Errorf("dim 24: %v", err)
+	}
+	a.Dim, a.QOff = 32, 0
+	if _, err := kernels.ScanLaunch(ci, a, 1); err == nil || !strings.Contains(err.Error(), "QOff") {
+		t.Errorf("no offsets: %v", err)
+	}
+	if err := kernels.PackI8Queries(make([]uint16, 24), make([]float32, 1), make([]float32, 24), 1, 24, make([]float32, 24), make([]float32, 24)); err == nil {
+		t.Error("PackI8Queries took dim 24")
+	}
 }
 
 // TestScanEmuOverflow: survivors past cap are counted, not written.
@@ -243,48 +349,67 @@ func TestMergeEmu(t *testing.T) {
 // TestScanPipelineEmu: the threshold pipeline as ann's fused path runs it
 // (rls_scan_init, then rls_scan over ascending row spans each followed by
 // rls_merge) gives the exact top-k, ties by ascending row, at k from 1 to
-// past 256.
+// past 256, over an fp16 corpus and over an int8 one.
 func TestScanPipelineEmu(t *testing.T) {
 	emuModes(t, func(t *testing.T, e *kernelemu.Emu) {
 		r := rand.New(rand.NewPCG(59, 2))
-		const n, dim, nq = 2000, 40, 5
-		ci := kernels.ScanFor(nq)
-		corpus, q := kernels.QuantF16(r, n*dim), kernels.QuantF16(r, kernels.QueryRows(ci, nq)*dim)
-		db, qb := put(t, e, u16b(corpus)), put(t, e, u16b(q))
-		cf, qf := kernels.WidenF16(corpus), kernels.WidenF16(q)
-		for _, k := range []int{1, 10, 257} {
-			cap := 1500
-			st := kernels.ScanState{Best: poison(t, e, kernels.PairBytes*nq*k), Theta: poison(t, e, 4*nq), Count: poison(t, e, 4*nq),
-				Flags: poison(t, e, 4*nq), Cand: poison(t, e, kernels.PairBytes*nq*cap), NQ: nq, K: k, Cap: cap}
-			l, err := kernels.ScanInitLaunch(st)
-			launch(t, e, l, err)
-			for lo, hi := 0, 700; lo < n; lo, hi = hi, min(n, hi+300+r.IntN(500)) {
-				l, err := kernels.ScanLaunch(ci, kernels.ScanArgs{Corpus: db, Dim: dim, RowLo: lo, RowHi: hi, Q: qb, NQ: nq,
-					Theta: st.Theta, Cand: st.Cand, Count: st.Count, Cap: cap}, 3)
-				launch(t, e, l, err)
-				l, err = kernels.MergeLaunch(st)
-				launch(t, e, l, err)
-			}
-			got := bpairs(get(t, e, st.Best, kernels.PairBytes*nq*k))
-			flags := bi32(get(t, e, st.Flags, 4*nq))
-			for qi := 0; qi < nq; qi++ {
-				if flags[qi] != 0 {
-					t.Fatalf("k=%d q%d: overflow flagged", k, qi)
+		const n, dim, nq = 2000, 48, 5
+		for _, int8 := range []bool{false, true} {
+			ci := kernels.ScanFor(nq, int8)
+			var db, qb, ob cuda.DevPtr
+			var score func(row, qi int) float32
+			if int8 {
+				codes, packed, qoff, qs, wantOff := i8Problem(t, r, ci, n, dim, nq)
+				db, qb, ob = put(t, e, i8b(codes)), put(t, e, u16b(packed)), put(t, e, f32b(qoff))
+				score = func(row, qi int) float32 {
+					var s float32
+					for j := 0; j < dim; j++ {
+						s += float32(codes[row*dim+j]) * qs[qi*dim+j]
+					}
+					return s + wantOff[qi]
 				}
-				all := make([]kernels.Pair, 0, n)
-				for row := 0; row < n; row++ {
+			} else {
+				corpus, q := kernels.QuantF16(r, n*dim), kernels.QuantF16(r, kernels.QueryRows(ci, nq)*dim)
+				db, qb = put(t, e, u16b(corpus)), put(t, e, u16b(q))
+				cf, qf := kernels.WidenF16(corpus), kernels.WidenF16(q)
+				score = func(row, qi int) float32 {
 					var s float32
 					for j := 0; j < dim; j++ {
 						s += cf[row*dim+j] * qf[qi*dim+j]
 					}
-					if key := kernels.Key(s); key != 0 {
-						all = append(all, kernels.Pair{Key: key, Row: int32(row)})
-					}
+					return s
 				}
-				kernels.SortPairs(all)
-				for i, w := range all[:k] {
-					if g := got[qi*k+i]; g != w {
-						t.Fatalf("k=%d q%d rank %d: emulated (%d, %v), exact (%d, %v)", k, qi, i, g.Row, kernels.Unkey(g.Key), w.Row, kernels.Unkey(w.Key))
+			}
+			for _, k := range []int{1, 10, 257} {
+				cap := 1500
+				st := kernels.ScanState{Best: poison(t, e, kernels.PairBytes*nq*k), Theta: poison(t, e, 4*nq), Count: poison(t, e, 4*nq),
+					Flags: poison(t, e, 4*nq), Cand: poison(t, e, kernels.PairBytes*nq*cap), NQ: nq, K: k, Cap: cap}
+				l, err := kernels.ScanInitLaunch(st)
+				launch(t, e, l, err)
+				for lo, hi := 0, 700; lo < n; lo, hi = hi, min(n, hi+300+r.IntN(500)) {
+					l, err := kernels.ScanLaunch(ci, kernels.ScanArgs{Corpus: db, Dim: dim, RowLo: lo, RowHi: hi, Q: qb, QOff: ob, NQ: nq,
+						Theta: st.Theta, Cand: st.Cand, Count: st.Count, Cap: cap}, 3)
+					launch(t, e, l, err)
+					l, err = kernels.MergeLaunch(st)
+					launch(t, e, l, err)
+				}
+				got := bpairs(get(t, e, st.Best, kernels.PairBytes*nq*k))
+				flags := bi32(get(t, e, st.Flags, 4*nq))
+				for qi := 0; qi < nq; qi++ {
+					if flags[qi] != 0 {
+						t.Fatalf("int8=%v k=%d q%d: overflow flagged", int8, k, qi)
+					}
+					all := make([]kernels.Pair, 0, n)
+					for row := 0; row < n; row++ {
+						if key := kernels.Key(score(row, qi)); key != 0 {
+							all = append(all, kernels.Pair{Key: key, Row: int32(row)})
+						}
+					}
+					kernels.SortPairs(all)
+					for i, w := range all[:k] {
+						if g := got[qi*k+i]; g != w {
+							t.Fatalf("int8=%v k=%d q%d rank %d: emulated (%d, %v), exact (%d, %v)", int8, k, qi, i, g.Row, kernels.Unkey(g.Key), w.Row, kernels.Unkey(w.Key))
+						}
 					}
 				}
 			}

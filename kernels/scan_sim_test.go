@@ -455,6 +455,9 @@ func TestScanKernelSim(t *testing.T) {
 		shapes = append(shapes, shape{136, 3, 260, 130, 4})
 	}
 	for ci, sc := range ScanConfigs {
+		if sc.Int8 {
+			continue // the emulator runs the int8 kernels' source (TestScanI8Emu)
+		}
 		c := newSimCfg(sc)
 		for _, sh := range shapes {
 			t.Run(fmt.Sprintf("%s/dim=%d/rows=[%d,%d)/nq=%d/grid=%d", sc.Name, sh.dim, sh.rowLo, sh.rowHi, sh.nq, sh.grid), func(t *testing.T) {
@@ -502,7 +505,11 @@ func TestScanSwizzleConflictFree(t *testing.T) {
 					var a, b []int
 					for j := 0; j < 8; j++ {
 						lane := 8*i + j
-						a = append(a, simSwz(c.CPR, wm*c.WTM+(lane&15), kk*2+(lane>>4))*16)
+						if sc.Int8 { // int8 corpus rows: 64 bytes, lane = row of a 32-row block, chunk kk
+							a = append(a, simSwz(c.BK/16, wm*c.WTM+lane, kk)*16)
+						} else {
+							a = append(a, simSwz(c.CPR, wm*c.WTM+(lane&15), kk*2+(lane>>4))*16)
+						}
 						b = append(b, simSwz(c.CPR, wn*c.WTN+(lane&7)+((lane>>4)<<3), kk*2+((lane>>3)&1))*16)
 					}
 					if !groups(a) || !groups(b) {
@@ -519,6 +526,16 @@ func TestScanSwizzleConflictFree(t *testing.T) {
 			if !groups(a) {
 				t.Fatalf("%s: cp.async quarter-warp %d stores share bank groups: %v", sc.Name, q, a)
 			}
+			if sc.Int8 {
+				cpra := c.BK / 16
+				var a8 []int
+				for tid := 8 * q; tid < 8*q+8; tid++ {
+					a8 = append(a8, simSwz(cpra, tid/cpra, tid%cpra)*16)
+				}
+				if !groups(a8) {
+					t.Fatalf("%s: int8 cp.async quarter-warp %d stores share bank groups: %v", sc.Name, q, a8)
+				}
+			}
 		}
 	}
 }
@@ -530,17 +547,34 @@ func TestScanConfigsMatchSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	typedef := regexp.MustCompile(`typedef ScanCfg<(\d+), (\d+), (\d+), (\d+), (\d+)> Scan(\d+);`)
-	bounds := regexp.MustCompile(`__launch_bounds__\(Scan(\d+)::NT, (\d+)\) (rls_scan\d+)\(`)
+	typedef := regexp.MustCompile(`typedef ScanCfg<(\d+), (\d+), (\d+), (\d+), (\d+)(, true)?> Scan(\d+)(I8)?;`)
+	bounds := regexp.MustCompile(`__launch_bounds__\(Scan(\d+)(I8)?::NT, (\d+)\) (rls_scan\w+)\(`)
 	got := map[string]ScanConfig{}
 	for _, m := range typedef.FindAllStringSubmatch(string(src), -1) {
 		n := func(i int) int { v, _ := strconv.Atoi(m[i]); return v }
-		got["rls_scan"+m[6]] = ScanConfig{Name: "rls_scan" + m[6], BN: n(1), BK: n(2), WM: n(3), WN: n(4), Stages: n(5)}
+		if (m[6] != "") != (m[8] != "") {
+			t.Fatalf("typedef %s: the I8 name and the int8 flag disagree", m[0])
+		}
+		name := "rls_scan" + m[7]
+		if m[8] != "" {
+			name += "_i8"
+		}
+		got[name] = ScanConfig{Name: name, BN: n(1), BK: n(2), WM: n(3), WN: n(4), Stages: n(5), Int8: m[6] != ""}
 	}
 	for _, m := range bounds.FindAllStringSubmatch(string(src), -1) {
-		c := got[m[3]]
-		c.MinBlocks, _ = strconv.Atoi(m[2])
-		got[m[3]] = c
+		want := "rls_scan" + m[1]
+		if m[2] != "" {
+			want += "_i8"
+		}
+		if m[4] != want {
+			t.Errorf("%s is bounded by Scan%s%s", m[4], m[1], m[2])
+		}
+		c := got[m[4]]
+		c.MinBlocks, _ = strconv.Atoi(m[3])
+		got[m[4]] = c
+	}
+	if len(got) != len(ScanConfigs) {
+		t.Errorf("scan.cu has %d scan typedefs, ScanConfigs %d", len(got), len(ScanConfigs))
 	}
 	for _, want := range ScanConfigs {
 		if got[want.Name] != want {
@@ -586,8 +620,8 @@ func TestNoSpills(t *testing.T) {
 			}
 		}
 	}
-	if n < 6 {
-		t.Fatalf("resources_sm90.txt reports %d kernels, want the 6 of scan.cu", n)
+	if n < 9 {
+		t.Fatalf("resources_sm90.txt reports %d kernels, want the 9 of scan.cu", n)
 	}
 }
 

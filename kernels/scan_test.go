@@ -26,7 +26,7 @@ func TestScanLaunchArgsMatchPTX(t *testing.T) {
 			"rls_filter":    filterArgs(FilterArgs{}, st),
 		}
 		for _, c := range ScanConfigs {
-			kernels[c.Name] = scanArgs(ScanArgs{})
+			kernels[c.Name] = scanArgs(ScanArgs{}, c.Int8)
 		}
 		for name, args := range kernels {
 			t.Run(img.name+"/"+name, func(t *testing.T) { argsMatchPTX(t, params[name], args) })
@@ -136,8 +136,15 @@ func TestScanKernelsGPU(t *testing.T) {
 		e := &gpuScanEnv{c: c, m: m, s: s}
 		defer e.close()
 		type shape struct{ dim, rowLo, rowHi, nq int }
-		for ci := range ScanConfigs {
-			for _, sh := range []shape{{8, 0, 1, 1}, {72, 5, 1300, 3}, {40, 0, 129, 17}, {768, 100, 20000, []int{16, 64, 130}[ci]}} {
+		for ci, sc := range ScanConfigs {
+			for _, sh := range []shape{{8, 0, 1, 1}, {72, 5, 1300, 3}, {40, 0, 129, 17}, {768, 100, 20000, []int{16, 64, 130}[ci%scanInt8Base]}} {
+				if sc.Int8 {
+					sh.dim = (sh.dim + 15) / 16 * 16
+					if err := gpuScanI8Case(t, e, r, ci, sh.dim, sh.rowLo, sh.rowHi, sh.nq); err != nil {
+						return err
+					}
+					continue
+				}
 				if err := gpuScanCase(t, e, r, ci, sh.dim, sh.rowLo, sh.rowHi, sh.nq); err != nil {
 					return err
 				}
@@ -203,6 +210,71 @@ func gpuScanCase(t *testing.T, e *gpuScanEnv, r *rand.Rand, ci, dim, rowLo, rowH
 	}
 	wantC, wantN := make([]Pair, nq*cap), make([]int32, nq)
 	ScanRef(ScanRefArgs{Corpus: widen(corpus), Dim: dim, RowLo: rowLo, RowHi: rowHi, Q: widen(q), NQ: nq, Theta: theta, Cand: wantC, Count: wantN, Cap: cap})
+	survivorsEqual(t, fmt.Sprintf("%s dim=%d rows=[%d,%d) nq=%d", ScanConfigs[ci].Name, dim, rowLo, rowHi, nq), nq, cap, gotC, i32s(gotN), wantC, wantN)
+	return nil
+}
+
+// gpuScanI8Case is gpuScanCase for an int8 kernel: random codes, packed
+// queries (PackI8Queries with power-of-two scales and quarter offsets, so
+// that every score is exact in float32), against ScanI8Ref.
+func gpuScanI8Case(t *testing.T, e *gpuScanEnv, r *rand.Rand, ci, dim, rowLo, rowHi, nq int) error {
+	c := e.c
+	codes := make([]byte, rowHi*dim)
+	for i := range codes {
+		codes[i] = byte(r.IntN(256))
+	}
+	scale, offset := make([]float32, dim), make([]float32, dim)
+	for j := range scale {
+		scale[j] = []float32{0.5, 1, 2}[r.IntN(3)]
+		offset[j] = float32(r.IntN(9)-4) / 4
+	}
+	q := widen(quantF16(r, nq*dim))
+	packed, qoff := make([]uint16, QueryRows(ci, nq)*dim), make([]float32, nq)
+	if err := PackI8Queries(packed, qoff, q, nq, dim, scale, offset); err != nil {
+		return err
+	}
+	qs := make([]float32, nq*dim)
+	for i := range qs {
+		qs[i] = q[i] * scale[i%dim]
+	}
+	theta := make([]uint32, nq)
+	for i := range theta {
+		if i%2 == 1 {
+			theta[i] = Key(float32(r.IntN(9)-4) * 8)
+		}
+	}
+	cap := rowHi - rowLo + 1
+	db, qb, ob, tb := e.alloc(len(codes)), e.alloc(2*len(packed)), e.alloc(4*nq), e.alloc(4*nq)
+	cb, nb := e.alloc(PairBytes*nq*cap), e.alloc(4*nq)
+	for _, x := range []struct {
+		b *cuda.Buffer
+		v []byte
+	}{{db, codes}, {qb, u16bytes(packed)}, {ob, f32bytes(qoff)}, {tb, u32bytes(theta)}, {nb, make([]byte, 4*nq)}} {
+		if err := c.CopyHtoD(x.b, 0, x.v); err != nil {
+			return err
+		}
+	}
+	a := ScanArgs{Corpus: db.Ptr(0), Dim: dim, RowLo: rowLo, RowHi: rowHi, Q: qb.Ptr(0), QOff: ob.Ptr(0), NQ: nq, Theta: tb.Ptr(0), Cand: cb.Ptr(0), Count: nb.Ptr(0), Cap: cap}
+	if err := e.m.Scan(c, e.s, ci, a); err != nil {
+		return err
+	}
+	if err := c.Sync(e.s); err != nil {
+		return err
+	}
+	gotC, err := readPairs(c, cb, nq*cap)
+	if err != nil {
+		return err
+	}
+	gotN, err := readU32(c, nb, nq)
+	if err != nil {
+		return err
+	}
+	i8 := make([]int8, len(codes))
+	for i, b := range codes {
+		i8[i] = int8(b)
+	}
+	wantC, wantN := make([]Pair, nq*cap), make([]int32, nq)
+	ScanI8Ref(ScanI8RefArgs{Codes: i8, Dim: dim, RowLo: rowLo, RowHi: rowHi, Q: qs, QOff: qoff, NQ: nq, Theta: theta, Cand: wantC, Count: wantN, Cap: cap})
 	survivorsEqual(t, fmt.Sprintf("%s dim=%d rows=[%d,%d) nq=%d", ScanConfigs[ci].Name, dim, rowLo, rowHi, nq), nq, cap, gotC, i32s(gotN), wantC, wantN)
 	return nil
 }
@@ -344,7 +416,7 @@ func u32s(v []int32) []uint32 {
 func gpuPipelineCase(t *testing.T, e *gpuScanEnv, r *rand.Rand, k int) error {
 	c := e.c
 	const n, dim, nq = 30000, 64, 5
-	ci := ScanFor(nq)
+	ci := ScanFor(nq, false)
 	corpus := quantF16(r, n*dim)
 	q := quantF16(r, QueryRows(ci, nq)*dim)
 	cap := 20000

@@ -359,6 +359,15 @@ const Kernel kKernels[] = {
     SCAN(16),
     SCAN(64),
     SCAN(128),
+#define SCAN_I8(BN)                                                                                                \
+    {"rls_scan" #BN "_i8", 11, [](const uint64_t* a) {                                                             \
+         rls_scan##BN##_i8(P<const signed char*>(a[0]), I32(a[1]), I32(a[2]), I32(a[3]), P<const __half*>(a[4]),  \
+                           P<const float*>(a[5]), I32(a[6]), P<const uint32_t*>(a[7]), P<uint2*>(a[8]), P<int*>(a[9]), \
+                           I32(a[10]));                                                                            \
+     }}
+    SCAN_I8(16),
+    SCAN_I8(64),
+    SCAN_I8(128),
     {"rls_scan_init", 6,
      [](const uint64_t* a) {
          rls_scan_init(P<uint2*>(a[0]), I32(a[1]), P<uint32_t*>(a[2]), P<int*>(a[3]), P<int*>(a[4]), I32(a[5]));

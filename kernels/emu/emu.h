@@ -60,6 +60,36 @@ inline unsigned __float_as_uint(float f) {
     return u;
 }
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
+// __byte_perm(x, y, s): byte n of the result is byte (s >> 4n) & 7 of the
+// 8 bytes y:x (x bytes 0-3), its sign replicated when bit 3 of that
+// nibble is set (PTX prmt, default mode).
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+    const uint64_t v = ((uint64_t)y << 32) | x;
+    unsigned r = 0;
+    for (int n = 0; n < 4; n++) {
+        const unsigned sel = (s >> (4 * n)) & 15u;
+        unsigned b = (unsigned)(v >> (8 * (sel & 7u))) & 0xffu;
+        if (sel & 8u) b = (b & 0x80u) ? 0xffu : 0u;
+        r |= b << (8 * n);
+    }
+    return r;
+}
+// sub.f16x2 d, a, b: both 16-bit halves a - b in binary16, round to
+// nearest even (GCC's _Float16).
+inline uint32_t rls_emu_sub_f16x2(uint32_t a, uint32_t b) {
+    uint32_t r = 0;
+    for (int h = 0; h < 2; h++) {
+        const uint16_t x = (uint16_t)(a >> (16 * h)), y = (uint16_t)(b >> (16 * h));
+        _Float16 fx, fy;
+        std::memcpy(&fx, &x, 2);
+        std::memcpy(&fy, &y, 2);
+        const _Float16 d = (_Float16)(fx - fy);
+        uint16_t o;
+        std::memcpy(&o, &d, 2);
+        r |= (uint32_t)o << (16 * h);
+    }
+    return r;
+}
 template <class T>
 inline T __ldg(const T* p) {
     return *p;

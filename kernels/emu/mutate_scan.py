@@ -30,6 +30,14 @@ muts = [
  ("merge bitonic barrier removed", "            __syncthreads();\n        }\n    }\n    for (int i = tid; i < k;", "        }\n    }\n    for (int i = tid; i < k;"),
  ("strict threshold to >= in the count", "c += in && rls_key2(acc[mi][ni][2 * h + p]) > th[ni][p];", "c += in && rls_key2(acc[mi][ni][2 * h + p]) >= th[ni][p];"),
  ("pipeline prologue one stage short", "for (int s = 0; s < C::ST - 1; s++) load_next();", "for (int s = 0; s < C::ST - 2; s++) load_next();"),
+ ("int8: high code pair taken from the low bytes", "af[2 * m2][2] = i8x2_to_h2(r0, RLS_I8_HI);", "af[2 * m2][2] = i8x2_to_h2(r0, RLS_I8_LO);"),
+ ("int8: sign bias not applied", "r0 ^= 0x80808080u, r1 ^= 0x80808080u, r2 ^= 0x80808080u, r3 ^= 0x80808080u;", ""),
+ ("int8: widening subtracts 1024 instead of 1152", "rls_emu_sub_f16x2(h, 0x64806480u)", "rls_emu_sub_f16x2(h, 0x64006400u)"),
+ ("int8: offset missing from the second row half", "                        acc[mi][ni][2 + p] += off;\n", ""),
+ ("int8: second m16 block from the first's rows", "ldmatrix_x4(sA + aOff[kk] + m2 * 32 * C::CPRA * 16, r0, r1, r2, r3);", "ldmatrix_x4(sA + aOff[kk] + m2 * 16 * C::CPRA * 16, r0, r1, r2, r3);"),
+ ("int8: rows of the next block swapped in", "af[2 * m2 + 1][1] = i8x2_to_h2(r3, RLS_I8_LO);", "af[2 * m2 + 1][1] = i8x2_to_h2(r2, RLS_I8_LO);"),
+ ("int8: k step reads the wrong chunk", "swz<C::CPRA>(wm * C::WTM + lane, kk) * 16", "swz<C::CPRA>(wm * C::WTM + lane, (kk + 1) % C::KS) * 16"),
+ ("int8: chunk k offset in fp16 units", "kca = lkt * C::BK + lca * (16 / C::ES);", "kca = lkt * C::BK + lca * 8;"),
 ]
 for name, a, b in muts:
     assert orig.count(a) == 1, name

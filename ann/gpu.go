@@ -64,6 +64,19 @@ type GPUConfig struct {
 	// GPUPathSegments (gpu_scan.go). GPUFlat.SetPath changes it later.
 	Path string
 
+	// Int8 keeps an int8 shard's codes on the GPU (1 byte per value, half
+	// of fp16's memory and of a scan's HBM traffic) and scores them with
+	// the int8 kernels (kernels/scan.cu, rls_scan*_i8): score = Σ_j
+	// q_j·offset_j + Σ_j fp16(q_j·scale_j)·code_j, fp32-accumulated, which
+	// is ⟨q, x⟩ over the shard's int8 vectors x = offset + scale∘code up
+	// to the fp16 rounding of q∘scale. Needs an int8 shard (OpenGPU,
+	// NewGPU) and Dim % 16 == 0. Every batch runs the fused pipeline (Path
+	// is ignored); k > 2,048 selects on the host from the kernel's
+	// unfiltered output, span by span. Default false: int8 rows are
+	// decoded and rounded to fp16 on the way up. The int8 kernels have run
+	// on the CPU kernel emulator only so far (see kernels/doc.go).
+	Int8 bool
+
 	// Test hooks: refDevices > 0 simulates that many devices with the
 	// plain-Go kernel references (gpu_ref.go); tileRows > 0 forces the
 	// tile; scanCap > 0 forces the survivor capacity per query (to make
@@ -134,6 +147,7 @@ type GPUFlat struct {
 	rows  []int
 	plans []gpuPlan
 
+	es        int                    // bytes per stored value: 2 (fp16) or 1 (int8)
 	path      atomic.Pointer[string] // GPUConfig.Path, changed by SetPath
 	overflows atomic.Int64           // queries answered again after an overflow
 
@@ -184,6 +198,12 @@ func OpenGPU(path string, cfg GPUConfig) (*GPUFlat, error) {
 	}
 	defer sr.Close()
 	h := sr.Header()
+	if cfg.Int8 {
+		if err := int8Usable(h); err != nil {
+			return nil, err
+		}
+		return newGPU(h, sr.NextRaw, cfg) // the codes as stored
+	}
 	var conv []byte
 	next := func() (int, []byte, error) {
 		if h.DType == FP16 {
@@ -207,7 +227,23 @@ func NewGPUStream(h Header, next RowSource, cfg GPUConfig) (*GPUFlat, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Int8 {
+		return nil, fmt.Errorf("%w: ann: GPUConfig.Int8 needs an int8 shard (OpenGPU or NewGPU); NewGPUStream delivers fp16 rows", rlsearch.ErrBadInput)
+	}
 	return newGPU(h, next, cfg)
+}
+
+// int8Usable reports why a shard cannot stay int8 on the GPU.
+func int8Usable(h Header) error {
+	switch {
+	case h.DType != INT8:
+		return fmt.Errorf("%w: ann: GPUConfig.Int8 needs an int8 shard, this one is %v", rlsearch.ErrBadInput, h.DType)
+	case h.Dim%16 != 0:
+		return fmt.Errorf("%w: ann: GPUConfig.Int8 needs a dimension that is a multiple of 16 (the int8 kernels read 16 codes at a time), this shard has %d", rlsearch.ErrBadInput, h.Dim)
+	case len(h.Scale) != h.Dim || len(h.Offset) != h.Dim:
+		return fmt.Errorf("%w: int8 shard has %d scales and %d offsets for dim %d", ErrCorrupt, len(h.Scale), len(h.Offset), h.Dim)
+	}
+	return nil
 }
 
 // NewGPU uploads an in-memory Flat to the GPUs 65,536 rows at a time: fp16
@@ -217,6 +253,11 @@ func NewGPU(f *Flat, cfg GPUConfig) (*GPUFlat, error) {
 		return nil, err
 	}
 	h := f.Header()
+	if cfg.Int8 {
+		if err := int8Usable(h); err != nil {
+			return nil, err
+		}
+	}
 	const step = 1 << 16
 	lo := 0
 	var buf []byte
@@ -225,7 +266,12 @@ func NewGPU(f *Flat, cfg GPUConfig) (*GPUFlat, error) {
 			return lo, nil, io.EOF
 		}
 		hi := min(lo+step, h.Count)
-		if h.DType == FP16 && f.f16 != nil {
+		if cfg.Int8 {
+			buf = buf[:0]
+			for _, c := range f.i8[lo*h.Dim : hi*h.Dim] {
+				buf = append(buf, byte(c))
+			}
+		} else if h.DType == FP16 && f.f16 != nil {
 			// fp16 storage goes as is (no widening and rounding back).
 			buf = buf[:0]
 			for _, b := range f.f16[lo*h.Dim : hi*h.Dim] {
@@ -252,9 +298,14 @@ func appendF16(dst []byte, v []float32) []byte {
 
 func newGPU(h Header, next RowSource, cfg GPUConfig) (*GPUFlat, error) {
 	cfg = cfg.withDefaults()
-	g := &GPUFlat{h: Header{DType: FP16, Count: h.Count, Dim: h.Dim, Normalized: h.Normalized, EncoderID: h.EncoderID, ConfigHash: h.ConfigHash}, cfg: cfg}
+	g := &GPUFlat{h: Header{DType: FP16, Count: h.Count, Dim: h.Dim, Normalized: h.Normalized, EncoderID: h.EncoderID, ConfigHash: h.ConfigHash}, cfg: cfg, es: 2}
 	if h.Dim <= 0 {
 		return nil, fmt.Errorf("%w: dim %d", ErrDim, h.Dim)
+	}
+	var i8 *int8Quant
+	if cfg.Int8 {
+		i8 = &int8Quant{scale: h.Scale, offset: h.Offset}
+		g.h.DType, g.h.Scale, g.h.Offset, g.es = INT8, h.Scale, h.Offset, 1
 	}
 	ndev := cfg.refDevices
 	var ordinals []int
@@ -294,9 +345,9 @@ func newGPU(h Header, next RowSource, cfg GPUConfig) (*GPUFlat, error) {
 		var dev gpuDevice
 		var err error
 		if cfg.refDevices > 0 {
-			dev = &refDevice{ops: newRefOps(h.Dim, g.rows[d]), id: d}
+			dev = &refDevice{ops: newRefOps(h.Dim, g.rows[d], i8), id: d}
 		} else {
-			dev, err = openCUDADevice(ordinals[d], h.Dim, g.rows[d], cfg.Logf)
+			dev, err = openCUDADevice(ordinals[d], h.Dim, g.rows[d], i8, cfg.Logf)
 		}
 		if err != nil {
 			return nil, err
@@ -352,8 +403,9 @@ func (g *GPUFlat) upload(next RowSource) error {
 		if err != nil {
 			return err
 		}
-		n := len(raw) / (2 * d)
-		if row0 != seen || len(raw) != 2*d*n {
+		es := g.es
+		n := len(raw) / (es * d)
+		if row0 != seen || len(raw) != es*d*n {
 			return fmt.Errorf("ann: GPU upload: block at row %d (%d bytes) out of order, expected row %d", row0, len(raw), seen)
 		}
 		for dev := range g.devs {
@@ -362,7 +414,7 @@ func (g *GPUFlat) upload(next RowSource) error {
 			if lo >= hi {
 				continue
 			}
-			part := raw[2*d*(lo-row0) : 2*d*(hi-row0)]
+			part := raw[es*d*(lo-row0) : es*d*(hi-row0)]
 			if err := g.devs[dev].run(func(o gpuOps) error { return o.upload(lo-g.base[dev], part) }); err != nil {
 				return fmt.Errorf("ann: GPU upload rows [%d, %d) to %s: %w", lo, hi, g.devs[dev].name(), err)
 			}
@@ -380,7 +432,8 @@ func (g *GPUFlat) upload(next RowSource) error {
 	return nil
 }
 
-// Header returns the shard header as stored on the GPU (DType FP16).
+// Header returns the shard header as stored on the GPU (DType FP16, or
+// INT8 with the shard's scale and offset under GPUConfig.Int8).
 func (g *GPUFlat) Header() Header { return g.h }
 
 // Len is the number of vectors.
@@ -418,7 +471,9 @@ func (g *GPUFlat) SetPath(path string) error {
 // /healthz), e.g. "path auto: batch 1–16 fused rls_scan16, batch 17–64
 // fused rls_scan64, batch 65–512 fused rls_scan128; k > 2048 host
 // selection".
-func (g *GPUFlat) Paths() string { return describePaths(*g.path.Load(), g.h.Dim, g.cfg.MaxBatch) }
+func (g *GPUFlat) Paths() string {
+	return describePaths(*g.path.Load(), g.h.Dim, g.cfg.MaxBatch, g.cfg.Int8)
+}
 
 // Overflows is how many queries the threshold pipeline answered again with
 // the segment pipeline because their survivors overflowed (see
@@ -543,7 +598,7 @@ func (g *GPUFlat) searchDevices(q []float32, nq, k int) ([][]rlsearch.Hit, error
 			errs[d] = dev.run(func(o gpuOps) error {
 				var err error
 				var redone int
-				parts[d], redone, err = runPipeline(o, g.plans[d], q, nq, kd, choosePath(path, g.h.Dim, nq, kd))
+				parts[d], redone, err = runPipeline(o, g.plans[d], q, nq, kd, choosePath(path, g.h.Dim, nq, kd, g.cfg.Int8))
 				g.overflows.Add(int64(redone))
 				return err
 			})
@@ -572,6 +627,10 @@ func (g *GPUFlat) Close() error {
 	})
 	return err
 }
+
+// int8Quant is an int8 shard's per-dimension decoding x = offset +
+// scale·code (GPUConfig.Int8).
+type int8Quant struct{ scale, offset []float32 }
 
 // refDevice is a simulated device for tests (see refOps).
 type refDevice struct {

@@ -17,12 +17,15 @@ type cudaDevice struct {
 	ops *cudaOps
 }
 
-func openCUDADevice(ordinal, dim, rows int, logf func(string, ...any)) (*cudaDevice, error) {
+func openCUDADevice(ordinal, dim, rows int, i8 *int8Quant, logf func(string, ...any)) (*cudaDevice, error) {
 	dev, err := cuda.Open(ordinal)
 	if err != nil {
 		return nil, fmt.Errorf("ann: GPU index: %w", err)
 	}
-	o := &cudaOps{dim: dim, rows: rows}
+	o := &cudaOps{dim: dim, rows: rows, i8: i8, es: 2}
+	if i8 != nil {
+		o.es = 1
+	}
 	err = dev.Do(func(c *cuda.Ctx) error {
 		var err error
 		if o.mod, err = kernels.Load(c); err != nil {
@@ -46,8 +49,8 @@ func openCUDADevice(ordinal, dim, rows int, logf func(string, ...any)) (*cudaDev
 			}
 		}
 		if rows > 0 {
-			if o.corpus, err = c.Alloc(int64(rows) * int64(dim) * 2); err != nil {
-				return fmt.Errorf("corpus share of %d rows × %d fp16: %w", rows, dim, err)
+			if o.corpus, err = c.Alloc(int64(rows) * int64(dim) * int64(o.es)); err != nil {
+				return fmt.Errorf("corpus share of %d rows × %d values of %d bytes: %w", rows, dim, o.es, err)
 			}
 		}
 		for i := range o.stage {
@@ -109,7 +112,9 @@ type cudaOps struct {
 	stream    *cuda.Stream
 	stream2   *cuda.Stream
 	dim, rows int
-	corpus    *cuda.Buffer        // fp16 [rows, dim]
+	i8        *int8Quant          // int8 corpus (GPUConfig.Int8), else nil
+	es        int                 // bytes per corpus value: 2, or 1 for int8
+	corpus    *cuda.Buffer        // fp16 or int8 [rows, dim]
 	stage     [2]*cuda.HostBuffer // pinned upload staging
 	stageUsed [2]bool
 	next      int
@@ -117,6 +122,7 @@ type cudaOps struct {
 	plan             gpuPlan
 	hq               *cuda.HostBuffer // pinned fp32 queries [maxBatch, dim]
 	q32, q16, scores *cuda.Buffer
+	qoff             *cuda.Buffer // int8: fp32 [maxBatch] query offsets
 	cs, cr, os, or   *cuda.Buffer
 	hostScores       []byte // host copy of one query's score row (k > KMax path)
 
@@ -132,7 +138,7 @@ type cudaOps struct {
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 func (o *cudaOps) upload(row0 int, f16 []byte) error {
-	off := int64(row0) * int64(o.dim) * 2
+	off := int64(row0) * int64(o.dim) * int64(o.es)
 	for len(f16) > 0 {
 		i := o.next
 		o.next ^= 1
@@ -169,7 +175,7 @@ func (o *cudaOps) reserve(p gpuPlan) error {
 	if o.plan == p && o.scores != nil {
 		return nil
 	}
-	for _, b := range []*cuda.Buffer{o.q32, o.q16, o.scores, o.cs, o.cr, o.os, o.or, o.best, o.theta, o.count, o.flags, o.cand} {
+	for _, b := range []*cuda.Buffer{o.q32, o.q16, o.qoff, o.scores, o.cs, o.cr, o.os, o.or, o.best, o.theta, o.count, o.flags, o.cand} {
 		if b != nil {
 			b.Close()
 		}
@@ -187,6 +193,7 @@ func (o *cudaOps) reserve(p gpuPlan) error {
 	}
 	alloc(&o.q32, b*int64(p.dim)*4)
 	alloc(&o.q16, int64(p.qRows)*int64(p.dim)*2)
+	alloc(&o.qoff, b*4)
 	alloc(&o.scores, int64(p.scoreFloats())*4)
 	alloc(&o.cs, b*int64(p.candLd)*4)
 	alloc(&o.cr, b*int64(p.candLd)*4)
@@ -206,6 +213,24 @@ func (o *cudaOps) reserve(p gpuPlan) error {
 func (o *cudaOps) putQueries(q []float32, nq int) error {
 	n := nq * o.dim
 	hb := o.hq.Bytes()
+	if o.i8 != nil {
+		// Packed on the host (nq·dim multiplies): fp16 queries, then the
+		// offsets, through the pinned buffer (2n + 4nq ≤ 4n bytes).
+		packed, qoff := make([]uint16, n), make([]float32, nq)
+		if err := kernels.PackI8Queries(packed, qoff, q, nq, o.dim, o.i8.scale, o.i8.offset); err != nil {
+			return err
+		}
+		for i, h := range packed {
+			binary.LittleEndian.PutUint16(hb[2*i:], h)
+		}
+		for i, v := range qoff {
+			binary.LittleEndian.PutUint32(hb[2*n+4*i:], math.Float32bits(v))
+		}
+		if err := o.c.CopyHtoDAsync(o.q16, 0, o.hq, 0, int64(2*n), o.stream); err != nil {
+			return err
+		}
+		return o.c.CopyHtoDAsync(o.qoff, 0, o.hq, int64(2*n), int64(4*nq), o.stream)
+	}
 	if littleEndian {
 		copy(hb, unsafe.Slice((*byte)(unsafe.Pointer(&q[0])), 4*n))
 	} else {
@@ -222,6 +247,9 @@ func (o *cudaOps) putQueries(q []float32, nq int) error {
 // gemm: the corpus share is row-major [rows, dim] fp16, i.e. column-major
 // [dim, rows]; S (column-major [rows, nq], ld rows) = D_tileᵀ · Q.
 func (o *cudaOps) gemm(lo, rows, nq int) error {
+	if o.i8 != nil {
+		return errNoInt8GEMM
+	}
 	return o.c.GemmF16(o.stream, true, false, rows, nq, o.dim, 1,
 		o.corpus.Ptr(int64(lo)*int64(o.dim)*2), o.dim, o.q16.Ptr(0), o.dim, 0, o.scores.Ptr(0), rows)
 }
@@ -303,13 +331,23 @@ func (o *cudaOps) scanBegin(nq, k int, tiled bool) error {
 
 func (o *cudaOps) scan(cfg, lo, hi, nq, cap int) error {
 	st := o.scanState(nq, 1, cap)
-	return o.mod.Scan(o.c, o.stream, cfg, kernels.ScanArgs{Corpus: o.corpus.Ptr(0), Dim: o.dim, RowLo: lo, RowHi: hi, Q: o.q16.Ptr(0), NQ: nq,
-		Theta: st.Theta, Cand: st.Cand, Count: st.Count, Cap: cap})
+	a := kernels.ScanArgs{Corpus: o.corpus.Ptr(0), Dim: o.dim, RowLo: lo, RowHi: hi, Q: o.q16.Ptr(0), NQ: nq,
+		Theta: st.Theta, Cand: st.Cand, Count: st.Count, Cap: cap}
+	if kernels.ScanConfigs[cfg].Int8 != (o.i8 != nil) {
+		return fmt.Errorf("ann: scan kernel %s over a corpus that is not its type", kernels.ScanConfigs[cfg].Name)
+	}
+	if o.i8 != nil {
+		a.QOff = o.qoff.Ptr(0)
+	}
+	return o.mod.Scan(o.c, o.stream, cfg, a)
 }
 
 // tileFilter: GEMM into tile buffer b = tile mod 2 on stream (after the
 // filter that last read b), filter on stream2 (after that GEMM).
 func (o *cudaOps) tileFilter(lo, rows, ld, nq, cap int) error {
+	if o.i8 != nil {
+		return errNoInt8GEMM
+	}
 	b := o.tile & 1
 	o.tile++
 	if int64(2*nq*ld)*4 > o.scores.Len() || rows > ld {
@@ -369,6 +407,35 @@ func (o *cudaOps) readScan(nq, k int) ([]kernels.Pair, []int32, error) {
 		flags[i] = int32(binary.LittleEndian.Uint32(fb[4*i:]))
 	}
 	return best, flags, nil
+}
+
+func (o *cudaOps) readCand(nq, cap int) ([]kernels.Pair, []int32, error) {
+	if err := o.c.Sync(o.stream); err != nil {
+		return nil, nil, err
+	}
+	nb := make([]byte, 4*nq)
+	if err := o.c.CopyDtoH(nb, o.count, 0); err != nil {
+		return nil, nil, err
+	}
+	count := make([]int32, nq)
+	for i := range count {
+		count[i] = int32(binary.LittleEndian.Uint32(nb[4*i:]))
+	}
+	cand := make([]kernels.Pair, nq*cap)
+	b := make([]byte, cap*kernels.PairBytes)
+	for qi := 0; qi < nq; qi++ {
+		n := min(int(count[qi]), cap)
+		if n == 0 {
+			continue
+		}
+		if err := o.c.CopyDtoH(b[:n*kernels.PairBytes], o.cand, int64(qi)*int64(cap)*kernels.PairBytes); err != nil {
+			return nil, nil, err
+		}
+		for i := range n {
+			cand[qi*cap+i] = kernels.Pair{Key: binary.LittleEndian.Uint32(b[8*i:]), Row: int32(binary.LittleEndian.Uint32(b[8*i+4:]))}
+		}
+	}
+	return cand, count, nil
 }
 
 func (o *cudaOps) close() error { return nil } // cudaDevice.close frees everything

@@ -54,7 +54,8 @@ type gpuOps interface {
 	uploadDone() error
 	// reserve allocates the workspace for plan p (idempotent for the same p).
 	reserve(p gpuPlan) error
-	// putQueries converts q (row-major [nq, dim] fp32) to the fp16 query block.
+	// putQueries converts q (row-major [nq, dim] fp32) to the fp16 query
+	// block (over an int8 corpus: kernels.PackI8Queries' block and offsets).
 	putQueries(q []float32, nq int) error
 	// gemm fills bufScores[qi·rows + r] = ⟨Q_qi, D_{lo+r}⟩ for r < rows, qi < nq.
 	gemm(lo, rows, nq int) error
@@ -80,6 +81,8 @@ type gpuOps interface {
 	merge(nq, k, cap int) error
 	// readScan copies the best lists [nq·k] and the overflow flags [nq].
 	readScan(nq, k int) ([]kernels.Pair, []int32, error)
+	// readCand copies the survivor lists [nq·cap] and counts [nq].
+	readCand(nq, cap int) ([]kernels.Pair, []int32, error)
 
 	// close frees the device memory.
 	close() error
@@ -189,6 +192,10 @@ func runPipeline(o gpuOps, p gpuPlan, q []float32, nq, k int, c gpuChoice) ([][]
 	}
 	switch c.path {
 	case "host":
+		if c.int8 {
+			hits, err := hostSelectScan(o, p, nq, k)
+			return hits, 0, err
+		}
 		hits, err := hostSelect(o, p, nq, k)
 		return hits, 0, err
 	case GPUPathFused, GPUPathTiled:
@@ -246,15 +253,7 @@ func runSegments(o gpuOps, p gpuPlan, nq, k int) ([][]rlsearch.Hit, error) {
 // the host one query row at a time (T·4 bytes of host memory) and selected
 // there; per query at most 2k candidates are kept between prunes.
 func hostSelect(o gpuOps, p gpuPlan, nq, k int) ([][]rlsearch.Hit, error) {
-	type ent struct {
-		key uint32
-		row int32
-	}
-	best := make([][]ent, nq)
-	prune := func(e []ent) []ent {
-		slices.SortFunc(e, func(a, b ent) int { return kernels.CompareKeyRow(a.key, a.row, b.key, b.row) })
-		return e[:min(k, len(e))]
-	}
+	sel := newHostTopK(nq, k)
 	buf := make([]float32, min(p.tileRows, p.rows))
 	for lo := 0; lo < p.rows; lo += p.tileRows {
 		rows := min(p.tileRows, p.rows-lo)
@@ -266,25 +265,49 @@ func hostSelect(o gpuOps, p gpuPlan, nq, k int) ([][]rlsearch.Hit, error) {
 				return nil, err
 			}
 			for r, s := range buf[:rows] {
-				if key := kernels.Key(s); key != 0 {
-					best[qi] = append(best[qi], ent{key, int32(lo + r)})
-				}
-			}
-			if len(best[qi]) >= 2*k {
-				best[qi] = prune(best[qi])
+				sel.add(qi, kernels.Key(s), int32(lo+r))
 			}
 		}
 	}
-	out := make([][]rlsearch.Hit, nq)
+	return sel.hits(), nil
+}
+
+// hostTopK keeps each query's best k (key, row) entries on the host: at
+// most 2k between prunes; key 0 (NaN) never ranks.
+type hostTopK struct {
+	k    int
+	best [][]kernels.Pair
+}
+
+func newHostTopK(nq, k int) *hostTopK { return &hostTopK{k: k, best: make([][]kernels.Pair, nq)} }
+
+func (h *hostTopK) prune(qi int) {
+	e := h.best[qi]
+	slices.SortFunc(e, func(a, b kernels.Pair) int { return kernels.CompareKeyRow(a.Key, a.Row, b.Key, b.Row) })
+	h.best[qi] = e[:min(h.k, len(e))]
+}
+
+func (h *hostTopK) add(qi int, key uint32, row int32) {
+	if key == 0 {
+		return
+	}
+	h.best[qi] = append(h.best[qi], kernels.Pair{Key: key, Row: row})
+	if len(h.best[qi]) >= 2*h.k {
+		h.prune(qi)
+	}
+}
+
+func (h *hostTopK) hits() [][]rlsearch.Hit {
+	out := make([][]rlsearch.Hit, len(h.best))
 	for qi := range out {
-		e := prune(best[qi])
-		hits := make([]rlsearch.Hit, len(e))
-		for i, x := range e {
-			hits[i] = rlsearch.Hit{Row: x.row, Score: kernels.Unkey(x.key)}
+		h.prune(qi)
+		hits := make([]rlsearch.Hit, len(h.best[qi]))
+		for i, x := range h.best[qi] {
+			hits[i] = rlsearch.Hit{Row: x.Row, Score: kernels.Unkey(x.Key)}
 		}
 		out[qi] = hits
 	}
-	return out, nil
+	return out
 }
 
 // mergeShards merges per-device results (each sorted, rows local to the

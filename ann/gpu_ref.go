@@ -2,6 +2,7 @@ package ann
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -10,6 +11,10 @@ import (
 	"github.com/rlsearch/rlsearch/kernels"
 )
 
+// errNoInt8GEMM: the paths that need a cuBLAS GEMM do not exist over an
+// int8 corpus (choosePath never picks them).
+var errNoInt8GEMM = errors.New("ann: no GEMM over an int8 corpus (fused path only)")
+
 // refOps implements gpuOps on the host with the plain-Go kernel references
 // (kernels.F32ToF16Ref, kernels.TopKRef) and an fp32-accumulating fp16 GEMM
 // loop standing in for cublasGemmEx. It exists so that the tiling, merge,
@@ -17,7 +22,9 @@ import (
 // without a GPU; it is not a fast CPU index (use Flat).
 type refOps struct {
 	dim    int
-	corpus []float32 // this share's rows, fp16 values widened (as the GPU reads them)
+	corpus []float32 // this share's rows, fp16 values widened (as the GPU reads them), or int8 codes
+	i8     *int8Quant
+	qoff   []float32 // int8: Σ q·offset per query (kernels.PackI8Queries)
 	plan   gpuPlan
 	q      []float32 // fp16-rounded queries, widened
 	scores []float32
@@ -39,11 +46,20 @@ type refOps struct {
 	cand  []kernels.Pair
 }
 
-func newRefOps(dim, rows int) *refOps {
-	return &refOps{dim: dim, corpus: make([]float32, rows*dim)}
+func newRefOps(dim, rows int, i8 *int8Quant) *refOps {
+	return &refOps{dim: dim, corpus: make([]float32, rows*dim), i8: i8}
 }
 
 func (o *refOps) upload(row0 int, f16 []byte) error {
+	if o.i8 != nil {
+		if row0 < 0 || row0*o.dim+len(f16) > len(o.corpus) {
+			return fmt.Errorf("ann: upload rows at %d beyond the share", row0)
+		}
+		for i, b := range f16 {
+			o.corpus[row0*o.dim+i] = float32(int8(b))
+		}
+		return nil
+	}
 	if row0 < 0 || row0*o.dim+len(f16)/2 > len(o.corpus) {
 		return fmt.Errorf("ann: upload rows at %d beyond the share", row0)
 	}
@@ -71,6 +87,19 @@ func (o *refOps) reserve(p gpuPlan) error {
 
 func (o *refOps) putQueries(q []float32, nq int) error {
 	h := make([]uint16, nq*o.dim)
+	if o.i8 != nil {
+		// The offsets as the kernels get them; the scaled queries in natural
+		// order (the reference needs no I8Perm).
+		o.qoff = make([]float32, nq)
+		if err := kernels.PackI8Queries(make([]uint16, nq*o.dim), o.qoff, q, nq, o.dim, o.i8.scale, o.i8.offset); err != nil {
+			return err
+		}
+		qs := make([]float32, nq*o.dim)
+		for i, v := range q[:nq*o.dim] {
+			qs[i] = v * o.i8.scale[i%o.dim]
+		}
+		q = qs
+	}
 	kernels.F32ToF16Ref(h, q[:nq*o.dim])
 	for i, b := range h {
 		o.q[i] = float16.Frombits(b).Float32()
@@ -83,6 +112,9 @@ func (o *refOps) putQueries(q []float32, nq int) error {
 }
 
 func (o *refOps) gemm(lo, rows, nq int) error {
+	if o.i8 != nil {
+		return errNoInt8GEMM
+	}
 	copy(o.scores, o.scoreRows(lo, rows, nq))
 	return nil
 }
@@ -103,6 +135,9 @@ func (o *refOps) scoreRows(lo, rows, nq int) []float32 {
 			var s float32
 			for j, v := range qv {
 				s += v * x[j]
+			}
+			if o.i8 != nil {
+				s += o.qoff[qi] // as ScanI8Ref: the sum, then the offset
 			}
 			out[qi*rows+r] = s
 		}
@@ -143,10 +178,16 @@ func (o *refOps) scan(cfg, lo, hi, nq, cap int) error {
 	if lo < 0 || hi > len(o.corpus)/o.dim || o.dim%8 != 0 {
 		return fmt.Errorf("ann: scan rows [%d, %d) of %d, dim %d", lo, hi, len(o.corpus)/o.dim, o.dim)
 	}
+	if kernels.ScanConfigs[cfg].Int8 != (o.i8 != nil) {
+		return fmt.Errorf("ann: scan kernel %s over a corpus that is not its type", kernels.ScanConfigs[cfg].Name)
+	}
 	return o.filter(o.scoreRows(lo, hi-lo, nq), hi-lo, lo, hi-lo, nq, cap)
 }
 
 func (o *refOps) tileFilter(lo, rows, ld, nq, cap int) error {
+	if o.i8 != nil {
+		return errNoInt8GEMM
+	}
 	if rows > ld || 2*nq*ld > len(o.scores) {
 		return fmt.Errorf("ann: two score tiles of %d × %d exceed the score buffer of %d", nq, ld, len(o.scores))
 	}
@@ -159,6 +200,10 @@ func (o *refOps) merge(nq, k, cap int) error {
 
 func (o *refOps) readScan(nq, k int) ([]kernels.Pair, []int32, error) {
 	return slices.Clone(o.best[:nq*k]), slices.Clone(o.flags[:nq]), nil
+}
+
+func (o *refOps) readCand(nq, cap int) ([]kernels.Pair, []int32, error) {
+	return slices.Clone(o.cand[:nq*cap]), slices.Clone(o.count[:nq]), nil
 }
 
 func (o *refOps) region(b gpuBuf) ([]float32, []int32) {

@@ -80,6 +80,8 @@ const (
 type gpuChoice struct {
 	path string // GPUPathFused, GPUPathTiled, GPUPathSegments or "host"
 	scan int    // kernels.ScanConfigs index for GPUPathFused
+	int8 bool   // an int8 corpus (GPUConfig.Int8): fused, or "host" from scan output
+	safe bool   // spans of at most the survivor capacity: no overflow possible
 }
 
 func (c gpuChoice) String() string {
@@ -93,10 +95,14 @@ func (c gpuChoice) String() string {
 }
 
 // choosePath picks the pipeline for a batch of nq queries and k under
-// the configured path.
-func choosePath(path string, dim, nq, k int) gpuChoice {
+// the configured path; an int8 corpus always runs fused (cuBLAS has no
+// int8 × fp16 GEMM for the other paths).
+func choosePath(path string, dim, nq, k int, int8 bool) gpuChoice {
 	if k > kernels.KMax {
-		return gpuChoice{path: "host"}
+		return gpuChoice{path: "host", int8: int8}
+	}
+	if int8 {
+		return gpuChoice{path: GPUPathFused, scan: kernels.ScanFor(nq, true), int8: true}
 	}
 	switch path {
 	case GPUPathSegments, GPUPathTiled:
@@ -110,17 +116,20 @@ func choosePath(path string, dim, nq, k int) gpuChoice {
 
 // describePaths says which pipeline each batch size gets (for logs and
 // /healthz).
-func describePaths(path string, dim, maxBatch int) string {
+func describePaths(path string, dim, maxBatch int, int8 bool) string {
 	var parts []string
 	lo := 1
 	for lo <= maxBatch {
-		c := choosePath(path, dim, lo, 1)
+		c := choosePath(path, dim, lo, 1, int8)
 		hi := lo
-		for hi < maxBatch && choosePath(path, dim, hi+1, 1) == c {
+		for hi < maxBatch && choosePath(path, dim, hi+1, 1, int8) == c {
 			hi++
 		}
 		parts = append(parts, fmt.Sprintf("batch %d–%d %s", lo, hi, c))
 		lo = hi + 1
+	}
+	if int8 {
+		return fmt.Sprintf("int8 corpus: %s; k > %d host selection from the int8 scan", strings.Join(parts, ", "), kernels.KMax)
 	}
 	return fmt.Sprintf("path %s: %s; k > %d host selection", orAuto(path), strings.Join(parts, ", "), kernels.KMax)
 }
@@ -171,6 +180,46 @@ func scanSpans(rows, k, cap int) []scanSpan {
 	return spans
 }
 
+// capSpans splits rows [0, rows) into spans of at most cap rows: a query
+// has at most cap survivors in each, so none overflows.
+func capSpans(rows, cap int) []scanSpan {
+	var spans []scanSpan
+	for lo := 0; lo < rows; lo += cap {
+		spans = append(spans, scanSpan{lo, min(rows, lo+cap)})
+	}
+	return spans
+}
+
+// hostSelectScan is hostSelect over an int8 corpus: per span of at most
+// the survivor capacity, the scan with θ = 0 (no merge, so every non-NaN
+// score survives, none dropped) and its survivors copied to the host.
+func hostSelectScan(o gpuOps, p gpuPlan, nq, k int) ([][]rlsearch.Hit, error) {
+	cp := p.scanCap(nq)
+	sel := newHostTopK(nq, k)
+	cfg := kernels.ScanFor(nq, true)
+	for _, sp := range capSpans(p.rows, cp) {
+		if err := o.scanBegin(nq, 1, false); err != nil {
+			return nil, err
+		}
+		if err := o.scan(cfg, sp.lo, sp.hi, nq, cp); err != nil {
+			return nil, err
+		}
+		cand, count, err := o.readCand(nq, cp)
+		if err != nil {
+			return nil, err
+		}
+		for qi := 0; qi < nq; qi++ {
+			if int(count[qi]) > cp {
+				return nil, fmt.Errorf("ann: int8 host selection: %d survivors in a span of %d rows", count[qi], sp.hi-sp.lo)
+			}
+			for _, e := range cand[qi*cp : qi*cp+int(count[qi])] {
+				sel.add(qi, e.Key, e.Row)
+			}
+		}
+	}
+	return sel.hits(), nil
+}
+
 // runScan answers the batch whose fp16 queries are on the device with the
 // threshold pipeline; queries whose survivors overflowed are answered
 // again by the segment pipeline. k ≤ kernels.KMax, k ≤ p.rows.
@@ -180,7 +229,11 @@ func runScan(o gpuOps, p gpuPlan, q []float32, nq, k int, c gpuChoice) ([][]rlse
 		return nil, 0, err
 	}
 	tile := p.tiledRows(nq)
-	for _, sp := range scanSpans(p.rows, k, cp) {
+	spans := scanSpans(p.rows, k, cp)
+	if c.safe {
+		spans = capSpans(p.rows, cp)
+	}
+	for _, sp := range spans {
 		if c.path == GPUPathFused {
 			if err := o.scan(c.scan, sp.lo, sp.hi, nq, cp); err != nil {
 				return nil, 0, err
@@ -219,7 +272,9 @@ func runScan(o gpuOps, p gpuPlan, q []float32, nq, k int, c gpuChoice) ([][]rlse
 	if len(redo) == 0 {
 		return out, 0, nil
 	}
-	// Overflow: answer those queries with the segment pipeline.
+	// Overflow: answer those queries with the segment pipeline, or over an
+	// int8 corpus (no GEMM for it) with the scan again over spans that
+	// cannot overflow.
 	d := p.dim
 	sub := make([]float32, 0, len(redo)*d)
 	for _, qi := range redo {
@@ -228,7 +283,15 @@ func runScan(o gpuOps, p gpuPlan, q []float32, nq, k int, c gpuChoice) ([][]rlse
 	if err := o.putQueries(sub, len(redo)); err != nil {
 		return nil, 0, err
 	}
-	again, err := runSegments(o, p, len(redo), k)
+	var again [][]rlsearch.Hit
+	if c.int8 {
+		if c.safe {
+			return nil, 0, fmt.Errorf("ann: int8 scan overflowed spans of its capacity (flags %v)", flags)
+		}
+		again, _, err = runScan(o, p, sub, len(redo), k, gpuChoice{path: GPUPathFused, scan: kernels.ScanFor(len(redo), true), int8: true, safe: true})
+	} else {
+		again, err = runSegments(o, p, len(redo), k)
+	}
 	if err != nil {
 		return nil, 0, err
 	}

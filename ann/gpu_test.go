@@ -236,6 +236,87 @@ func TestGPUScanOverflowRef(t *testing.T) {
 	}
 }
 
+// int8Flat is an int8 Flat whose every score is exact in float32:
+// codes in [-128, 127], scales in {1/2, 1, 2}, offsets multiples of 1/4;
+// with queries of multiples of 1/2 (exact in fp16, and so is q∘scale) the
+// oracle's decoded products and the int8 kernels' Σ q·offset + Σ
+// (q∘scale)·code agree bit for bit. Rows repeat codes so that ties are
+// common.
+func int8Flat(r *rand.Rand, n, dim int) *Flat {
+	h := Header{DType: INT8, Count: n, Dim: dim, Scale: make([]float32, dim), Offset: make([]float32, dim)}
+	for j := range dim {
+		h.Scale[j] = []float32{0.5, 1, 2}[r.IntN(3)]
+		h.Offset[j] = float32(r.IntN(9)-4) / 4
+	}
+	codes := make([]int8, n*dim)
+	for i := range n {
+		if i > 0 && r.IntN(5) == 0 {
+			copy(codes[i*dim:(i+1)*dim], codes[(i-1)*dim:i*dim]) // a tie with the row before
+			continue
+		}
+		for j := range dim {
+			codes[i*dim+j] = int8(r.IntN(256) - 128)
+		}
+	}
+	return &Flat{h: h, i8: codes, kernel: defaultKernel}
+}
+
+// TestGPUInt8Ref: GPUConfig.Int8 over an int8 shard (the reference
+// devices run the host side: upload of the codes, PackI8Queries, the
+// fused int8 path, the overflow rerun over spans of the capacity, host
+// selection for k > 2,048 from the scan's output, several devices)
+// equals Flat.Search exactly: rows, order, scores.
+func TestGPUInt8Ref(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 3))
+	const n, dim, nq = 5000, 32, 5
+	oracle := int8Flat(r, n, dim)
+	q := make([]float32, nq*dim)
+	for i := range q {
+		q[i] = float32(r.IntN(5)-2) / 2
+	}
+	for _, cfg := range []GPUConfig{{refDevices: 1, MaxBatch: 8}, {refDevices: 3, MaxBatch: 8}, {refDevices: 1, MaxBatch: 8, scanCap: 40}} {
+		cfg.Int8 = true
+		g, err := NewGPU(oracle, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Header().DType != INT8 || !strings.Contains(g.Paths(), "rls_scan16_i8") {
+			t.Errorf("int8 index: header %v, paths %q", g.Header().DType, g.Paths())
+		}
+		for _, k := range []int{1, 10, 257, 2049, n} {
+			got, err := g.Search(context.Background(), q, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := oracle.Search(context.Background(), q, k)
+			for qi := range want {
+				compareHits(t, fmt.Sprintf("devices=%d cap=%d k=%d q%d", cfg.refDevices, cfg.scanCap, k, qi), got[qi], want[qi], true, 0, oracle, nil)
+			}
+		}
+		if cfg.scanCap > 0 && g.Overflows() == 0 {
+			t.Errorf("cap %d: no query overflowed: the int8 rerun is not covered", cfg.scanCap)
+		}
+		g.Close()
+	}
+}
+
+// TestGPUInt8Refuses: GPUConfig.Int8 names what it needs.
+func TestGPUInt8Refuses(t *testing.T) {
+	vecs := gpuTestVecs(rand.New(rand.NewPCG(1, 2)), 100, 32, true)
+	f16, _ := NewFlat(vecs, 32, FP16)
+	if _, err := NewGPU(f16, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "int8 shard") {
+		t.Errorf("fp16 shard: %v", err)
+	}
+	odd := gpuTestVecs(rand.New(rand.NewPCG(1, 2)), 100, 24, true)
+	i8, _ := NewFlat(odd, 24, INT8)
+	if _, err := NewGPU(i8, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "multiple of 16") {
+		t.Errorf("dim 24: %v", err)
+	}
+	if _, err := NewGPUStream(Header{Count: 1, Dim: 32}, nil, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) {
+		t.Errorf("stream: %v", err)
+	}
+}
+
 // TestScanSpans: spans tile [0, rows) in ascending order, the first fits
 // the survivor capacity (θ = 0 there), each later one grows by at most
 // target/k times the rows before it.
@@ -280,12 +361,12 @@ func TestGPUPathChoice(t *testing.T) {
 		{GPUPathTiled, 768, 1, 10, GPUPathTiled},
 		{GPUPathSegments, 768, 64, 10, GPUPathSegments},
 	} {
-		if got := choosePath(tc.path, tc.dim, tc.nq, tc.k).String(); got != tc.want {
+		if got := choosePath(tc.path, tc.dim, tc.nq, tc.k, false).String(); got != tc.want {
 			t.Errorf("choosePath(%s, dim %d, nq %d, k %d) = %s, want %s", tc.path, tc.dim, tc.nq, tc.k, got, tc.want)
 		}
 	}
 	want := "path auto: batch 1–16 fused rls_scan16, batch 17–64 fused rls_scan64, batch 65–512 fused rls_scan128; k > 2048 host selection"
-	if got := describePaths(GPUPathAuto, 768, 512); got != want {
+	if got := describePaths(GPUPathAuto, 768, 512, false); got != want {
 		t.Errorf("describePaths = %q, want %q", got, want)
 	}
 	vecs := gpuTestVecs(rand.New(rand.NewPCG(1, 2)), 100, 8, true)

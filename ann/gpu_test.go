@@ -300,6 +300,76 @@ func TestGPUInt8Ref(t *testing.T) {
 	}
 }
 
+// TestGPUInt8OpenShard: OpenGPU streams an int8 shard file's codes as
+// stored (zstd blocks of 1,000 rows) and the index equals Flat.Search.
+func TestGPUInt8OpenShard(t *testing.T) {
+	r := rand.New(rand.NewPCG(73, 3))
+	const n, dim = 2500, 48
+	oracle := int8Flat(r, n, dim)
+	path := filepath.Join(t.TempDir(), "i8.shard")
+	if err := WriteShard(path, oracle, Header{BlockRows: 1000, Zstd: true}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := OpenGPU(path, GPUConfig{refDevices: 2, MaxBatch: 8, Int8: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	q := make([]float32, 3*dim)
+	for i := range q {
+		q[i] = float32(r.IntN(5)-2) / 2
+	}
+	for _, k := range []int{1, 100, 3000} {
+		got, err := g.Search(context.Background(), q, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := oracle.Search(context.Background(), q, k)
+		for qi := range want {
+			compareHits(t, fmt.Sprintf("k=%d q%d", k, qi), got[qi], want[qi], true, 0, oracle, nil)
+		}
+	}
+}
+
+// TestGPUInt8Differential: the int8 kernels on a real GPU against the
+// flat oracle (exact scores: see int8Flat), batches 1, 17 and 130, k up
+// to past 2,048. Skipped without a GPU (fails under REQUIRE_GPU=1).
+func TestGPUInt8Differential(t *testing.T) {
+	r := rand.New(rand.NewPCG(79, 3))
+	probe := int8Flat(r, 10, 32)
+	g, err := NewGPU(probe, GPUConfig{Int8: true})
+	if err != nil {
+		cudatest.Skip(t, err)
+	}
+	g.Close()
+	for _, n := range []int{1, 1000, 100003} {
+		for _, dim := range []int{32, 768} {
+			oracle := int8Flat(r, n, dim)
+			g, err := NewGPU(oracle, GPUConfig{Int8: true, Logf: t.Logf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, nq := range []int{1, 17, 130} {
+				q := make([]float32, nq*dim)
+				for i := range q {
+					q[i] = float32(r.IntN(5)-2) / 2
+				}
+				for _, k := range []int{1, 10, 256, 257, 2048, 2049} {
+					got, err := g.Search(context.Background(), q, k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, _ := oracle.Search(context.Background(), q, k)
+					for qi := range want {
+						compareHits(t, fmt.Sprintf("n=%d dim=%d nq=%d k=%d q%d", n, dim, nq, k, qi), got[qi], want[qi], true, 0, oracle, nil)
+					}
+				}
+			}
+			g.Close()
+		}
+	}
+}
+
 // TestGPUInt8Refuses: GPUConfig.Int8 names what it needs.
 func TestGPUInt8Refuses(t *testing.T) {
 	vecs := gpuTestVecs(rand.New(rand.NewPCG(1, 2)), 100, 32, true)

@@ -58,6 +58,16 @@
 //     SM) serve larger batches; 64 × 64 warp tiles spilled registers in the
 //     epilogue under ptxas 11.8 (TestNoSpills guards the committed report).
 //     wgmma (sm_90a) is not used: nvcc 11.8 cannot assemble it.
+//   - rls_scan16_i8/64_i8/128_i8 (ScanConfigs[3:], ann's GPUConfig.Int8):
+//     the same kernels over an int8 corpus (ann's int8 shard, x = offset +
+//     scale∘code per dimension): 64-byte rows of 64 codes per stage (BK 64),
+//     one ldmatrix.x4 per two m16 blocks, codes widened to fp16 in the A
+//     fragments (prmt under the exponent byte 0x64, then sub.f16x2 of 1152:
+//     exact), the scale folded into the query (fp16, each 16-value group in
+//     I8Perm order to match the fragments' k order) and Σ q·offset added per
+//     query in the epilogue (PackI8Queries). Half the HBM bytes per row; the
+//     emulator runs them (TestScanI8Emu, TestScanPipelineEmu) but, like the
+//     fp16 scan, they have not yet run on a GPU.
 //   - rls_filter: the same filter over an fp32 score tile written by
 //     cuBLAS (the tiled path: tiles sized to stay in L2, filtered on a
 //     second stream while the next tile's GEMM runs); one ballot and one

@@ -5,7 +5,8 @@ tests (scan_emu_test.go) on each: every mutant must fail them.
     git worktree add /tmp/mut HEAD && python3 kernels/emu/mutate_scan.py /tmp/mut
 
 WORKTREE is a scratch checkout of this repository (its scan.cu is edited
-and restored); about 10 s per mutant. Not part of make test.
+and restored); about 10 s per mutant. MUTANTS=text runs only the mutants
+whose name contains text (e.g. MUTANTS=int8). Not part of make test.
 """
 import os
 import subprocess
@@ -39,6 +40,8 @@ muts = [
  ("int8: k step reads the wrong chunk", "swz<C::CPRA>(wm * C::WTM + lane, kk) * 16", "swz<C::CPRA>(wm * C::WTM + lane, (kk + 1) % C::KS) * 16"),
  ("int8: chunk k offset in fp16 units", "kca = lkt * C::BK + lca * (16 / C::ES);", "kca = lkt * C::BK + lca * 8;"),
 ]
+only = os.environ.get("MUTANTS", "")
+muts = [m for m in muts if only in m[0]]
 for name, a, b in muts:
     assert orig.count(a) == 1, name
     open(p, "w").write(orig.replace(a, b))

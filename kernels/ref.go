@@ -189,7 +189,10 @@ type ScanRefArgs struct {
 // tensor-core order differs: equal results need scores that are exact in
 // float32, such as small multiples of 1/2), then FilterRef's rule for every
 // row of [RowLo, RowHi).
-func ScanRef(a ScanRefArgs) {
+func ScanRef(a ScanRefArgs) { scanRef(a, nil) }
+
+// scanRef is ScanRef with qoff[q] added to each sum when qoff is not nil.
+func scanRef(a ScanRefArgs, qoff []float32) {
 	d := a.Dim
 	for qi := 0; qi < a.NQ; qi++ {
 		qv := a.Q[qi*d : (qi+1)*d]
@@ -198,6 +201,9 @@ func ScanRef(a ScanRefArgs) {
 			var s float32
 			for j, v := range qv {
 				s += v * x[j]
+			}
+			if qoff != nil {
+				s += qoff[qi]
 			}
 			appendSurvivor(a.Cand, a.Count, a.Cap, qi, Key(s), a.Theta[qi], int32(row))
 		}
@@ -224,18 +230,12 @@ type ScanI8RefArgs struct {
 // FilterRef's rule for every row of [RowLo, RowHi) (equal results need
 // sums exact in float32, as for ScanRef).
 func ScanI8Ref(a ScanI8RefArgs) {
-	d := a.Dim
-	for qi := 0; qi < a.NQ; qi++ {
-		qv := a.Q[qi*d : (qi+1)*d]
-		for row := a.RowLo; row < a.RowHi; row++ {
-			x := a.Codes[row*d : (row+1)*d]
-			var s float32
-			for j, v := range qv {
-				s += v * float32(x[j])
-			}
-			appendSurvivor(a.Cand, a.Count, a.Cap, qi, Key(s+a.QOff[qi]), a.Theta[qi], int32(row))
-		}
+	codes := make([]float32, len(a.Codes)) // exact
+	for i, c := range a.Codes {
+		codes[i] = float32(c)
 	}
+	scanRef(ScanRefArgs{Corpus: codes, Dim: a.Dim, RowLo: a.RowLo, RowHi: a.RowHi, Q: a.Q, NQ: a.NQ, Theta: a.Theta,
+		Cand: a.Cand, Count: a.Count, Cap: a.Cap}, a.QOff)
 }
 
 // MergeRefArgs mirrors ScanState for rls_merge with host slices.

@@ -131,54 +131,6 @@ func TestScanEmu(t *testing.T) {
 	})
 }
 
-// i8Problem is an int8 scan problem whose scores are exact in float32 in
-// any order: codes in [-128, 127], queries small multiples of 1/2, scales
-// powers of two and offsets multiples of 1/4. It returns the codes, the
-// packed queries and offsets (PackI8Queries) and the reference's inputs
-// (q∘scale in natural order, Σ q·offset computed here in float64).
-func i8Problem(t *testing.T, r *rand.Rand, ci, rows, dim, nq int) (codes []int8, packed []uint16, qoff, qs, wantOff []float32) {
-	t.Helper()
-	codes = make([]int8, rows*dim)
-	for i := range codes {
-		codes[i] = int8(r.IntN(256) - 128)
-	}
-	for i := 0; i < min(len(codes), 3); i++ { // the extremes, always
-		codes[r.IntN(len(codes))] = []int8{-128, 127, 0}[i]
-	}
-	scale, offset := make([]float32, dim), make([]float32, dim)
-	for j := range scale {
-		scale[j] = []float32{0.5, 1, 2}[r.IntN(3)]
-		offset[j] = float32(r.IntN(9)-4) / 4
-	}
-	q := kernels.WidenF16(kernels.QuantF16(r, nq*dim))
-	packed = make([]uint16, kernels.QueryRows(ci, nq)*dim)
-	qoff = make([]float32, nq)
-	if err := kernels.PackI8Queries(packed, qoff, q, nq, dim, scale, offset); err != nil {
-		t.Fatal(err)
-	}
-	qs, wantOff = make([]float32, nq*dim), make([]float32, nq)
-	for qi := 0; qi < nq; qi++ {
-		var off float64
-		for j := 0; j < dim; j++ {
-			qs[qi*dim+j] = q[qi*dim+j] * scale[j]
-			off += float64(q[qi*dim+j]) * float64(offset[j])
-		}
-		wantOff[qi] = float32(off)
-	}
-	if !slices.Equal(qoff, wantOff) {
-		t.Fatalf("PackI8Queries offsets %v, want %v", qoff, wantOff)
-	}
-	return codes, packed, qoff, qs, wantOff
-}
-
-func i8b(v []int8) []byte {
-	b := make([]byte, len(v))
-	for i, c := range v {
-		b[i] = byte(c)
-	}
-	return b
-}
-
 // TestScanI8Emu: rls_scan16_i8/64_i8/128_i8 over int8 codes (the
 // conversion to fp16 in the fragments, the I8Perm order of the packed
 // queries, the offsets added in the epilogue) on the shapes of
@@ -195,7 +147,7 @@ func TestScanI8Emu(t *testing.T) {
 			for _, sh := range []shape{{16, 0, 1, 1, 1}, {80, 5, 300, 3, 2}, {48, 0, 129, sc.BN + 1, 3}, {144, 200, 457, sc.BN/2 + 1, 1},
 				{32, 0, 139, 2, 2}, {32, 0, 143, 2, 1}} {
 				what := fmt.Sprintf("%s dim=%d rows=[%d,%d) nq=%d grid=%d", sc.Name, sh.dim, sh.rowLo, sh.rowHi, sh.nq, sh.grid)
-				codes, packed, qoff, qs, wantOff := i8Problem(t, r, ci, sh.rowHi, sh.dim, sh.nq)
+				codes, packed, qoff, qs := kernels.I8Problem(t, r, ci, sh.rowHi, sh.dim, sh.nq)
 				theta := make([]uint32, sh.nq)
 				for i := range theta {
 					if i%2 == 1 {
@@ -204,13 +156,13 @@ func TestScanI8Emu(t *testing.T) {
 				}
 				cap := sh.rowHi - sh.rowLo + 1
 				cand, count := poison(t, e, kernels.PairBytes*sh.nq*cap), put(t, e, make([]byte, 4*sh.nq))
-				a := kernels.ScanArgs{Corpus: put(t, e, i8b(codes)), Dim: sh.dim, RowLo: sh.rowLo, RowHi: sh.rowHi,
+				a := kernels.ScanArgs{Corpus: put(t, e, kernels.I8Bytes(codes)), Dim: sh.dim, RowLo: sh.rowLo, RowHi: sh.rowHi,
 					Q: put(t, e, u16b(packed)), QOff: put(t, e, f32b(qoff)), NQ: sh.nq, Theta: put(t, e, kernels.U32Bytes(theta)), Cand: cand, Count: count, Cap: cap}
 				l, err := kernels.ScanLaunch(ci, a, sh.grid)
 				launch(t, e, l, err)
 				wantC, wantN := make([]kernels.Pair, sh.nq*cap), make([]int32, sh.nq)
 				kernels.ScanI8Ref(kernels.ScanI8RefArgs{Codes: codes, Dim: sh.dim, RowLo: sh.rowLo, RowHi: sh.rowHi,
-					Q: qs, QOff: wantOff, NQ: sh.nq, Theta: theta, Cand: wantC, Count: wantN, Cap: cap})
+					Q: qs, QOff: qoff, NQ: sh.nq, Theta: theta, Cand: wantC, Count: wantN, Cap: cap})
 				sameSurvivors(t, what, sh.nq, cap, bpairs(get(t, e, cand, kernels.PairBytes*sh.nq*cap)), bi32(get(t, e, count, 4*sh.nq)), wantC, wantN)
 			}
 		}
@@ -359,14 +311,14 @@ func TestScanPipelineEmu(t *testing.T) {
 			var db, qb, ob cuda.DevPtr
 			var score func(row, qi int) float32
 			if int8 {
-				codes, packed, qoff, qs, wantOff := i8Problem(t, r, ci, n, dim, nq)
-				db, qb, ob = put(t, e, i8b(codes)), put(t, e, u16b(packed)), put(t, e, f32b(qoff))
+				codes, packed, qoff, qs := kernels.I8Problem(t, r, ci, n, dim, nq)
+				db, qb, ob = put(t, e, kernels.I8Bytes(codes)), put(t, e, u16b(packed)), put(t, e, f32b(qoff))
 				score = func(row, qi int) float32 {
 					var s float32
 					for j := 0; j < dim; j++ {
 						s += float32(codes[row*dim+j]) * qs[qi*dim+j]
 					}
-					return s + wantOff[qi]
+					return s + qoff[qi]
 				}
 			} else {
 				corpus, q := kernels.QuantF16(r, n*dim), kernels.QuantF16(r, kernels.QueryRows(ci, nq)*dim)

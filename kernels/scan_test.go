@@ -139,11 +139,7 @@ func TestScanKernelsGPU(t *testing.T) {
 		for ci, sc := range ScanConfigs {
 			for _, sh := range []shape{{8, 0, 1, 1}, {72, 5, 1300, 3}, {40, 0, 129, 17}, {768, 100, 20000, []int{16, 64, 130}[ci%scanInt8Base]}} {
 				if sc.Int8 {
-					sh.dim = (sh.dim + 15) / 16 * 16
-					if err := gpuScanI8Case(t, e, r, ci, sh.dim, sh.rowLo, sh.rowHi, sh.nq); err != nil {
-						return err
-					}
-					continue
+					sh.dim = (sh.dim + 15) / 16 * 16 // the int8 kernels read 16 codes at a time
 				}
 				if err := gpuScanCase(t, e, r, ci, sh.dim, sh.rowLo, sh.rowHi, sh.nq); err != nil {
 					return err
@@ -172,28 +168,48 @@ func TestScanKernelsGPU(t *testing.T) {
 	}
 }
 
+// gpuScanCase runs one rls_scan launch (ScanConfigs[ci], fp16 or int8)
+// on random data and compares the survivors with ScanRef or ScanI8Ref.
 func gpuScanCase(t *testing.T, e *gpuScanEnv, r *rand.Rand, ci, dim, rowLo, rowHi, nq int) error {
 	c := e.c
-	corpus := quantF16(r, rowHi*dim)
-	q := quantF16(r, QueryRows(ci, nq)*dim)
+	int8 := ScanConfigs[ci].Int8
 	theta := make([]uint32, nq)
 	for i := range theta {
 		if i%2 == 1 {
-			theta[i] = Key(float32(r.IntN(9)-4) / 2)
+			if int8 {
+				theta[i] = Key(float32(r.IntN(9)-4) * 8) // int8 scores are larger
+			} else {
+				theta[i] = Key(float32(r.IntN(9)-4) / 2)
+			}
 		}
 	}
 	cap := rowHi - rowLo + 1
-	db, qb, tb := e.alloc(2*len(corpus)), e.alloc(2*len(q)), e.alloc(4*nq)
+	wantC, wantN := make([]Pair, nq*cap), make([]int32, nq)
+	var corpusB, qB []byte
+	var qoff []float32
+	if int8 {
+		codes, packed, off, qs := i8Problem(t, r, ci, rowHi, dim, nq)
+		corpusB, qB, qoff = i8bytes(codes), u16bytes(packed), off
+		ScanI8Ref(ScanI8RefArgs{Codes: codes, Dim: dim, RowLo: rowLo, RowHi: rowHi, Q: qs, QOff: qoff, NQ: nq, Theta: theta, Cand: wantC, Count: wantN, Cap: cap})
+	} else {
+		corpus, q := quantF16(r, rowHi*dim), quantF16(r, QueryRows(ci, nq)*dim)
+		corpusB, qB = u16bytes(corpus), u16bytes(q)
+		ScanRef(ScanRefArgs{Corpus: widen(corpus), Dim: dim, RowLo: rowLo, RowHi: rowHi, Q: widen(q), NQ: nq, Theta: theta, Cand: wantC, Count: wantN, Cap: cap})
+	}
+	db, qb, ob, tb := e.alloc(len(corpusB)), e.alloc(len(qB)), e.alloc(4*nq), e.alloc(4*nq)
 	cb, nb := e.alloc(PairBytes*nq*cap), e.alloc(4*nq)
 	for _, x := range []struct {
 		b *cuda.Buffer
 		v []byte
-	}{{db, u16bytes(corpus)}, {qb, u16bytes(q)}, {tb, u32bytes(theta)}, {nb, make([]byte, 4*nq)}} {
+	}{{db, corpusB}, {qb, qB}, {ob, f32bytes(append(qoff, make([]float32, nq-len(qoff))...))}, {tb, u32bytes(theta)}, {nb, make([]byte, 4*nq)}} {
 		if err := c.CopyHtoD(x.b, 0, x.v); err != nil {
 			return err
 		}
 	}
 	a := ScanArgs{Corpus: db.Ptr(0), Dim: dim, RowLo: rowLo, RowHi: rowHi, Q: qb.Ptr(0), NQ: nq, Theta: tb.Ptr(0), Cand: cb.Ptr(0), Count: nb.Ptr(0), Cap: cap}
+	if int8 {
+		a.QOff = ob.Ptr(0)
+	}
 	if err := e.m.Scan(c, e.s, ci, a); err != nil {
 		return err
 	}
@@ -208,20 +224,24 @@ func gpuScanCase(t *testing.T, e *gpuScanEnv, r *rand.Rand, ci, dim, rowLo, rowH
 	if err != nil {
 		return err
 	}
-	wantC, wantN := make([]Pair, nq*cap), make([]int32, nq)
-	ScanRef(ScanRefArgs{Corpus: widen(corpus), Dim: dim, RowLo: rowLo, RowHi: rowHi, Q: widen(q), NQ: nq, Theta: theta, Cand: wantC, Count: wantN, Cap: cap})
 	survivorsEqual(t, fmt.Sprintf("%s dim=%d rows=[%d,%d) nq=%d", ScanConfigs[ci].Name, dim, rowLo, rowHi, nq), nq, cap, gotC, i32s(gotN), wantC, wantN)
 	return nil
 }
 
-// gpuScanI8Case is gpuScanCase for an int8 kernel: random codes, packed
-// queries (PackI8Queries with power-of-two scales and quarter offsets, so
-// that every score is exact in float32), against ScanI8Ref.
-func gpuScanI8Case(t *testing.T, e *gpuScanEnv, r *rand.Rand, ci, dim, rowLo, rowHi, nq int) error {
-	c := e.c
-	codes := make([]byte, rowHi*dim)
+// i8Problem is an int8 scan problem whose scores are exact in float32 in
+// any order: codes in [-128, 127] (the extremes always present), queries
+// small multiples of 1/2, scales powers of two, offsets multiples of 1/4.
+// It returns the codes, the packed queries and offsets (PackI8Queries,
+// whose offsets it checks against Σ q·offset computed here) and the
+// references' queries (q∘scale in natural order).
+func i8Problem(t testing.TB, r *rand.Rand, ci, rows, dim, nq int) (codes []int8, packed []uint16, qoff, qs []float32) {
+	t.Helper()
+	codes = make([]int8, rows*dim)
 	for i := range codes {
-		codes[i] = byte(r.IntN(256))
+		codes[i] = int8(r.IntN(256) - 128)
+	}
+	for i := 0; i < min(len(codes), 3); i++ {
+		codes[r.IntN(len(codes))] = []int8{-128, 127, 0}[i]
 	}
 	scale, offset := make([]float32, dim), make([]float32, dim)
 	for j := range scale {
@@ -229,54 +249,31 @@ func gpuScanI8Case(t *testing.T, e *gpuScanEnv, r *rand.Rand, ci, dim, rowLo, ro
 		offset[j] = float32(r.IntN(9)-4) / 4
 	}
 	q := widen(quantF16(r, nq*dim))
-	packed, qoff := make([]uint16, QueryRows(ci, nq)*dim), make([]float32, nq)
+	packed, qoff = make([]uint16, QueryRows(ci, nq)*dim), make([]float32, nq)
 	if err := PackI8Queries(packed, qoff, q, nq, dim, scale, offset); err != nil {
-		return err
+		t.Fatal(err)
 	}
-	qs := make([]float32, nq*dim)
-	for i := range qs {
-		qs[i] = q[i] * scale[i%dim]
-	}
-	theta := make([]uint32, nq)
-	for i := range theta {
-		if i%2 == 1 {
-			theta[i] = Key(float32(r.IntN(9)-4) * 8)
+	qs = make([]float32, nq*dim)
+	for qi := 0; qi < nq; qi++ {
+		var off float64
+		for j := 0; j < dim; j++ {
+			qs[qi*dim+j] = q[qi*dim+j] * scale[j]
+			off += float64(q[qi*dim+j]) * float64(offset[j])
+		}
+		if float32(off) != qoff[qi] {
+			t.Fatalf("PackI8Queries offset of query %d = %v, want %v", qi, qoff[qi], float32(off))
 		}
 	}
-	cap := rowHi - rowLo + 1
-	db, qb, ob, tb := e.alloc(len(codes)), e.alloc(2*len(packed)), e.alloc(4*nq), e.alloc(4*nq)
-	cb, nb := e.alloc(PairBytes*nq*cap), e.alloc(4*nq)
-	for _, x := range []struct {
-		b *cuda.Buffer
-		v []byte
-	}{{db, codes}, {qb, u16bytes(packed)}, {ob, f32bytes(qoff)}, {tb, u32bytes(theta)}, {nb, make([]byte, 4*nq)}} {
-		if err := c.CopyHtoD(x.b, 0, x.v); err != nil {
-			return err
-		}
+	return codes, packed, qoff, qs
+}
+
+// i8bytes is int8 codes as device bytes.
+func i8bytes(v []int8) []byte {
+	b := make([]byte, len(v))
+	for i, c := range v {
+		b[i] = byte(c)
 	}
-	a := ScanArgs{Corpus: db.Ptr(0), Dim: dim, RowLo: rowLo, RowHi: rowHi, Q: qb.Ptr(0), QOff: ob.Ptr(0), NQ: nq, Theta: tb.Ptr(0), Cand: cb.Ptr(0), Count: nb.Ptr(0), Cap: cap}
-	if err := e.m.Scan(c, e.s, ci, a); err != nil {
-		return err
-	}
-	if err := c.Sync(e.s); err != nil {
-		return err
-	}
-	gotC, err := readPairs(c, cb, nq*cap)
-	if err != nil {
-		return err
-	}
-	gotN, err := readU32(c, nb, nq)
-	if err != nil {
-		return err
-	}
-	i8 := make([]int8, len(codes))
-	for i, b := range codes {
-		i8[i] = int8(b)
-	}
-	wantC, wantN := make([]Pair, nq*cap), make([]int32, nq)
-	ScanI8Ref(ScanI8RefArgs{Codes: i8, Dim: dim, RowLo: rowLo, RowHi: rowHi, Q: qs, QOff: qoff, NQ: nq, Theta: theta, Cand: wantC, Count: wantN, Cap: cap})
-	survivorsEqual(t, fmt.Sprintf("%s dim=%d rows=[%d,%d) nq=%d", ScanConfigs[ci].Name, dim, rowLo, rowHi, nq), nq, cap, gotC, i32s(gotN), wantC, wantN)
-	return nil
+	return b
 }
 
 func gpuFilterCase(t *testing.T, e *gpuScanEnv, r *rand.Rand, rows int) error {

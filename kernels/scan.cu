@@ -38,6 +38,8 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "mma.cuh" // rls_mma16816: D = A·B + D, m16n8k16, fp16 in, fp32 accumulate
+
 #define RLS_KMAX 2048          // largest k rls_merge sorts (shared memory)
 #define RLS_MERGE_THREADS 512  // threads per rls_merge block
 #define RLS_FILTER_THREADS 256 // threads per rls_filter block
@@ -88,18 +90,6 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                  : "r"(addr));
-#endif
-}
-
-// D = A·B + D, m16n8k16, A row-major fp16, B column-major fp16, fp32 accumulate.
-__device__ __forceinline__ void mma16816(float* c, const uint32_t* a, const uint32_t* b) {
-#ifdef RLS_EMU
-    rls_emu_mma16816(c, a, b);
-#else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
 }
 
@@ -307,7 +297,7 @@ __device__ __forceinline__ void scan_body(const void* __restrict__ corpusv, int 
 #pragma unroll
             for (int mi = 0; mi < C::MI; mi++)
 #pragma unroll
-                for (int ni = 0; ni < C::NI; ni++) mma16816(acc[mi][ni], af[mi], bf[ni]);
+                for (int ni = 0; ni < C::NI; ni++) rls_mma16816(acc[mi][ni], af[mi], bf[ni]);
         }
         if (++ckt < KT) continue;
         ckt = 0;

@@ -509,7 +509,7 @@ void rls_emu_ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2
 }
 
 // The PTX ISA fragment layouts of mma.m16n8k16.row.col.f32.f16.f16.f32
-// (see rls_mma16816 in nn.cu): lane 4g+q holds A rows g, g+8 and columns
+// (see rls_mma16816 in mma.cuh): lane 4g+q holds A rows g, g+8 and columns
 // 2q, 2q+1, 2q+8, 2q+9; B columns g and rows 2q, 2q+1, 2q+8, 2q+9; D rows
 // g, g+8 and columns 2q, 2q+1.
 void rls_emu_mma16816(float* d, const uint32_t* a, const uint32_t* b) {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/cuda/cudatest"
 	"github.com/rlsearch/rlsearch/kernels/kernelemu"
 	"github.com/rlsearch/rlsearch/transformer"
@@ -26,13 +25,7 @@ func TestGPUProvider(t *testing.T) {
 		if !errors.Is(err, transformer.ErrNoGPU) {
 			t.Fatalf("Open(gpu) without a usable GPU: %v, want an error wrapping transformer.ErrNoGPU", err)
 		}
-		if errors.Is(err, cuda.ErrNoDevice) {
-			cudatest.Skip(t, err)
-		}
-		if os.Getenv(cudatest.EnvRequireGPU) == "1" {
-			t.Fatalf("REQUIRE_GPU=1: %v", err)
-		}
-		t.Skipf("GPU present but unusable: %v", err)
+		cudatest.SkipUnusable(t, err)
 	}
 	defer e.Close()
 	cpu := encOpen(t, Config{Dir: dir, Sessions: 1})

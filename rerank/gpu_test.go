@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/cuda/cudatest"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 	"github.com/rlsearch/rlsearch/kernels/kernelemu"
@@ -25,13 +23,7 @@ func TestGPUProvider(t *testing.T) {
 		if !errors.Is(err, transformer.ErrNoGPU) {
 			t.Fatalf("Open(gpu) without a usable GPU: %v, want an error wrapping transformer.ErrNoGPU", err)
 		}
-		if errors.Is(err, cuda.ErrNoDevice) {
-			cudatest.Skip(t, err)
-		}
-		if os.Getenv(cudatest.EnvRequireGPU) == "1" {
-			t.Fatalf("REQUIRE_GPU=1: %v", err)
-		}
-		t.Skipf("GPU present but unusable: %v", err)
+		cudatest.SkipUnusable(t, err)
 	}
 	defer g.Close()
 	dev, why := g.Placement()

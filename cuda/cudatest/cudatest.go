@@ -37,3 +37,18 @@ func Skip(tb testing.TB, err error) {
 	}
 	tb.Skipf("no GPU: %v", err)
 }
+
+// SkipUnusable skips tb because a GPU-only constructor failed with err:
+// no device (as Skip), or a device that is present but unusable (a
+// driver, library or architecture it cannot run on); under REQUIRE_GPU=1
+// both fail tb instead.
+func SkipUnusable(tb testing.TB, err error) {
+	tb.Helper()
+	if errors.Is(err, cuda.ErrNoDevice) {
+		Skip(tb, err)
+	}
+	if os.Getenv(EnvRequireGPU) == "1" {
+		tb.Fatalf("REQUIRE_GPU=1: %v", err)
+	}
+	tb.Skipf("GPU present but unusable: %v", err)
+}

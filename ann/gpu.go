@@ -132,9 +132,10 @@ type gpuDevice interface {
 }
 
 // GPUFlat is an exact inner-product index over a shard resident in GPU
-// memory (fp16), sharded by rows over one or more GPUs. Results equal
-// Flat.Search's up to fp16 rounding of the queries and the GEMM's
-// accumulation order: descending score, ties by ascending row.
+// memory (fp16, or int8 codes under GPUConfig.Int8), sharded by rows over
+// one or more GPUs. Results equal Flat.Search's up to fp16 rounding of the
+// queries (of q∘scale over int8) and the accumulation order: descending
+// score, ties by ascending row.
 //
 // GPUFlat is safe for concurrent use: concurrent Search calls are gathered
 // by one batcher goroutine into batches of up to MaxBatch queries that run
@@ -483,8 +484,8 @@ func (g *GPUFlat) Overflows() int64 { return g.overflows.Load() }
 // Search returns, for each query, the k rows with the largest inner
 // product, sorted by descending score, ties by ascending row — the same
 // contract as Flat.Search. q is row-major [nq, Dim()] float32, converted to
-// fp16 on the GPU; scores are the fp32-accumulated products of the fp16
-// values. k is capped at Len(); k == 0 gives empty lists; k ≤ 2,048
+// fp16 on the GPU (over int8 codes: packed on the host, see GPUConfig.Int8);
+// scores are the fp32-accumulated products of the fp16 values. k is capped at Len(); k == 0 gives empty lists; k ≤ 2,048
 // (kernels.KMax) selects on the GPU, larger k copies score tiles to the
 // host. The returned slices are the caller's. Safe for concurrent use;
 // requests are batched (GPUConfig.MaxBatch, BatchWait). Errors: ErrDim,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,7 +71,8 @@ type GPUConfig struct {
 	// q_j·offset_j + Σ_j fp16(q_j·scale_j)·code_j, fp32-accumulated, which
 	// is ⟨q, x⟩ over the shard's int8 vectors x = offset + scale∘code up
 	// to the fp16 rounding of q∘scale. Needs an int8 shard (OpenGPU,
-	// NewGPU) and Dim % 16 == 0. Every batch runs the fused pipeline (Path
+	// NewGPU, or NewGPUStream of codes with an INT8 header) and
+	// Dim % 16 == 0. Every batch runs the fused pipeline (Path
 	// is ignored); k > 2,048 selects on the host from the kernel's
 	// unfiltered output, span by span. Default false: int8 rows are
 	// decoded and rounded to fp16 on the way up. The int8 kernels have run
@@ -172,7 +174,8 @@ type gpuResp struct {
 }
 
 // RowSource yields the rows of a corpus in order, as blocks of whole rows
-// of little-endian binary16 (fp16) values: the first row's index, the
+// of little-endian binary16 (fp16) values, or of int8 codes (one byte per
+// value) for an index under GPUConfig.Int8: the first row's index, the
 // bytes (which the source may overwrite on the next call), and io.EOF after
 // the last block. NewGPUStream uploads from one.
 type RowSource func() (row0 int, f16 []byte, err error)
@@ -222,14 +225,27 @@ func OpenGPU(path string, cfg GPUConfig) (*GPUFlat, error) {
 
 // NewGPUStream builds a GPU index of h.Count rows of h.Dim from next (the
 // rows never need to be whole in host memory: generated corpora, network
-// streams). h.DType is ignored: rows arrive as fp16. See OpenGPU for
-// errors; ErrCorrupt when next delivers other than h.Count rows in order.
+// streams). Rows arrive as fp16 (h.DType is then ignored), or, under
+// cfg.Int8, as int8 codes of an int8 shard: h.DType must be INT8 with
+// h.Dim scales and offsets (value = Scale[j]·code + Offset[j]). See
+// OpenGPU for errors; ErrCorrupt when next delivers other than h.Count
+// rows in order.
 func NewGPUStream(h Header, next RowSource, cfg GPUConfig) (*GPUFlat, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Int8 {
-		return nil, fmt.Errorf("%w: ann: GPUConfig.Int8 needs an int8 shard (OpenGPU or NewGPU); NewGPUStream delivers fp16 rows", rlsearch.ErrBadInput)
+		if h.DType == INT8 && (len(h.Scale) != h.Dim || len(h.Offset) != h.Dim) {
+			return nil, fmt.Errorf("%w: ann: NewGPUStream with GPUConfig.Int8: the header has %d scales and %d offsets, want one of each per dimension (%d)", rlsearch.ErrBadInput, len(h.Scale), len(h.Offset), h.Dim)
+		}
+		for j := range h.Scale {
+			if s, o := float64(h.Scale[j]), float64(h.Offset[j]); math.IsNaN(s) || math.IsInf(s, 0) || math.IsNaN(o) || math.IsInf(o, 0) {
+				return nil, fmt.Errorf("%w: ann: NewGPUStream with GPUConfig.Int8: dimension %d has scale %v and offset %v, want finite values", rlsearch.ErrBadInput, j, h.Scale[j], h.Offset[j])
+			}
+		}
+		if err := int8Usable(h); err != nil {
+			return nil, err
+		}
 	}
 	return newGPU(h, next, cfg)
 }
@@ -406,8 +422,13 @@ func (g *GPUFlat) upload(next RowSource) error {
 		}
 		es := g.es
 		n := len(raw) / (es * d)
-		if row0 != seen || len(raw) != es*d*n {
-			return fmt.Errorf("ann: GPU upload: block at row %d (%d bytes) out of order, expected row %d", row0, len(raw), seen)
+		switch {
+		case len(raw) != es*d*n:
+			return fmt.Errorf("%w: GPU upload: the block at row %d has %d bytes, not whole rows of %d × %d-byte values", ErrCorrupt, row0, len(raw), d, es)
+		case row0 != seen:
+			return fmt.Errorf("%w: GPU upload: a block starts at row %d, expected row %d (blocks come in order)", ErrCorrupt, row0, seen)
+		case seen+n > g.h.Count:
+			return fmt.Errorf("%w: GPU upload: the block at row %d has %d rows, past the header's %d", ErrCorrupt, row0, n, g.h.Count)
 		}
 		for dev := range g.devs {
 			lo := max(row0, g.base[dev])

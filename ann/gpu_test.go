@@ -382,8 +382,80 @@ func TestGPUInt8Refuses(t *testing.T) {
 	if _, err := NewGPU(i8, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "multiple of 16") {
 		t.Errorf("dim 24: %v", err)
 	}
-	if _, err := NewGPUStream(Header{Count: 1, Dim: 32}, nil, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) {
-		t.Errorf("stream: %v", err)
+	if _, err := NewGPUStream(Header{Count: 1, Dim: 32}, nil, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "int8 shard") {
+		t.Errorf("stream of an fp32 header: %v", err)
+	}
+	if _, err := NewGPUStream(Header{DType: INT8, Count: 1, Dim: 32, Scale: make([]float32, 31), Offset: make([]float32, 32)}, nil, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "31 scales") {
+		t.Errorf("stream with 31 scales: %v", err)
+	}
+	nan := make([]float32, 32)
+	nan[5] = float32(math.NaN())
+	if _, err := NewGPUStream(Header{DType: INT8, Count: 1, Dim: 32, Scale: make([]float32, 32), Offset: nan}, nil, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "dimension 5") {
+		t.Errorf("stream with a NaN offset: %v", err)
+	}
+}
+
+// TestGPUInt8Stream: NewGPUStream of int8 codes (blocks of uneven size)
+// under GPUConfig.Int8 equals Flat.Search over the same codes, and a
+// stream of the wrong byte count is ErrCorrupt.
+func TestGPUInt8Stream(t *testing.T) {
+	r := rand.New(rand.NewPCG(83, 3))
+	const n, dim = 3001, 64
+	oracle := int8Flat(r, n, dim)
+	stream := func(extra int) RowSource {
+		lo := 0
+		return func() (int, []byte, error) {
+			if lo >= n {
+				return lo, nil, io.EOF
+			}
+			hi := min(lo+700, n)
+			buf := make([]byte, 0, (hi-lo)*dim+extra)
+			for _, c := range oracle.i8[lo*dim : hi*dim] {
+				buf = append(buf, byte(c))
+			}
+			buf = append(buf, make([]byte, extra)...)
+			row0 := lo
+			lo = hi
+			return row0, buf, nil
+		}
+	}
+	h := oracle.Header()
+	g, err := NewGPUStream(h, stream(0), GPUConfig{refDevices: 2, MaxBatch: 8, Int8: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	q := make([]float32, 4*dim)
+	for i := range q {
+		q[i] = float32(r.IntN(5)-2) / 2
+	}
+	for _, k := range []int{1, 10, 300} {
+		got, err := g.Search(context.Background(), q, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := oracle.Search(context.Background(), q, k)
+		for qi := range want {
+			compareHits(t, fmt.Sprintf("k=%d q%d", k, qi), got[qi], want[qi], true, 0, oracle, nil)
+		}
+	}
+	if _, err := NewGPUStream(h, stream(dim/2), GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "not whole rows") {
+		t.Errorf("blocks of half rows: %v, want ErrCorrupt", err)
+	}
+	skip := func() RowSource { // the second block claims row 5
+		calls := 0
+		return func() (int, []byte, error) {
+			calls++
+			return []int{0, 5}[min(calls, 2)-1], make([]byte, dim), nil
+		}
+	}
+	if _, err := NewGPUStream(h, skip(), GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "expected row 1") {
+		t.Errorf("out of order: %v, want ErrCorrupt", err)
+	}
+	small := h
+	small.Count = 2000
+	if _, err := NewGPUStream(small, stream(0), GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "past the header's 2000") {
+		t.Errorf("more rows than the header: %v, want ErrCorrupt", err)
 	}
 }
 

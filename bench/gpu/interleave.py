@@ -9,7 +9,10 @@ after two warm-up calls per implementation.
 
 Implementations: "rlsearch" with each path in --paths (the first, auto, is the
 one compared with torch in the summary; the others are the variants of
-ann.GPUConfig.Path) and "torch".
+ann.GPUConfig.Path, and "int8": a second index of the same size over int8 rows
+under ann.GPUConfig.Int8, one byte per value, loaded when --paths names it)
+and "torch" (fp16). Roofline and shard read rate count 1 byte per value for
+the int8 path, 2 for the others.
 
 Writes one JSON line per measurement to --out (flushed at once, so that a run
 cut short by its time limit keeps what it measured):
@@ -128,7 +131,8 @@ def main():
             except Exception as e:
                 emit(kind="error", impl=p.name, what="copy", error=str(e))
         for n in sizes:
-            loads = both([lambda p=p: p.call(op="load", n=n, dim=a.dim, seed=1) for p in (ours, torch)])
+            loads = both([lambda p=p, x=x: p.call(op="load", n=n, dim=a.dim, seed=1, **x)
+                          for p, x in ((ours, {"int8": "int8" in paths}), (torch, {}))])
             ok = {}
             for p, r in zip((ours, torch), loads):
                 if isinstance(r, Exception):
@@ -166,14 +170,15 @@ def main():
                         except Exception as e:
                             emit(kind="error", impl=name, path=path, what="time n=%d batch=%d" % (n, b), error=str(e))
                             del calls[key]
-                floor = 2 * n * a.dim * b / (a.peak_tflops * 1e12) + n * a.dim * 2 / (a.peak_tbps * 1e12)
                 for (name, path), v in ms.items():
                     if not v:
                         continue
+                    es = 1 if path == "int8" else 2  # bytes per stored value
+                    floor = 2 * n * a.dim * b / (a.peak_tflops * 1e12) + n * a.dim * es / (a.peak_tbps * 1e12)
                     lat = statistics.median(v) * 1e-3
                     emit(kind="time", impl=name, path=path or "", n=n, dim=a.dim, batch=b, k=a.k, reps=len(v),
                          calls=calls.get((name, path), 0), latency_ms=lat * 1e3, ms_all=v, qps=b / lat,
-                         roofline_ms=floor * 1e3, roofline_fraction=floor / lat, shard_gbps=n * a.dim * 2 / lat / 1e9)
+                         roofline_ms=floor * 1e3, roofline_fraction=floor / lat, shard_gbps=n * a.dim * es / lat / 1e9)
                     log("n=%d batch=%d %s%s: %.3f ms" % (n, b, name, " " + path if path else "", lat * 1e3))
             if n == http_n and "rlsearch" in ok:
                 try:

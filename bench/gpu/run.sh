@@ -18,23 +18,24 @@
 #   cuda      T_CUDA=30     driver, buffers, GEMM, events (REQUIRE_GPU=1)  ~2 s
 #   kernels   T_KERNELS=60  rls_topk, rls_scan*, rls_filter, rls_merge on the
 #                           GPU against the Go references                  ~10 s
-#   ann       T_ANN=150     GPUFlat against the exact flat oracle, every path,
-#                           k 1…5,000 (and the CPU simulations)             ~90 s
-#   bench     T_BENCH=210   interleave.py: copy bandwidth, then for n in
-#                           $SIZES both sides load (in parallel) and time
+#   ann       T_ANN=130     GPUFlat against the exact flat oracle, every path,
+#                           k 1…5,000, int8 (and the CPU simulations)       ~90 s
+#   bench     T_BENCH=230   interleave.py: copy bandwidth, then for n in
+#                           $SIZES both sides load (in parallel; ours also an
+#                           int8 index of n rows for the path int8) and time
 #                           batch $BATCHES × (rlsearch paths $PATHS, torch),
-#                           $REPS rounds; then /retrieve c=32 at the largest n ~120 s
+#                           $REPS rounds; then /retrieve c=32 at the largest n ~140 s
 #   summary                 summary.py → $OUT/DATE-h200.md                  ~1 s
-# Sum of the limits: 470 s (7.8 min); expected about 4 min.
+# Sum of the limits: 470 s (7.8 min); expected about 4.5 min.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 DRY=0
 [ "${1:-}" = "--dry-run" ] && DRY=1
 OUT=${OUT:-out/gpu}
 BIN=${BIN:-$PWD/bench/gpu/bin}
-T_ENV=${T_ENV:-20} T_CUDA=${T_CUDA:-30} T_KERNELS=${T_KERNELS:-60} T_ANN=${T_ANN:-150} T_BENCH=${T_BENCH:-210}
+T_ENV=${T_ENV:-20} T_CUDA=${T_CUDA:-30} T_KERNELS=${T_KERNELS:-60} T_ANN=${T_ANN:-130} T_BENCH=${T_BENCH:-230}
 SIZES=${SIZES:-1000000,5000000,21000000} BATCHES=${BATCHES:-1,64,512} REPS=${REPS:-7} MIN_MS=${MIN_MS:-50}
-PATHS=${PATHS:-auto,tiled,segments} HTTP_SECONDS=${HTTP_SECONDS:-8} COPY_MIB=${COPY_MIB:-4096}
+PATHS=${PATHS:-auto,tiled,segments,int8} HTTP_SECONDS=${HTTP_SECONDS:-8} COPY_MIB=${COPY_MIB:-4096}
 PY=${PY:-python3}
 OURS="$BIN/gpubench"
 TORCH="$PY bench/gpu/torch_baseline.py --serve"
@@ -107,7 +108,7 @@ res="$OUT/$date-h200.md"
   echo
   echo "Device (name, driver, memory): $(grep -m1 '^gpu: ' "$OUT/env.txt" | cut -c6- || true); $(grep -m1 '^torch' "$OUT/env.txt" || true); cuBLAS ${RLSEARCH_CUBLAS_LIB:-from the loader path}."
   echo
-  echo "Command: \`SIZES=$SIZES BATCHES=$BATCHES PATHS=$PATHS REPS=$REPS MIN_MS=$MIN_MS bash bench/gpu/run.sh$([ $DRY = 1 ] && echo ' --dry-run')\` (binaries from \`bench/gpu/build.sh\`, CGO_ENABLED=0). Exact top-10 over n × 768 fp16 unit vectors; ours = GPUFlat.Search, torch = \`torch.topk(q @ D.T)\`, both with results on the host; interleaved rounds, median of $REPS repetitions after two warm-up calls."
+  echo "Command: \`SIZES=$SIZES BATCHES=$BATCHES PATHS=$PATHS REPS=$REPS MIN_MS=$MIN_MS bash bench/gpu/run.sh$([ $DRY = 1 ] && echo ' --dry-run')\` (binaries from \`bench/gpu/build.sh\`, CGO_ENABLED=0). Exact top-10 over n × 768 fp16 unit vectors (path int8: n × 768 int8 codes, GPUConfig.Int8); ours = GPUFlat.Search, torch = \`torch.topk(q @ D.T)\`, both with results on the host; interleaved rounds, median of $REPS repetitions after two warm-up calls."
   echo
   echo "## Tests with REQUIRE_GPU=$REQUIRE_GPU"
   echo

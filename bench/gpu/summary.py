@@ -105,16 +105,33 @@ def main():
             sg = "%.0f" % r["shard_gbps"] if "shard_gbps" in r else "—"
             print(f"| {r['n']:,} | {r['batch']} | {r.get('path') or 'auto'} | {r['latency_ms']:.2f} | {r['qps']:.0f} | {sg} | {of} | {vs} | {r.get('reps', '—')} |")
 
+    i8 = [r for r in paths if r.get("path") == "int8"]
+    if i8:
+        print("\nint8 shard on the GPU (ann.GPUConfig.Int8: 1 byte per value; exact over the int8 vectors) against the fp16 "
+              "index of the same size (the compared path) and torch fp16, same run:\n")
+        print("| n | batch | int8 ms/batch | fp16 ms/batch | int8 speed-up | int8 vs torch | int8 roofline | int8 shard read / copy bandwidth |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in sorted(i8, key=lambda r: (r["n"], r["batch"])):
+            c = cell.get((r["n"], r["batch"]), {})
+            f16, t = c.get("rlsearch"), c.get("torch")
+            of = "%.2f" % (r["shard_gbps"] / bw) if bw and "shard_gbps" in r else "—"
+            print(f"| {r['n']:,} | {r['batch']} | {r['latency_ms']:.2f} | {f(f16, 'latency_ms', '%.2f')} | "
+                  + ("%.2f×" % (f16["latency_ms"] / r["latency_ms"]) if f16 else "—")
+                  + f" | {('%.2f×' % (r['qps'] / t['qps'])) if t else '—'} | {r['roofline_fraction']:.2f} | {of} |")
+
     if copies:
         print("\nDevice-to-device copy (bytes read + written, median of %s):" % ", ".join(str(len(r.get("gbps_all", []))) for r in copies))
         for r in copies:
             print(f"- {r['impl']}: {r['gbps']:.0f} GB/s ({r.get('mib', '?')} MiB)")
     loads = [r for r in rows if r["kind"] == "load"]
     if loads:
-        print("\nCorpus generation + upload: " + "; ".join(f"{r['impl']} n={r['n']:,} {r['upload_s']:.1f} s" for r in loads))
+        print("\nCorpus generation + upload: " + "; ".join(f"{r['impl']} n={r['n']:,} {r['upload_s']:.1f} s"
+                                                         + (f" (+ int8 {r['int8_upload_s']:.1f} s)" if "int8_upload_s" in r else "") for r in loads))
         for r in loads:
             if r.get("paths"):
                 print(f"- rlsearch paths: {r['paths']}")
+                if r.get("int8_paths"):
+                    print(f"- rlsearch int8 paths: {r['int8_paths']}")
                 break
     for r in rows:
         if r["kind"] == "http":

@@ -10,13 +10,16 @@
 //	{"op": "copy", "mib": 4096, "reps": 10}
 //	    device-to-device copy bandwidth: median over reps of (read + written
 //	    bytes) / time, timed with CUDA events; GB/s
-//	{"op": "load", "n": N, "dim": 768, "seed": 1}
+//	{"op": "load", "n": N, "dim": 768, "seed": 1, "int8": false}
 //	    generate N unit vectors (rows seeded by index; the first rows of a
 //	    larger N are the same) and build the index: ann.NewGPUStream, or
-//	    ann.Flat with -cpu
+//	    ann.Flat with -cpu; with "int8", also a second index of N int8
+//	    rows (Int8Rows, Int8Header) under ann.GPUConfig.Int8, timed as
+//	    path "int8"
 //	{"op": "calibrate", "batch": B, "k": 10, "path": "auto", "min_ms": 50}
 //	    two warm-up searches, then the calls per repetition that make one
-//	    repetition last ≥ min_ms
+//	    repetition last ≥ min_ms; path is a GPUConfig.Path (auto, tiled,
+//	    segments, fused) of the fp16 index, or "int8" (the int8 index)
 //	{"op": "time", "batch": B, "k": 10, "path": "auto", "calls": C}
 //	    C searches of the same B queries back to back: mean ms per call
 //	    (wall clock around Search, results on the host as for torch's .cpu())
@@ -90,6 +93,7 @@ type cmd struct {
 	Concurrency int     `json:"concurrency"`
 	Seconds     float64 `json:"seconds"`
 	TopK        int     `json:"topk"`
+	Int8        bool    `json:"int8"`
 }
 
 // index is what both backends offer.
@@ -103,6 +107,7 @@ type bench struct {
 	cpu     bool
 	out     *json.Encoder
 	idx     index
+	i8      index // the int8 index of "load" with "int8", or nil
 	closeFn func() error
 	queries map[int][]float32 // per batch size
 }
@@ -229,7 +234,7 @@ func (b *bench) copyBandwidth(c cmd) (map[string]any, error) {
 func (b *bench) load(c cmd) (map[string]any, error) {
 	if b.closeFn != nil {
 		b.closeFn()
-		b.idx, b.closeFn = nil, nil
+		b.idx, b.i8, b.closeFn = nil, nil, nil
 	}
 	n, dim := c.N, or(c.Dim, 768)
 	if n <= 0 {
@@ -267,7 +272,48 @@ func (b *bench) load(c cmd) (map[string]any, error) {
 		res["paths"] = g.Paths()
 	}
 	res["upload_s"] = time.Since(t0).Seconds()
+	if c.Int8 {
+		t1 := time.Now()
+		if err := b.loadInt8(n, dim, c.Seed, res); err != nil {
+			return nil, fmt.Errorf("load int8: %w", err)
+		}
+		res["int8_upload_s"] = time.Since(t1).Seconds()
+	}
 	return res, nil
+}
+
+// loadInt8 builds b.i8 over Int8Rows: ann.NewGPUStream under
+// GPUConfig.Int8, or with -cpu an int8 ann.Flat of the decoded rows
+// (which NewFlat quantises again: a dry run checks the protocol only).
+func (b *bench) loadInt8(n, dim int, seed uint64, res map[string]any) error {
+	h := Int8Header(n, dim)
+	src := Int8Rows(n, dim, seed)
+	if b.cpu {
+		vecs := make([]float32, 0, n*dim)
+		for {
+			_, raw, err := src()
+			if err == io.EOF {
+				break
+			}
+			for i, c := range raw {
+				vecs = append(vecs, h.Scale[i%dim]*float32(int8(c)))
+			}
+		}
+		f, err := ann.NewFlat(vecs, dim, ann.INT8)
+		if err != nil {
+			return err
+		}
+		b.i8 = f
+		return nil
+	}
+	g, err := ann.NewGPUStream(h, src, ann.GPUConfig{Int8: true, Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }})
+	if err != nil {
+		return err
+	}
+	prev := b.closeFn
+	b.i8, b.closeFn = g, func() error { return errors.Join(g.Close(), prev()) }
+	res["int8_paths"] = g.Paths()
+	return nil
 }
 
 func (b *bench) timeSearch(c cmd) (map[string]any, error) {
@@ -279,7 +325,13 @@ func (b *bench) timeSearch(c cmd) (map[string]any, error) {
 	if path == "" {
 		path = ann.GPUPathAuto
 	}
-	if g, ok := b.idx.(*ann.GPUFlat); ok {
+	idx := b.idx
+	if path == "int8" {
+		if b.i8 == nil {
+			return nil, errors.New(`path "int8": no int8 index loaded (load with "int8": true)`)
+		}
+		idx = b.i8
+	} else if g, ok := idx.(*ann.GPUFlat); ok {
 		if err := g.SetPath(path); err != nil {
 			return nil, err
 		}
@@ -292,14 +344,14 @@ func (b *bench) timeSearch(c cmd) (map[string]any, error) {
 	run := func(calls int) (float64, error) {
 		t0 := time.Now()
 		for i := 0; i < calls; i++ {
-			if _, err := b.idx.Search(context.Background(), q, k); err != nil {
+			if _, err := idx.Search(context.Background(), q, k); err != nil {
 				return 0, err
 			}
 		}
 		return time.Since(t0).Seconds() * 1e3 / float64(calls), nil
 	}
-	res := map[string]any{"batch": batch, "k": k, "path": path, "n": b.idx.Len()}
-	if g, ok := b.idx.(*ann.GPUFlat); ok {
+	res := map[string]any{"batch": batch, "k": k, "path": path, "n": idx.Len()}
+	if g, ok := idx.(*ann.GPUFlat); ok {
 		defer func() { res["overflows"] = g.Overflows() }()
 	}
 	if c.Op == "calibrate" {

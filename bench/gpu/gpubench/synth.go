@@ -101,3 +101,59 @@ func toF16(f float32) uint16 {
 	}
 	return float16.Fromfloat32(f).Bits()
 }
+
+// Int8Header is the header of Int8Rows' corpus: INT8, offset 0 and the one
+// scale 1/sqrt(dim·E[c²]) in every dimension, so that a row has unit
+// expected squared norm. E[c²] = 1,397,889/256 ≈ 5,460.5 for Int8Rows'
+// codes (a uniform byte, with -128 read as -127).
+func Int8Header(n, dim int) ann.Header {
+	h := ann.Header{DType: ann.INT8, Count: n, Dim: dim, Scale: make([]float32, dim), Offset: make([]float32, dim)}
+	s := float32(1 / math.Sqrt(float64(dim)*1397889/256))
+	for j := range h.Scale {
+		h.Scale[j] = s
+	}
+	return h
+}
+
+// Int8Rows streams n generated rows of int8 codes (uniform in [-127, 127],
+// splitmix64 seeded by (seed, row), eight codes per draw) in blocks of
+// 65,536 rows, each block generated on all cores: the corpus of the int8
+// timings (ann.GPUConfig.Int8). The first m rows do not depend on n.
+func Int8Rows(n, dim int, seed uint64) ann.RowSource {
+	const block = 1 << 16
+	lo := 0
+	buf := make([]byte, block*dim)
+	return func() (int, []byte, error) {
+		if lo >= n {
+			return lo, nil, io.EOF
+		}
+		hi := min(lo+block, n)
+		rows := hi - lo
+		var wg sync.WaitGroup
+		workers := runtime.GOMAXPROCS(0)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for r := w; r < rows; r += workers {
+					x := seed*0x94d049bb133111eb ^ uint64(lo+r)*0x9e3779b97f4a7c15
+					row := buf[r*dim : (r+1)*dim]
+					for j := 0; j < dim; j += 8 {
+						v := splitmix64(&x)
+						for e := 0; e < 8 && j+e < dim; e++ {
+							c := byte(v >> (8 * e))
+							if c == 0x80 { // -128 → -127: symmetric codes
+								c = 0x81
+							}
+							row[j+e] = c
+						}
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		row0 := lo
+		lo = hi
+		return row0, buf[:rows*dim], nil
+	}
+}

@@ -70,3 +70,51 @@ func TestToF16(t *testing.T) {
 		}
 	}
 }
+
+// TestInt8Rows: rows in order, codes in [-127, 127], the first rows of a
+// larger corpus equal those of a smaller one, and rows of about unit
+// squared norm under Int8Header's scale.
+func TestInt8Rows(t *testing.T) {
+	const dim = 768
+	collect := func(n int) []byte {
+		var all []byte
+		src := Int8Rows(n, dim, 3)
+		seen := 0
+		for {
+			row0, raw, err := src()
+			if err == io.EOF {
+				break
+			}
+			if err != nil || row0 != seen {
+				t.Fatalf("block at %d, want %d: %v", row0, seen, err)
+			}
+			seen += len(raw) / dim
+			all = append(all, raw...)
+		}
+		if seen != n {
+			t.Fatalf("%d rows, want %d", seen, n)
+		}
+		return all
+	}
+	small, big := collect(1000), collect(70000)
+	if string(small) != string(big[:len(small)]) {
+		t.Fatal("the first 1,000 rows differ between n = 1,000 and n = 70,000")
+	}
+	h := Int8Header(70000, dim)
+	var mean float64
+	for r := 0; r < 70000; r++ {
+		var ss float64
+		for j := 0; j < dim; j++ {
+			c := int8(big[r*dim+j])
+			if c == -128 {
+				t.Fatalf("row %d has code -128", r)
+			}
+			v := float64(h.Scale[j]) * float64(c)
+			ss += v * v
+		}
+		mean += ss / 70000
+	}
+	if math.Abs(mean-1) > 0.003 {
+		t.Fatalf("mean squared norm %v, want about 1", mean)
+	}
+}

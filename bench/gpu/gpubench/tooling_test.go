@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,7 +70,7 @@ func TestInterleaveDryRun(t *testing.T) {
 	}
 	cmd := exec.Command(testutil.Python, "../interleave.py", "--ours", "env GPUBENCH_MAIN=1 "+self+" -cpu",
 		"--torch", testutil.Python+" ../torch_baseline.py --serve --numpy", "--sizes", "3000", "--dim", "64",
-		"--batches", "1,5", "--paths", "auto,tiled", "--reps", "3", "--min-ms", "1", "--http-seconds", "0.3",
+		"--batches", "1,5", "--paths", "auto,tiled,int8", "--reps", "3", "--min-ms", "1", "--http-seconds", "0.3",
 		"--http-concurrency", "4", "--copy-mib", "1", "--out", out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("interleave.py: %v\n%s", err, b)
@@ -95,10 +96,18 @@ func TestInterleaveDryRun(t *testing.T) {
 				t.Errorf("%v: %v repetitions, want 3", r["impl"], reps)
 			}
 			kind += " " + r["impl"].(string) + " " + r["path"].(string)
+			// Shard bytes read per call: 1 per value for int8, 2 otherwise.
+			es := 2.0
+			if r["path"] == "int8" {
+				es = 1
+			}
+			if got := r["shard_gbps"].(float64) * r["latency_ms"].(float64) * 1e6; math.Abs(got-es*3000*64) > 1e-6*es*3000*64 {
+				t.Errorf("%s: shard_gbps × latency = %v bytes, want %v", kind, got, es*3000*64)
+			}
 		}
 		seen[kind]++
 	}
-	for k, want := range map[string]int{"time rlsearch auto": 2, "time rlsearch tiled": 2, "time torch ": 2, "load": 2, "copy": 2, "http": 1} {
+	for k, want := range map[string]int{"time rlsearch auto": 2, "time rlsearch tiled": 2, "time rlsearch int8": 2, "time torch ": 2, "load": 2, "copy": 2, "http": 1} {
 		if seen[k] != want {
 			t.Errorf("%d %q rows, want %d (all: %v)", seen[k], k, want, seen)
 		}
@@ -107,7 +116,7 @@ func TestInterleaveDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("summary.py: %v\n%s", err, sum)
 	}
-	for _, want := range []string{"| 3,000 | 1 |", "| 3,000 | 5 |", "| 3,000 | 5 | tiled |", "/retrieve (package server"} {
+	for _, want := range []string{"| 3,000 | 1 |", "| 3,000 | 5 |", "| 3,000 | 5 | tiled |", "| 3,000 | 5 | int8 |", "int8 shard on the GPU", "/retrieve (package server"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
 		}

@@ -61,7 +61,10 @@ type Config struct {
 	// file exists (its vector count must equal the shard's), otherwise
 	// built and saved there.
 	HNSWPath string
-	// GPU configures the GPU backend.
+	// GPU configures the GPU backend. With GPU.Int8 under "gpu" or
+	// "auto", a shard that is not int8 (or whose Dim is not a multiple of
+	// 16) is refused with rlsearch.ErrBadInput before it is read, with or
+	// without a GPU; "flat" and "hnsw" ignore GPU.
 	GPU GPUConfig
 	// Logf receives the choice and its reason. Default: none.
 	Logf func(format string, args ...any)
@@ -158,6 +161,9 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 		h := sr.Header()
 		sr.Close()
 		n, dim, dt = h.Count, h.Dim, h.DType
+		if err := gpuInt8Check(cfg, backend, h); err != nil { // before reading the shard
+			return nil, err
+		}
 	} else {
 		n = -1 // version 1 or unreadable: ReadShard below says why
 	}
@@ -173,6 +179,9 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 			return nil, err
 		}
 		n, dim, dt = flat.Len(), flat.Dim(), flat.h.DType
+	}
+	if err := gpuInt8Check(cfg, backend, flat.h); err != nil {
+		return nil, err
 	}
 	flatMax := cfg.FlatMax
 	if flatMax == 0 {
@@ -314,4 +323,19 @@ func openHNSW(ctx context.Context, flat *Flat, cfg Config) (*HNSW, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// gpuInt8Check refuses Config.GPU.Int8 for a shard the int8 GPU kernels
+// cannot hold when the GPU may be chosen ("gpu", "auto"), whether or not
+// a GPU is present, so that the same flags fail the same way on every
+// machine instead of "auto" falling back to the CPU only where there is a
+// GPU.
+func gpuInt8Check(cfg Config, backend string, h Header) error {
+	if !cfg.GPU.Int8 || (backend != BackendGPU && backend != BackendAuto) {
+		return nil
+	}
+	if err := int8Usable(h); err != nil {
+		return fmt.Errorf("%w (rebuild the shard with rlsearch index --dtype int8, or leave the int8 GPU storage off)", err)
+	}
+	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch"
 )
 
 func TestOpenChoosesBackend(t *testing.T) {
@@ -16,6 +18,7 @@ func TestOpenChoosesBackend(t *testing.T) {
 	dir := t.TempDir()
 	vecs := clustered(rng, 600, 16, 20, 0.2)
 	path := writeShard(t, dir, vecs, 16, Header{DType: FP16, Zstd: true, Shuffle: true}, nil)
+	path8 := writeShard(t, t.TempDir(), vecs, 16, Header{DType: INT8, Zstd: true}, nil)
 	g, gpuErr := openGPU(&Flat{h: Header{Dim: 16, DType: FP32}, f32: []float32{}}, GPUConfig{})
 	if g != nil {
 		g.(interface{ Close() error }).Close()
@@ -38,6 +41,10 @@ func TestOpenChoosesBackend(t *testing.T) {
 		{"bad FlatMax", Config{Path: path, FlatMax: -1}, "!Config.FlatMax"},
 		{"bad M", Config{Path: path, HNSW: HNSWConfig{M: 1}}, "!HNSWConfig.M"},
 		{"missing shard", Config{Path: filepath.Join(dir, "nope")}, "!no such file"},
+		{"gpu int8 over fp16", Config{Path: path, GPU: GPUConfig{Int8: true}}, "!GPUConfig.Int8 needs an int8 shard, this one is fp16 (rebuild the shard with rlsearch index --dtype int8"},
+		{"gpu int8 over fp16, explicit gpu", Config{Path: path, Backend: "gpu", GPU: GPUConfig{Int8: true}}, "!needs an int8 shard"},
+		{"gpu int8 ignored by flat", Config{Path: path, Backend: "flat", GPU: GPUConfig{Int8: true}}, "flat"},
+		{"gpu int8 over int8", Config{Path: path8, GPU: GPUConfig{Int8: true}}, map[bool]string{true: "gpu", false: "flat"}[gpu]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := Open(ctx, tc.cfg)
@@ -47,6 +54,9 @@ func TestOpenChoosesBackend(t *testing.T) {
 				}
 				if tc.name == "gpu" && !errors.Is(err, ErrGPUUnavailable) {
 					t.Fatalf("error %v does not match ErrGPUUnavailable", err)
+				}
+				if strings.HasPrefix(tc.name, "gpu int8") && !errors.Is(err, rlsearch.ErrBadInput) {
+					t.Fatalf("error %v does not match rlsearch.ErrBadInput", err)
 				}
 				return
 			}

@@ -2,11 +2,14 @@ package index
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch"
 )
 
 // TestDenseBackend opens one index with each ann.Open backend: auto picks
@@ -62,4 +65,16 @@ func TestDenseBackend(t *testing.T) {
 	if _, err := Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: "faiss"}); err == nil || !strings.Contains(err.Error(), "Config.Backend") {
 		t.Errorf("DenseBackend faiss: %v, want an error naming Config.Backend", err)
 	}
+	// GPUInt8 over this fp16 shard is refused, with or without a GPU
+	// (the int8 case is ann's TestOpenChoosesBackend).
+	for _, backend := range []string{"", "gpu"} {
+		if _, err := Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: backend, GPUInt8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "needs an int8 shard, this one is fp16") {
+			t.Errorf("DenseBackend %q with GPUInt8 over fp16: %v, want ErrBadInput naming the int8 shard", backend, err)
+		}
+	}
+	ix, err := Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: "flat", GPUInt8: true})
+	if err != nil {
+		t.Fatalf("flat ignores GPUInt8: %v", err)
+	}
+	ix.Close()
 }

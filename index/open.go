@@ -55,6 +55,12 @@ type OpenConfig struct {
 	// faiss (faiss's default is 16, which Search-R1's e5_HNSW64.index keeps
 	// unless its builder changed it).
 	HNSWEfSearch int
+	// GPUInt8 keeps an int8 dense shard's codes int8 on the GPU
+	// (ann.GPUConfig.Int8: half the GPU memory and HBM traffic of fp16,
+	// exact over the int8 vectors) when DenseBackend may choose the GPU.
+	// A shard that is not int8 is then refused with rlsearch.ErrBadInput,
+	// with or without a GPU.
+	GPUInt8 bool
 	// BM25Parallel, when > 1, searches each query of a BM25 request that
 	// holds fewer queries than this over BM25Parallel row ranges on their
 	// own goroutines (bm25.SearchOptions.Parallel): lower latency for small
@@ -144,7 +150,7 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	if ix.Meta.Dense != nil {
 		// ann.Open reads the shard itself, so that "auto" can refuse a shard
 		// that does not fit in memory (ann.ErrNoMemory) before loading it.
-		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Path: filepath.Join(dir, DenseFile), Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, HNSWFile), HNSW: ann.HNSWConfig{EfSearch: cfg.HNSWEfSearch}}); err != nil {
+		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Path: filepath.Join(dir, DenseFile), Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, HNSWFile), HNSW: ann.HNSWConfig{EfSearch: cfg.HNSWEfSearch}, GPU: ann.GPUConfig{Int8: cfg.GPUInt8}}); err != nil {
 			return nil, fmt.Errorf("index: %s: %w", dir, err)
 		}
 		ix.Dense = ix.DenseSearch.Flat

@@ -32,9 +32,12 @@ testmodel: setup
 		--tokenizer .cache/tokenizers/bert-uncased.json --out .cache/models/tiny >&2
 	@echo "$(ROOT)/.cache/models/tiny"
 
+# vet also checks the static CGO_ENABLED=0 build (bench/gpu/build.sh; GPU nodes without ONNX Runtime) and runs the
+# tests of internal/ortenv's stand-ins for it.
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet ./... && CGO_ENABLED=0 $(GO) test -count=1 ./internal/ortenv
 
 # The test command CI runs. Native parts must be present: a missing one fails instead of skipping.
 # RLSEARCH_BIN: the router's fault tests run shard and router processes of the built binary.

@@ -20,8 +20,11 @@
 // # Build tags and hardware
 //
 // The tokenizer is plain Go and runs on the CPU. The ONNX Runtime encoders
-// in this package need the ONNX Runtime shared library (scripts/setup.sh
-// installs it under .cache/ort).
+// in this package (providers cpu, cuda) need cgo and the ONNX Runtime
+// shared library (scripts/setup.sh installs it under .cache/ort). Provider
+// gpu (package transformer's fp16 forward pass) needs neither: a
+// CGO_ENABLED=0 build keeps it, and the ONNX Runtime providers then fail
+// with ortenv.ErrNoCgo.
 //
 // # Tests
 //

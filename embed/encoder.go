@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync"
 
-	ort "github.com/yalue/onnxruntime_go"
-
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
@@ -308,8 +306,8 @@ type Encoder struct {
 	tok   *WordPiece
 	norm  bool
 
-	pool     chan *ort.DynamicAdvancedSession
-	all      []*ort.DynamicAdvancedSession
+	pool     chan *ortenv.Session
+	all      []*ortenv.Session
 	provider string // "cpu", "cuda:N" (ORT) or "gpu:N" (ours): where the model runs
 	reason   string // why (Placement)
 	gpu      *transformer.BertGPU
@@ -375,7 +373,7 @@ func Open(cfg Config) (*Encoder, error) {
 		model: mc,
 		tok:   tok,
 		norm:  *mc.Normalize,
-		pool:  make(chan *ort.DynamicAdvancedSession, cfg.Sessions),
+		pool:  make(chan *ortenv.Session, cfg.Sessions),
 	}
 	cudaDev, _ := parseProvider(cfg.Provider)
 	e.provider = "cpu"
@@ -429,19 +427,19 @@ func (e *Encoder) probe() error {
 	if err != nil {
 		return fmt.Errorf("embed: probe %s: %w", e.cfg.Dir, err)
 	}
-	outputs := []ort.Value{nil}
+	outputs := []ortenv.Value{nil}
 	if err := e.all[0].Run(inputs, outputs); err != nil {
 		return fmt.Errorf("embed: probe run of %s on one %d-token text (inputs %v, output %q; is MaxLength within the model's positions?): %w",
 			filepath.Join(e.cfg.Dir, ModelFile), len(ids), e.model.Inputs, e.model.Output, err)
 	}
 	defer outputs[0].Destroy()
 	shape := outputs[0].GetShape()
-	want := ort.NewShape(1, int64(len(ids)), int64(e.model.Dim))
+	want := ortenv.NewShape(1, int64(len(ids)), int64(e.model.Dim))
 	if !shape.Equals(want) {
 		return fmt.Errorf("%w: %s output %q has shape %v for one %d-token text, want %v",
 			ErrDimMismatch, filepath.Join(e.cfg.Dir, ModelFile), e.model.Output, shape, len(ids), want)
 	}
-	if _, ok := outputs[0].(*ort.Tensor[float32]); !ok {
+	if _, ok := outputs[0].(*ortenv.Tensor[float32]); !ok {
 		return fmt.Errorf("embed: %s output %q is %v, want float32", filepath.Join(e.cfg.Dir, ModelFile), e.model.Output, outputs[0].DataType())
 	}
 	return nil
@@ -584,7 +582,7 @@ func (e *Encoder) embed(ctx context.Context, ids [][]int32) ([]float32, error) {
 			break
 		}
 		g.Go(func() error {
-			var s *ort.DynamicAdvancedSession
+			var s *ortenv.Session
 			select {
 			case s = <-e.pool:
 			case <-gctx.Done():
@@ -608,10 +606,10 @@ func (e *Encoder) embed(ctx context.Context, ids [][]int32) ([]float32, error) {
 // inputTensors builds the model inputs for rows right-padded to seq: ids
 // padded with PadID, attention mask 1 on tokens and 0 on padding, token
 // types 0 (single segment).
-func (e *Encoder) inputTensors(ts *ortenv.Tensors, rows [][]int32, seq int) ([]ort.Value, error) {
+func (e *Encoder) inputTensors(ts *ortenv.Tensors, rows [][]int32, seq int) ([]ortenv.Value, error) {
 	n := len(rows) * seq
-	shape := ort.NewShape(int64(len(rows)), int64(seq))
-	inputs := make([]ort.Value, len(e.model.Inputs))
+	shape := ortenv.NewShape(int64(len(rows)), int64(seq))
+	inputs := make([]ortenv.Value, len(e.model.Inputs))
 	for k, name := range e.model.Inputs {
 		buf := make([]int64, n)
 		switch name {
@@ -646,7 +644,7 @@ func (e *Encoder) inputTensors(ts *ortenv.Tensors, rows [][]int32, seq int) ([]o
 
 // runChunk runs the rows ids[chunk[i]] through session s in one ORT call
 // and writes their pooled, normalised vectors to out rows chunk[i].
-func (e *Encoder) runChunk(s *ort.DynamicAdvancedSession, ids [][]int32, chunk []int, out []float32) error {
+func (e *Encoder) runChunk(s *ortenv.Session, ids [][]int32, chunk []int, out []float32) error {
 	rows := make([][]int32, len(chunk))
 	seq := 0
 	for i, r := range chunk {
@@ -661,11 +659,11 @@ func (e *Encoder) runChunk(s *ort.DynamicAdvancedSession, ids [][]int32, chunk [
 		return fmt.Errorf("embed: create input tensors: %w", err)
 	}
 	hidden := make([]float32, len(rows)*seq*dim)
-	outT, err := ortenv.NewTensor(&ts, ort.NewShape(int64(len(rows)), int64(seq), int64(dim)), hidden)
+	outT, err := ortenv.NewTensor(&ts, ortenv.NewShape(int64(len(rows)), int64(seq), int64(dim)), hidden)
 	if err != nil {
 		return fmt.Errorf("embed: create output tensor: %w", err)
 	}
-	if err := s.Run(inputs, []ort.Value{outT}); err != nil {
+	if err := s.Run(inputs, []ortenv.Value{outT}); err != nil {
 		return fmt.Errorf("embed: run %s on [%d, %d]: %w", e.model.Name, len(rows), seq, err)
 	}
 	acc := make([]float64, dim)

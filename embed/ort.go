@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	ort "github.com/yalue/onnxruntime_go"
-
 	"github.com/rlsearch/rlsearch/internal/ortenv"
 )
 
@@ -43,7 +41,7 @@ func initORT(lib string) error {
 // newSession creates one session (internal/ortenv.NewSession);
 // cudaDevice ≥ 0 appends ORT's CUDA execution provider for that GPU (an
 // error when the library lacks it).
-func newSession(model []byte, inputs []string, output string, intraOp, cudaDevice int) (*ort.DynamicAdvancedSession, error) {
+func newSession(model []byte, inputs []string, output string, intraOp, cudaDevice int) (*ortenv.Session, error) {
 	return ortenv.NewSession(ortenv.SessionConfig{Model: model, Inputs: inputs, Outputs: []string{output},
 		IntraOp: intraOp, CUDA: cudaDevice >= 0, Device: cudaDevice})
 }

@@ -33,10 +33,12 @@
 // never become an empty 200. rerank() in programs and `rlsearch rerank` go
 // through Reranker.Rerank and report the same error.
 //
-// Build: cgo (github.com/yalue/onnxruntime_go loads ONNX Runtime at run
-// time; internal/ortenv initialises it once per process, shared with
-// package embed). CPU only: sessions use ONNX Runtime's CPU execution
-// provider; there is no GPU path here.
+// Build: with cgo, github.com/yalue/onnxruntime_go loads ONNX Runtime at
+// run time (internal/ortenv initialises it once per process, shared with
+// package embed) for the cpu provider. Provider "gpu" runs package
+// transformer's fp16 Qwen3 forward pass instead and needs no ONNX Runtime:
+// a CGO_ENABLED=0 build keeps it, and its cpu provider fails with
+// ortenv.ErrNoCgo.
 //
 // Example:
 //

@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	ort "github.com/yalue/onnxruntime_go"
-
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/embed"
@@ -345,7 +343,7 @@ type Reranker struct {
 	cls, sep int32
 	labels   int
 
-	sessions []*ort.DynamicAdvancedSession
+	sessions []*ortenv.Session
 	gpu      *transformer.Qwen3GPU // Provider gpu: replaces the sessions
 	provider string                // "cpu" or "gpu:N"
 	reason   string                // why (Placement)
@@ -611,7 +609,7 @@ func (r *Reranker) probe() error {
 		doc = strings.Repeat("a ", r.cfg.MaxLength)
 	}
 	ids, types := r.encodePair("probe query", doc)
-	outputs := []ort.Value{nil}
+	outputs := []ortenv.Value{nil}
 	var ts ortenv.Tensors
 	defer ts.Release()
 	inputs, err := r.inputs(&ts, []*pairJob{{ids: ids, types: types}}, len(ids))
@@ -623,7 +621,7 @@ func (r *Reranker) probe() error {
 			filepath.Join(r.cfg.Dir, ModelFile), len(ids), r.model.Inputs, r.model.Output, err)
 	}
 	defer outputs[0].Destroy()
-	if _, ok := outputs[0].(*ort.Tensor[float32]); !ok {
+	if _, ok := outputs[0].(*ortenv.Tensor[float32]); !ok {
 		return fmt.Errorf("%w: output %q is %v, want float32", ErrModel, r.model.Output, outputs[0].DataType())
 	}
 	shape := outputs[0].GetShape()
@@ -859,7 +857,7 @@ func (r *Reranker) worker(run func([]*pairJob) error) {
 
 // runChunked splits a batch when full-position logits would exceed
 // Config.MaxLogitsBytes, then runs each part.
-func (r *Reranker) runChunked(s *ort.DynamicAdvancedSession, jobs []*pairJob) error {
+func (r *Reranker) runChunked(s *ortenv.Session, jobs []*pairJob) error {
 	for len(jobs) > 0 {
 		n := len(jobs)
 		if r.fullLogits {
@@ -883,9 +881,9 @@ func (r *Reranker) runChunked(s *ort.DynamicAdvancedSession, jobs []*pairJob) er
 // inputs builds the padded input tensors of one batch in r.model.Inputs
 // order: Qwen3 left-padded (position ids 0.. over real tokens, 0 on
 // padding), cross-encoders right-padded.
-func (r *Reranker) inputs(ts *ortenv.Tensors, jobs []*pairJob, seq int) ([]ort.Value, error) {
+func (r *Reranker) inputs(ts *ortenv.Tensors, jobs []*pairJob, seq int) ([]ortenv.Value, error) {
 	b := len(jobs)
-	shape := ort.NewShape(int64(b), int64(seq))
+	shape := ortenv.NewShape(int64(b), int64(seq))
 	ids := make([]int64, b*seq)
 	mask := make([]int64, b*seq)
 	pos := make([]int64, b*seq)
@@ -908,7 +906,7 @@ func (r *Reranker) inputs(ts *ortenv.Tensors, jobs []*pairJob, seq int) ([]ort.V
 			}
 		}
 	}
-	vals := make([]ort.Value, 0, len(r.model.Inputs))
+	vals := make([]ortenv.Value, 0, len(r.model.Inputs))
 	for _, name := range r.model.Inputs {
 		var data []int64
 		switch name {
@@ -931,7 +929,7 @@ func (r *Reranker) inputs(ts *ortenv.Tensors, jobs []*pairJob, seq int) ([]ort.V
 }
 
 // run scores one batch (one cgo Run).
-func (r *Reranker) run(s *ort.DynamicAdvancedSession, jobs []*pairJob) (err error) {
+func (r *Reranker) run(s *ortenv.Session, jobs []*pairJob) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("rerank: batch panicked: %v", p)
@@ -954,12 +952,12 @@ func (r *Reranker) run(s *ort.DynamicAdvancedSession, jobs []*pairJob) (err erro
 	if err != nil {
 		return fmt.Errorf("rerank: input tensors: %w", err)
 	}
-	outputs := []ort.Value{nil}
+	outputs := []ortenv.Value{nil}
 	if err := s.Run(in, outputs); err != nil {
 		return fmt.Errorf("rerank: run %s on %d pairs of %d tokens: %w", r.model.Name, len(jobs), seq, err)
 	}
 	defer outputs[0].Destroy()
-	t, ok := outputs[0].(*ort.Tensor[float32])
+	t, ok := outputs[0].(*ortenv.Tensor[float32])
 	if !ok {
 		return fmt.Errorf("%w: output is %v", ErrModel, outputs[0].DataType())
 	}

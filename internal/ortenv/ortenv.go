@@ -4,19 +4,17 @@
 //
 // ONNX Runtime keeps one OrtEnv per process (onnxruntime_go holds it in a
 // package variable), so it is loaded once, from one library, and never
-// destroyed. Build: cgo (github.com/yalue/onnxruntime_go dlopens the
-// library at run time).
+// destroyed. Build: with cgo, github.com/yalue/onnxruntime_go dlopens the
+// library at run time (ort_cgo.go). Without cgo (CGO_ENABLED=0, the static
+// binaries bench/gpu/build.sh makes for GPU machines) the same API exists
+// (ort_nocgo.go) but Init and NewSession fail with ErrNoCgo, so that the
+// packages built on it (embed, rerank) still build and serve their GPU
+// providers, which need no ONNX Runtime.
 package ortenv
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"runtime"
-	"strconv"
-	"sync"
-
-	ort "github.com/yalue/onnxruntime_go"
 )
 
 // EnvLib is the environment variable that names the ONNX Runtime shared
@@ -33,11 +31,9 @@ const DefaultLib = "libonnxruntime.so.1"
 // this process from a different library than the one asked for.
 var ErrLibMismatch = errors.New("ortenv: onnx runtime already loaded from another library")
 
-var env struct {
-	once sync.Once
-	lib  string
-	err  error
-}
+// ErrNoCgo is returned by Init and NewSession in a binary built without
+// cgo (CGO_ENABLED=0): ONNX Runtime cannot be loaded there.
+var ErrNoCgo = errors.New("ortenv: this binary was built without cgo (CGO_ENABLED=0), so it cannot load ONNX Runtime: use a cgo build for the cpu and cuda providers; the gpu providers run without ONNX Runtime")
 
 // Resolve returns the library path Init should load for a configured value
 // lib: lib itself, else $ONNXRUNTIME_LIB, else DefaultLib.
@@ -49,33 +45,6 @@ func Resolve(lib string) string {
 		return e
 	}
 	return DefaultLib
-}
-
-// Init loads the ONNX Runtime shared library lib (already resolved) and
-// creates the process-wide environment on the first call, logging only
-// fatal messages (every failure also comes back as a Go error). Later calls
-// return the first call's error, or ErrLibMismatch (wrapped) when they name
-// another library. A failed first load is remembered rather than retried.
-// Safe for concurrent use.
-func Init(lib string) error {
-	env.once.Do(func() {
-		env.lib = lib
-		if ort.IsInitialized() {
-			return
-		}
-		ort.SetSharedLibraryPath(lib)
-		if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
-			env.err = fmt.Errorf("load ONNX Runtime from %q (set Config.ORTLib or $%s to the path of libonnxruntime.so.1; scripts/setup.sh installs ONNX Runtime 1.30.0 in .cache/ort): %w",
-				lib, EnvLib, err)
-		}
-	})
-	if env.err != nil {
-		return env.err
-	}
-	if lib != env.lib {
-		return fmt.Errorf("%w: loaded %q, asked for %q", ErrLibMismatch, env.lib, lib)
-	}
-	return nil
 }
 
 // SessionConfig describes one ORT session.
@@ -94,71 +63,4 @@ type SessionConfig struct {
 	// when the library lacks it).
 	CUDA   bool
 	Device int
-}
-
-// NewSession creates one ORT session: the one constructor of every
-// package that runs ONNX models. Init must have succeeded. The caller
-// destroys the session. Safe for concurrent use.
-func NewSession(cfg SessionConfig) (*ort.DynamicAdvancedSession, error) {
-	opts, err := ort.NewSessionOptions()
-	if err != nil {
-		return nil, err
-	}
-	defer opts.Destroy()
-	if err := opts.SetIntraOpNumThreads(cfg.IntraOp); err != nil {
-		return nil, err
-	}
-	if err := opts.SetInterOpNumThreads(1); err != nil {
-		return nil, err
-	}
-	if cfg.CUDA {
-		cu, err := ort.NewCUDAProviderOptions()
-		if err != nil {
-			return nil, fmt.Errorf("CUDA provider options: %w", err)
-		}
-		defer cu.Destroy()
-		if err := cu.Update(map[string]string{"device_id": strconv.Itoa(cfg.Device)}); err != nil {
-			return nil, fmt.Errorf("CUDA provider device_id %d: %w", cfg.Device, err)
-		}
-		if err := opts.AppendExecutionProviderCUDA(cu); err != nil {
-			return nil, fmt.Errorf("append CUDA execution provider: %w", err)
-		}
-	}
-	if cfg.Model != nil {
-		return ort.NewDynamicAdvancedSessionWithONNXData(cfg.Model, cfg.Inputs, cfg.Outputs, opts)
-	}
-	return ort.NewDynamicAdvancedSession(cfg.Path, cfg.Inputs, cfg.Outputs, opts)
-}
-
-// Tensors holds the ORT values of one run. The Go slices behind them are
-// pinned while ORT holds pointers to them (memory C keeps after a call is
-// pinned); Release destroys the values and unpins. Not safe for concurrent
-// use; the zero value is ready.
-type Tensors struct {
-	pin    runtime.Pinner
-	values []ort.Value
-}
-
-// NewTensor wraps data (non-empty, len = product of shape) as a tensor owned
-// by ts; data must not be resized until ts.Release.
-func NewTensor[T ort.TensorData](ts *Tensors, shape ort.Shape, data []T) (*ort.Tensor[T], error) {
-	if len(data) == 0 {
-		return nil, errors.New("ortenv: empty tensor")
-	}
-	ts.pin.Pin(&data[0])
-	t, err := ort.NewTensor(shape, data)
-	if err != nil {
-		return nil, err
-	}
-	ts.values = append(ts.values, t)
-	return t, nil
-}
-
-// Release destroys every tensor of ts and unpins their data.
-func (ts *Tensors) Release() {
-	for _, v := range ts.values {
-		v.Destroy()
-	}
-	ts.values = nil
-	ts.pin.Unpin()
 }

@@ -1,0 +1,131 @@
+//go:build cgo
+
+package ortenv
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// The ONNX Runtime types embed and rerank use, as onnxruntime_go defines
+// them (ort_nocgo.go has stand-ins with the same methods).
+type (
+	// Session is an ORT session over dynamic inputs and outputs.
+	Session = ort.DynamicAdvancedSession
+	// Value is an ORT input or output value.
+	Value = ort.Value
+	// Shape is a tensor shape.
+	Shape = ort.Shape
+	// TensorData are the element types a Tensor may hold.
+	TensorData = ort.TensorData
+	// Tensor is an ORT tensor over a Go slice.
+	Tensor[T TensorData] = ort.Tensor[T]
+)
+
+// NewShape is ort.NewShape.
+func NewShape(dims ...int64) Shape { return ort.NewShape(dims...) }
+
+var env struct {
+	once sync.Once
+	lib  string
+	err  error
+}
+
+// Init loads the ONNX Runtime shared library lib (already resolved) and
+// creates the process-wide environment on the first call, logging only
+// fatal messages (every failure also comes back as a Go error). Later calls
+// return the first call's error, or ErrLibMismatch (wrapped) when they name
+// another library. A failed first load is remembered rather than retried.
+// Safe for concurrent use.
+func Init(lib string) error {
+	env.once.Do(func() {
+		env.lib = lib
+		if ort.IsInitialized() {
+			return
+		}
+		ort.SetSharedLibraryPath(lib)
+		if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
+			env.err = fmt.Errorf("load ONNX Runtime from %q (set Config.ORTLib or $%s to the path of libonnxruntime.so.1; scripts/setup.sh installs ONNX Runtime 1.30.0 in .cache/ort): %w",
+				lib, EnvLib, err)
+		}
+	})
+	if env.err != nil {
+		return env.err
+	}
+	if lib != env.lib {
+		return fmt.Errorf("%w: loaded %q, asked for %q", ErrLibMismatch, env.lib, lib)
+	}
+	return nil
+}
+
+// NewSession creates one ORT session: the one constructor of every
+// package that runs ONNX models. Init must have succeeded. The caller
+// destroys the session. Safe for concurrent use.
+func NewSession(cfg SessionConfig) (*Session, error) {
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	defer opts.Destroy()
+	if err := opts.SetIntraOpNumThreads(cfg.IntraOp); err != nil {
+		return nil, err
+	}
+	if err := opts.SetInterOpNumThreads(1); err != nil {
+		return nil, err
+	}
+	if cfg.CUDA {
+		cu, err := ort.NewCUDAProviderOptions()
+		if err != nil {
+			return nil, fmt.Errorf("CUDA provider options: %w", err)
+		}
+		defer cu.Destroy()
+		if err := cu.Update(map[string]string{"device_id": strconv.Itoa(cfg.Device)}); err != nil {
+			return nil, fmt.Errorf("CUDA provider device_id %d: %w", cfg.Device, err)
+		}
+		if err := opts.AppendExecutionProviderCUDA(cu); err != nil {
+			return nil, fmt.Errorf("append CUDA execution provider: %w", err)
+		}
+	}
+	if cfg.Model != nil {
+		return ort.NewDynamicAdvancedSessionWithONNXData(cfg.Model, cfg.Inputs, cfg.Outputs, opts)
+	}
+	return ort.NewDynamicAdvancedSession(cfg.Path, cfg.Inputs, cfg.Outputs, opts)
+}
+
+// Tensors holds the ORT values of one run. The Go slices behind them are
+// pinned while ORT holds pointers to them (memory C keeps after a call is
+// pinned); Release destroys the values and unpins. Not safe for concurrent
+// use; the zero value is ready.
+type Tensors struct {
+	pin    runtime.Pinner
+	values []Value
+}
+
+// NewTensor wraps data (non-empty, len = product of shape) as a tensor owned
+// by ts; data must not be resized until ts.Release.
+func NewTensor[T TensorData](ts *Tensors, shape Shape, data []T) (*Tensor[T], error) {
+	if len(data) == 0 {
+		return nil, errors.New("ortenv: empty tensor")
+	}
+	ts.pin.Pin(&data[0])
+	t, err := ort.NewTensor(shape, data)
+	if err != nil {
+		return nil, err
+	}
+	ts.values = append(ts.values, t)
+	return t, nil
+}
+
+// Release destroys every tensor of ts and unpins their data.
+func (ts *Tensors) Release() {
+	for _, v := range ts.values {
+		v.Destroy()
+	}
+	ts.values = nil
+	ts.pin.Unpin()
+}

@@ -276,7 +276,7 @@ func (ix *Index) Retrievers() map[string]rlsearch.Retriever {
 		if ix.DenseSearch != nil {
 			search = ix.DenseSearch
 		}
-		m[rlsearch.RetrieverE5] = denseRetriever{enc: ix.enc, flat: search}
+		m[rlsearch.RetrieverE5] = NewDenseRetriever(ix.enc, search)
 	}
 	return m
 }
@@ -343,6 +343,16 @@ func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([
 type denseRetriever struct {
 	enc  rlsearch.Encoder
 	flat ann.Index
+}
+
+// NewDenseRetriever is the "e5" retriever an index serves, over any
+// encoder and dense search (an ann.GPUFlat over generated vectors in the
+// GPU benchmark, bench/gpu/gpubench): queries embedded with the E5
+// "query: " prefix (EncodeQueries), searched, blank queries answered with
+// no hits, non-finite embeddings refused (ErrNonFiniteEmbedding). Safe for
+// concurrent use when enc and search are.
+func NewDenseRetriever(enc rlsearch.Encoder, search ann.Index) rlsearch.Retriever {
+	return denseRetriever{enc: enc, flat: search}
 }
 
 func (r denseRetriever) Name() string { return rlsearch.RetrieverE5 }

@@ -29,6 +29,14 @@
 //	    generated documents: closed loop at the concurrency (requests/s,
 //	    p50, p99), then open loop (Poisson, bench/loadgen) at 80% of that
 //	    rate (p50, p99)
+//	{"op": "e2e", "model": DIR, "provider": "gpu", "batch": 512, "tokens": 32,
+//	 "topk": 3, "reps": 7, "concurrency": 4, "single_concurrency": 32, "seconds": 8}
+//	    /retrieve with E5 end to end over the loaded index: text queries of
+//	    exactly "tokens" tokens, the encoder of DIR (embed.Open; "cpu" with
+//	    -cpu) and the index's search, directly (index.NewDenseRetriever,
+//	    encode and search alone too) and through package server (requests
+//	    of "batch" queries; single-query requests through the batching
+//	    queue); see e2e.go
 //	{"op": "quit"}
 //
 // -cpu replaces the GPU index with exact flat search on the CPU (for
@@ -94,10 +102,15 @@ type cmd struct {
 	Seconds     float64 `json:"seconds"`
 	TopK        int     `json:"topk"`
 	Int8        bool    `json:"int8"`
+	// e2e
+	Model             string `json:"model"`
+	Provider          string `json:"provider"`
+	Tokens            int    `json:"tokens"`
+	SingleConcurrency int    `json:"single_concurrency"`
 }
 
 // index is what both backends offer.
-type index interface {
+type searchIndex interface {
 	Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit, error)
 	Len() int
 	Dim() int
@@ -106,8 +119,8 @@ type index interface {
 type bench struct {
 	cpu     bool
 	out     *json.Encoder
-	idx     index
-	i8      index // the int8 index of "load" with "int8", or nil
+	idx     searchIndex
+	i8      searchIndex // the int8 index of "load" with "int8", or nil
 	closeFn func() error
 	queries map[int][]float32 // per batch size
 }
@@ -159,6 +172,8 @@ func (b *bench) do(c cmd) (map[string]any, error) {
 		return b.timeSearch(c)
 	case "http":
 		return b.httpBench(c)
+	case "e2e":
+		return b.endToEnd(c)
 	}
 	return nil, fmt.Errorf("unknown op %q", c.Op)
 }
@@ -494,7 +509,7 @@ func cmp(a, b error) error {
 // vectorRetriever answers "q<i>" with precomputed query vector i (the
 // encoder is not what is measured).
 type vectorRetriever struct {
-	idx index
+	idx searchIndex
 	q   []float32
 	dim int
 }

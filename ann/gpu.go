@@ -235,7 +235,10 @@ func NewGPUStream(h Header, next RowSource, cfg GPUConfig) (*GPUFlat, error) {
 		return nil, err
 	}
 	if cfg.Int8 {
-		if h.DType == INT8 && (len(h.Scale) != h.Dim || len(h.Offset) != h.Dim) {
+		if h.DType != INT8 {
+			return nil, int8Usable(h) // names the dtype
+		}
+		if len(h.Scale) != h.Dim || len(h.Offset) != h.Dim {
 			return nil, fmt.Errorf("%w: ann: NewGPUStream with GPUConfig.Int8: the header has %d scales and %d offsets, want one of each per dimension (%d)", rlsearch.ErrBadInput, len(h.Scale), len(h.Offset), h.Dim)
 		}
 		for j := range h.Scale {

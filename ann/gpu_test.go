@@ -385,6 +385,11 @@ func TestGPUInt8Refuses(t *testing.T) {
 	if _, err := NewGPUStream(Header{Count: 1, Dim: 32}, nil, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "int8 shard") {
 		t.Errorf("stream of an fp32 header: %v", err)
 	}
+	// An fp16 header with scales but no offsets: the dtype is named (it
+	// used to index the missing offsets).
+	if _, err := NewGPUStream(Header{DType: FP16, Count: 1, Dim: 32, Scale: make([]float32, 32)}, nil, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "this one is fp16") {
+		t.Errorf("stream of an fp16 header with scales: %v", err)
+	}
 	if _, err := NewGPUStream(Header{DType: INT8, Count: 1, Dim: 32, Scale: make([]float32, 31), Offset: make([]float32, 32)}, nil, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "31 scales") {
 		t.Errorf("stream with 31 scales: %v", err)
 	}

@@ -63,8 +63,9 @@ type Config struct {
 	HNSWPath string
 	// GPU configures the GPU backend. With GPU.Int8 under "gpu" or
 	// "auto", a shard that is not int8 (or whose Dim is not a multiple of
-	// 16) is refused with rlsearch.ErrBadInput before it is read, with or
-	// without a GPU; "flat" and "hnsw" ignore GPU.
+	// 16) is refused with rlsearch.ErrBadInput before anything goes to a
+	// GPU (for a streamable shard, from its header before it is read),
+	// with or without a GPU; "flat" and "hnsw" ignore GPU.
 	GPU GPUConfig
 	// Logf receives the choice and its reason. Default: none.
 	Logf func(format string, args ...any)

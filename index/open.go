@@ -57,9 +57,10 @@ type OpenConfig struct {
 	HNSWEfSearch int
 	// GPUInt8 keeps an int8 dense shard's codes int8 on the GPU
 	// (ann.GPUConfig.Int8: half the GPU memory and HBM traffic of fp16,
-	// exact over the int8 vectors) when DenseBackend may choose the GPU.
-	// A shard that is not int8 is then refused with rlsearch.ErrBadInput,
-	// with or without a GPU.
+	// exact over the int8 vectors up to the fp16 rounding of q∘scale) when
+	// DenseBackend may choose the GPU. A shard that is not int8, or whose
+	// dimension is not a multiple of 16, is then refused with
+	// rlsearch.ErrBadInput, with or without a GPU.
 	GPUInt8 bool
 	// BM25Parallel, when > 1, searches each query of a BM25 request that
 	// holds fewer queries than this over BM25Parallel row ranges on their

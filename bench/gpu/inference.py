@@ -298,7 +298,9 @@ def e2e_section(path):
     if not r:
         return out + ["Not measured: %s (see e2e-log.txt)." % ("; ".join("%s: %s" % (e.get("op"), e["error"]) for e in errs) or "no e2e answer")]
     d, hb, hs = r["direct"], r["http_batch"], r["http_single"]
-    goal = "✓" if r["batch"] >= 512 and r["n"] >= 21_000_000 and d["qps"] >= 5000 else "✗"
+    # The goal is judged on POST /retrieve (requests of 512 queries): the server's JSON decoding, dedup, document
+    # fetch and encoding included; the in-process row shows how much of it is encode and search.
+    goal = "✓" if r["batch"] >= 512 and r["n"] >= 21_000_000 and hb["qps"] >= 5000 else "✗"
     out.append("Encoder: %s (%s); index: %s × %d, top-%d; queries of exactly %d tokens (prefix and [CLS]/[SEP] included), "
                "%d distinct texts; median of %d batches after two warm-ups. Encoder open (weights loaded, probe run): %.1f s." % (
                    r["encoder_device"], r["encoder_placement"], "{:,}".format(r["n"]), r["dim"], r["topk"], r["tokens_per_query"],
@@ -306,10 +308,10 @@ def e2e_section(path):
     out.append("")
     out.append("| path | queries per call | encode ms | search ms | encode + search ms | queries/s | p50 ms | p99 ms | goal |")
     out.append("|---|---|---|---|---|---|---|---|---|")
-    out.append("| retriever (index.NewDenseRetriever), in process | %d | %.2f | %.2f | %.2f | %.0f | | | %s |" % (
-        r["batch"], d["encode_ms"], d["search_ms"], d["retrieve_ms"], d["qps"], goal))
-    out.append("| POST /retrieve, %d queries per request, concurrency %d | %d | | | | %.0f | %.2f | %.2f | |" % (
-        hb["queries_per_request"], hb["concurrency"], hb["queries_per_request"], hb["qps"], hb["p50_ms"], hb["p99_ms"]))
+    out.append("| retriever (index.NewDenseRetriever), in process | %d | %.2f | %.2f | %.2f | %.0f | | | |" % (
+        r["batch"], d["encode_ms"], d["search_ms"], d["retrieve_ms"], d["qps"]))
+    out.append("| POST /retrieve, %d queries per request, concurrency %d | %d | | | | %.0f | %.2f | %.2f | %s |" % (
+        hb["queries_per_request"], hb["concurrency"], hb["queries_per_request"], hb["qps"], hb["p50_ms"], hb["p99_ms"], goal))
     out.append("| POST /retrieve, 1 query per request, concurrency %d, batching queue ≤ %d | 1 | | | | %.0f | %.2f | %.2f | |" % (
         hs["concurrency"], hs["batcher_max"], hs["rps"], hs["p50_ms"], hs["p99_ms"]))
     out.append("")

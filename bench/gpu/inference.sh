@@ -134,10 +134,13 @@ else
 fi
 
 step "6. /retrieve end to end (E5 on the GPU + GPU top-k)"
-e2e_cmds() { # n dim model batch reps seconds
-  printf '%s\n' "{\"op\": \"load\", \"n\": $1, \"dim\": $2, \"seed\": 1}" \
-    "{\"op\": \"e2e\", \"model\": \"$3\", \"batch\": $4, \"tokens\": 32, \"reps\": $5, \"concurrency\": 4, \"single_concurrency\": 32, \"seconds\": $6, \"topk\": 3}" \
-    '{"op": "quit"}'
+e2e_cmds() { # n dim model batch reps seconds: gpubench's commands (JSON built by Python: any model path)
+  $PY -c 'import json, sys
+n, dim, model, batch, reps, secs = sys.argv[1:7]
+print(json.dumps({"op": "load", "n": int(n), "dim": int(dim), "seed": 1}))
+print(json.dumps({"op": "e2e", "model": model, "batch": int(batch), "tokens": 32, "reps": int(reps), "concurrency": 4,
+                  "single_concurrency": 32, "seconds": float(secs), "topk": 3}))
+print(json.dumps({"op": "quit"}))' "$@"
 }
 if [ "$DRY_RUN" = 1 ]; then
   model=$(make -s testmodel 2>> "$LOG") || fail "make testmodel failed"

@@ -142,10 +142,14 @@ def main():
                     ok[p.name] = True
                     emit(kind="load", **{**r, "impl": p.name})
                     log("%s loaded n=%d in %.1f s" % (p.name, n, r.get("upload_s", 0)))
+                    if r.get("int8_error"):  # the fp16 index is loaded; only the int8 path is missing
+                        emit(kind="error", impl=p.name, path="int8", what="load int8 n=%d" % n, error=r["int8_error"])
+                        log("%s int8 load n=%d failed: %s" % (p.name, n, r["int8_error"]))
+            n_paths = [x for x in paths if x != "int8" or (not isinstance(loads[0], Exception) and not loads[0].get("int8_error"))]
             for b in batches:
                 impls = []  # (proc, name, path)
                 if "rlsearch" in ok:
-                    impls += [(ours, "rlsearch", path) for path in paths]
+                    impls += [(ours, "rlsearch", path) for path in n_paths]
                 if "torch" in ok:
                     impls.append((torch, "torch", None))
                 calls, ms = {}, {}

@@ -45,7 +45,7 @@ type indexFlags struct {
 func (f *indexFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.cfg.Dir, "index", "", "index directory built by 'rlsearch index' (required)")
 	fs.StringVar(&f.cfg.DenseBackend, "dense-backend", "auto", "dense search: auto (GPU when usable, else exact flat up to 500,000 vectors, else HNSW when its memory need fits, else flat; an error when the shard does not fit in available memory), flat, hnsw or gpu (an error without a usable GPU)")
-	fs.BoolVar(&f.cfg.GPUInt8, "gpu-int8", false, "keep an int8 shard (rlsearch index --dtype int8) int8 on the GPU: half the GPU memory and scan traffic of fp16, exact over the int8 vectors; an error for a shard that is not int8 when --dense-backend is auto or gpu")
+	fs.BoolVar(&f.cfg.GPUInt8, "gpu-int8", false, "keep an int8 shard (rlsearch index --dtype int8) int8 on the GPU: half the GPU memory and scan traffic of fp16, exact over the int8 vectors up to the fp16 rounding of the query times the scales; an error, when --dense-backend is auto or gpu, for a shard that is not int8 or whose dimension is not a multiple of 16")
 	fs.IntVar(&f.cfg.HNSWEfSearch, "hnsw-ef", 0, "candidate list size of HNSW searches (raised to topk when smaller); 0 = the graph's own: 64 for a graph built here, the file's efSearch for one imported from faiss (faiss's default 16)")
 	fs.IntVar(&f.cfg.BM25Parallel, "bm25-parallel", 0, "search each query of a BM25 request with fewer queries than this over this many row ranges in parallel (lower latency on many-core nodes, same hits); 0 = one goroutine per query")
 	bindModel(fs, &f.cfg.Model)

@@ -47,7 +47,10 @@ func e2eTexts(enc *embed.Encoder, n, tokens int, seed uint64) ([]string, error) 
 	x := seed
 	seen := map[string]bool{}
 	out := make([]string, 0, n)
-	for len(out) < n {
+	for draws := 0; len(out) < n; draws++ {
+		if draws > 100*n {
+			return nil, fmt.Errorf("e2e: %d distinct queries of %d tokens are more than %d words make (%d found)", n, tokens, len(questionWords), len(out))
+		}
 		var words []string
 		for tries := 0; tries < 8*tokens; tries++ {
 			w := questionWords[splitmix64(&x)%uint64(len(questionWords))]
@@ -156,8 +159,12 @@ func (b *bench) endToEnd(c cmd) (map[string]any, error) {
 			return nil, fmt.Errorf("e2e: retrieve: %w", err)
 		}
 		r := time.Since(s)
-		if len(hits) != batch || len(hits[0]) != topk {
-			return nil, fmt.Errorf("e2e: retrieve answered %d lists (first of %d hits), want %d of %d", len(hits), len(hits[0]), batch, topk)
+		if want := min(topk, b.idx.Len()); len(hits) != batch || len(hits[0]) != want {
+			first := -1
+			if len(hits) > 0 {
+				first = len(hits[0])
+			}
+			return nil, fmt.Errorf("e2e: retrieve answered %d lists (the first of %d hits), want %d of %d", len(hits), first, batch, want)
 		}
 		if i >= 0 {
 			enc1, search1, both = append(enc1, ms(e)), append(search1, ms(se)), append(both, ms(r))
@@ -199,7 +206,11 @@ func (b *bench) endToEnd(c cmd) (map[string]any, error) {
 		if _, err := closedLoop(client, url, body, conc, time.Second); err != nil { // warm-up
 			return nil, err
 		}
-		return closedLoop(client, url, body, conc, time.Duration(secs*float64(time.Second)))
+		r, err := closedLoop(client, url, body, conc, time.Duration(secs*float64(time.Second)))
+		if err == nil && r["requests"].(int) == 0 {
+			err = fmt.Errorf("no request completed in %v s", secs)
+		}
+		return r, err
 	}
 	hb, err := loop(func(i int) []byte { return bodies[i%len(bodies)] }, conc)
 	if err != nil {

@@ -109,3 +109,34 @@ func TestE2ETextsExactTokens(t *testing.T) {
 		seen[s] = true
 	}
 }
+
+// TestBadCommands: every malformed or out-of-range command answers one
+// error line naming the field; none crashes the process.
+func TestBadCommands(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{`{"op": "load", "n": 100000000000000}`, `"n" · "dim"`},
+		{`{"op": "load", "n": 10, "dim": 100000000}`, `"dim" = 100000000 is above`},
+		{`{"op": "load", "n": -3}`, `"n" = -3 must be ≥ 0`},
+		{`{"op": "time", "batch": 100000000}`, `"batch" = 100000000 is above`},
+		{`{"op": "time", "k": -1}`, `"k" = -1`},
+		{`{"op": "http", "seconds": 1e9}`, `"seconds"`},
+		{`{"op": "time", "path": "int8"}`, "no index loaded"},
+		{`{"op": "e2e", "batch": -5}`, `"batch" = -5`},
+		{`{"op": "nope"}`, `unknown op "nope"`},
+		{`{"op": "load", "n": 1e3}`, "bad command"},
+		{`not json`, "bad command"},
+	} {
+		var out bytes.Buffer
+		b := &bench{cpu: true, out: json.NewEncoder(&out)}
+		if err := b.serve(strings.NewReader(tc.line + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		var r map[string]any
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatalf("%s: answer %q: %v", tc.line, out.String(), err)
+		}
+		if e, _ := r["error"].(string); !strings.Contains(e, tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.line, r, tc.want)
+		}
+	}
+}

@@ -162,7 +162,47 @@ func (b *bench) reply(v map[string]any) {
 	}
 }
 
-func (b *bench) do(c cmd) (map[string]any, error) {
+// Bounds of the protocol's sizes, far above any use (21M × 768 is 1.6e10
+// values) but low enough that a typo is an error line, not a crash.
+const (
+	maxValues = 1 << 35 // n · dim of a load
+	maxDim    = 1 << 16
+	maxBatch  = 1 << 16 // queries of a time, calibrate or e2e command
+)
+
+// check refuses negative numbers and sizes past the bounds above.
+func (c cmd) check() error {
+	for name, v := range map[string]float64{"n": float64(c.N), "dim": float64(c.Dim), "batch": float64(c.Batch), "k": float64(c.K),
+		"min_ms": c.MinMS, "calls": float64(c.Calls), "mib": float64(c.MiB), "reps": float64(c.Reps), "concurrency": float64(c.Concurrency),
+		"seconds": c.Seconds, "topk": float64(c.TopK), "tokens": float64(c.Tokens), "single_concurrency": float64(c.SingleConcurrency)} {
+		if v < 0 || math.IsNaN(v) {
+			return fmt.Errorf("%q = %v must be ≥ 0", name, v)
+		}
+	}
+	switch {
+	case c.Dim > maxDim:
+		return fmt.Errorf(`"dim" = %d is above %d`, c.Dim, maxDim)
+	case float64(c.N)*float64(max(c.Dim, 768)) > maxValues:
+		return fmt.Errorf(`"n" · "dim" = %d · %d is above %d values`, c.N, max(c.Dim, 768), int64(maxValues))
+	case c.Batch > maxBatch:
+		return fmt.Errorf(`"batch" = %d is above %d`, c.Batch, maxBatch)
+	case c.Calls > 100_000 || c.Reps > 10_000 || c.Concurrency > 4096 || c.SingleConcurrency > 4096 || c.MiB > 1<<20:
+		return errors.New(`"calls", "reps", "concurrency", "single_concurrency" or "mib" is implausibly large`)
+	case c.Seconds > 3600 || c.MinMS > 60_000:
+		return errors.New(`"seconds" is above 3,600 or "min_ms" above 60,000`)
+	}
+	return nil
+}
+
+func (b *bench) do(c cmd) (res map[string]any, err error) {
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Op, err)
+	}
+	defer func() { // a bug answers as an error line instead of killing the run
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("%s: panic: %v", c.Op, r)
+		}
+	}()
 	switch c.Op {
 	case "copy":
 		return b.copyBandwidth(c)
@@ -288,11 +328,14 @@ func (b *bench) load(c cmd) (map[string]any, error) {
 	}
 	res["upload_s"] = time.Since(t0).Seconds()
 	if c.Int8 {
+		// A failed int8 index (out of GPU memory, dim % 16 != 0) is
+		// reported beside the fp16 one, which stays loaded and timed.
 		t1 := time.Now()
 		if err := b.loadInt8(n, dim, c.Seed, res); err != nil {
-			return nil, fmt.Errorf("load int8: %w", err)
+			res["int8_error"] = err.Error()
+		} else {
+			res["int8_upload_s"] = time.Since(t1).Seconds()
 		}
-		res["int8_upload_s"] = time.Since(t1).Seconds()
 	}
 	return res, nil
 }
@@ -304,6 +347,9 @@ func (b *bench) loadInt8(n, dim int, seed uint64, res map[string]any) error {
 	h := Int8Header(n, dim)
 	src := Int8Rows(n, dim, seed)
 	if b.cpu {
+		if dim%16 != 0 { // as the GPU refuses it (ann.GPUConfig.Int8), so that dry runs see the same
+			return fmt.Errorf("dim %d is not a multiple of 16 (ann.GPUConfig.Int8)", dim)
+		}
 		vecs := make([]float32, 0, n*dim)
 		for {
 			_, raw, err := src()

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -119,6 +120,46 @@ func TestInterleaveDryRun(t *testing.T) {
 	for _, want := range []string{"| 3,000 | 1 |", "| 3,000 | 5 |", "| 3,000 | 5 | tiled |", "| 3,000 | 5 | int8 |", "int8 shard on the GPU", "/retrieve (package server"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+}
+
+// TestInterleaveInt8LoadFails: when ours cannot build the int8 index (here
+// dim 40, not a multiple of 16, refused as on the GPU), interleave.py
+// records one error row for the path int8 and still times the fp16 path
+// against torch at that size.
+func TestInterleaveInt8LoadFails(t *testing.T) {
+	requireNumpy(t)
+	out := filepath.Join(t.TempDir(), "bench.jsonl")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testutil.Python, "../interleave.py", "--ours", "env GPUBENCH_MAIN=1 "+self+" -cpu",
+		"--torch", testutil.Python+" ../torch_baseline.py --serve --numpy", "--sizes", "2000", "--dim", "40",
+		"--batches", "1", "--paths", "auto,int8", "--reps", "1", "--min-ms", "1", "--http-n", "0", "--copy-mib", "1", "--out", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("interleave.py: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		key, _ := r["kind"].(string)
+		if key == "time" || key == "error" {
+			key += " " + r["impl"].(string) + " " + fmt.Sprint(r["path"])
+		}
+		seen[key]++
+	}
+	for k, want := range map[string]int{"time rlsearch auto": 1, "time torch ": 1, "error rlsearch int8": 1, "time rlsearch int8": 0} {
+		if seen[k] != want {
+			t.Errorf("%d %q rows, want %d (all: %v)", seen[k], k, want, seen)
 		}
 	}
 }

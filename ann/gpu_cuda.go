@@ -303,9 +303,7 @@ func (o *cudaOps) readOut(s []float32, r []int32, nq, k int) error {
 	if err := o.c.CopyDtoH(b, o.or, 0); err != nil {
 		return err
 	}
-	for i := range r[:nq*k] {
-		r[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
-	}
+	kernels.DecodeInt32s(r[:nq*k], b)
 	return nil
 }
 
@@ -395,17 +393,13 @@ func (o *cudaOps) readScan(nq, k int) ([]kernels.Pair, []int32, error) {
 		return nil, nil, err
 	}
 	best := make([]kernels.Pair, nq*k)
-	for i := range best {
-		best[i] = kernels.Pair{Key: binary.LittleEndian.Uint32(b[8*i:]), Row: int32(binary.LittleEndian.Uint32(b[8*i+4:]))}
-	}
+	kernels.DecodePairs(best, b)
 	fb := make([]byte, 4*nq)
 	if err := o.c.CopyDtoH(fb, o.flags, 0); err != nil {
 		return nil, nil, err
 	}
 	flags := make([]int32, nq)
-	for i := range flags {
-		flags[i] = int32(binary.LittleEndian.Uint32(fb[4*i:]))
-	}
+	kernels.DecodeInt32s(flags, fb)
 	return best, flags, nil
 }
 
@@ -418,9 +412,7 @@ func (o *cudaOps) readCand(nq, cap int) ([]kernels.Pair, []int32, error) {
 		return nil, nil, err
 	}
 	count := make([]int32, nq)
-	for i := range count {
-		count[i] = int32(binary.LittleEndian.Uint32(nb[4*i:]))
-	}
+	kernels.DecodeInt32s(count, nb)
 	cand := make([]kernels.Pair, nq*cap)
 	b := make([]byte, cap*kernels.PairBytes)
 	for qi := 0; qi < nq; qi++ {
@@ -431,9 +423,7 @@ func (o *cudaOps) readCand(nq, cap int) ([]kernels.Pair, []int32, error) {
 		if err := o.c.CopyDtoH(b[:n*kernels.PairBytes], o.cand, int64(qi)*int64(cap)*kernels.PairBytes); err != nil {
 			return nil, nil, err
 		}
-		for i := range n {
-			cand[qi*cap+i] = kernels.Pair{Key: binary.LittleEndian.Uint32(b[8*i:]), Row: int32(binary.LittleEndian.Uint32(b[8*i+4:]))}
-		}
+		kernels.DecodePairs(cand[qi*cap:qi*cap+n], b)
 	}
 	return cand, count, nil
 }

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -138,6 +139,22 @@ type Pair struct {
 
 // PairBytes is the size of a Pair on the device.
 const PairBytes = 8
+
+// DecodePairs fills dst with the device pairs in b (little-endian uint2,
+// as CopyDtoH returns them): min(len(dst), len(b)/PairBytes) of them.
+func DecodePairs(dst []Pair, b []byte) {
+	for i := range min(len(dst), len(b)/PairBytes) {
+		dst[i] = Pair{Key: binary.LittleEndian.Uint32(b[PairBytes*i:]), Row: int32(binary.LittleEndian.Uint32(b[PairBytes*i+4:]))}
+	}
+}
+
+// DecodeInt32s fills dst with the little-endian int32 values in b
+// (survivor counts, flags, rows): min(len(dst), len(b)/4) of them.
+func DecodeInt32s(dst []int32, b []byte) {
+	for i := range min(len(dst), len(b)/4) {
+		dst[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+}
 
 // ScanArgs are rls_scan's arguments (scan.cu): rows [RowLo, RowHi) of the
 // fp16 corpus [rows, Dim] (Dim % 8 == 0) against the fp16 queries Q

@@ -49,9 +49,7 @@ func emuModes(t *testing.T, fn func(t *testing.T, e *kernelemu.Emu)) {
 
 func bi32(b []byte) []int32 {
 	v := make([]int32, len(b)/4)
-	for i := range v {
-		v[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
-	}
+	kernels.DecodeInt32s(v, b)
 	return v
 }
 
@@ -65,9 +63,7 @@ func bu32(b []byte) []uint32 {
 
 func bpairs(b []byte) []kernels.Pair {
 	p := make([]kernels.Pair, len(b)/kernels.PairBytes)
-	for i := range p {
-		p[i] = kernels.Pair{Key: binary.LittleEndian.Uint32(b[8*i:]), Row: int32(binary.LittleEndian.Uint32(b[8*i+4:]))}
-	}
+	kernels.DecodePairs(p, b)
 	return p
 }
 

@@ -88,9 +88,7 @@ func readPairs(c *cuda.Ctx, b *cuda.Buffer, n int) ([]Pair, error) {
 		return nil, err
 	}
 	out := make([]Pair, n)
-	for i := range out {
-		out[i] = Pair{binary.LittleEndian.Uint32(raw[8*i:]), int32(binary.LittleEndian.Uint32(raw[8*i+4:]))}
-	}
+	DecodePairs(out, raw)
 	return out, nil
 }
 
@@ -474,4 +472,23 @@ func gpuPipelineCase(t *testing.T, e *gpuScanEnv, r *rand.Rand, k int) error {
 		}
 	}
 	return nil
+}
+
+// TestDecodePairs: device pairs and int32 values decode little-endian,
+// Row as signed (-1 = empty), and never past the shorter of dst and b.
+func TestDecodePairs(t *testing.T) {
+	b := binary.LittleEndian.AppendUint32(nil, 0xfedcba98)
+	b = binary.LittleEndian.AppendUint32(b, 0xffffffff)
+	b = binary.LittleEndian.AppendUint32(b, 7)
+	b = binary.LittleEndian.AppendUint32(b, 42)
+	p := make([]Pair, 3)
+	DecodePairs(p, b)
+	if p[0] != (Pair{0xfedcba98, -1}) || p[1] != (Pair{7, 42}) || p[2] != (Pair{}) {
+		t.Errorf("pairs %v", p)
+	}
+	v := make([]int32, 3)
+	DecodeInt32s(v[:2], b)
+	if v[0] != -19088744 || v[1] != -1 || v[2] != 0 {
+		t.Errorf("int32s %v", v)
+	}
 }

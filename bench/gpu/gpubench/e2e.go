@@ -6,16 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/ann"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
@@ -176,23 +171,11 @@ func (b *bench) endToEnd(c cmd) (map[string]any, error) {
 	// HTTP, through package server and its batching queue.
 	bt := server.NewBatcher(retr, batch, 2*time.Millisecond)
 	defer bt.(io.Closer).Close()
-	srv, err := server.New(server.Config{
-		Retrievers: map[string]rlsearch.Retriever{rlsearch.RetrieverE5: bt},
-		Docs:       genDocs{n: b.idx.Len()},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Registry:   prometheus.NewRegistry(),
-	})
+	url, stop, err := serveLoopback(bt, b.idx.Len())
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	hs := &http.Server{Handler: srv.Handler()}
-	go hs.Serve(ln)
-	defer hs.Close()
-	url := "http://" + ln.Addr().String() + "/retrieve"
+	defer stop()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(conc, single), MaxConnsPerHost: max(conc, single)}}
 	request := func(q []string) []byte {
 		body, _ := json.Marshal(map[string]any{"queries": q, "topk": topk, "return_scores": true})
@@ -202,17 +185,7 @@ func (b *bench) endToEnd(c cmd) (map[string]any, error) {
 	for i := range bodies {
 		bodies[i] = request(batchAt(i))
 	}
-	loop := func(body func(int) []byte, conc int) (map[string]any, error) {
-		if _, err := closedLoop(client, url, body, conc, time.Second); err != nil { // warm-up
-			return nil, err
-		}
-		r, err := closedLoop(client, url, body, conc, time.Duration(secs*float64(time.Second)))
-		if err == nil && r["requests"].(int) == 0 {
-			err = fmt.Errorf("no request completed in %v s", secs)
-		}
-		return r, err
-	}
-	hb, err := loop(func(i int) []byte { return bodies[i%len(bodies)] }, conc)
+	hb, err := warmClosedLoop(client, url, func(i int) []byte { return bodies[i%len(bodies)] }, conc, secs)
 	if err != nil {
 		return nil, fmt.Errorf("e2e: /retrieve of %d queries per request: %w", batch, err)
 	}
@@ -222,7 +195,7 @@ func (b *bench) endToEnd(c cmd) (map[string]any, error) {
 	for i := range singles {
 		singles[i] = request(texts[i : i+1])
 	}
-	hs1, err := loop(func(i int) []byte { return singles[i%len(singles)] }, single)
+	hs1, err := warmClosedLoop(client, url, func(i int) []byte { return singles[i%len(singles)] }, single, secs)
 	if err != nil {
 		return nil, fmt.Errorf("e2e: /retrieve of one query per request: %w", err)
 	}

@@ -452,32 +452,16 @@ func (b *bench) httpBench(c cmd) (map[string]any, error) {
 	}
 	const nQueries = 4096
 	r := &vectorRetriever{idx: b.idx, q: unitQueries(nQueries, b.idx.Dim(), 7), dim: b.idx.Dim()}
-	srv, err := server.New(server.Config{
-		Retrievers: map[string]rlsearch.Retriever{rlsearch.RetrieverE5: r},
-		Docs:       genDocs{n: b.idx.Len()},
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Registry:   prometheus.NewRegistry(),
-	})
+	url, stop, err := serveLoopback(r, b.idx.Len())
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	hs := &http.Server{Handler: srv.Handler()}
-	go hs.Serve(ln)
-	defer hs.Close()
-	url := "http://" + ln.Addr().String() + "/retrieve"
+	defer stop()
 	body := func(i int) []byte {
 		return []byte(fmt.Sprintf(`{"queries": ["q%d"], "topk": %d, "return_scores": true}`, i%nQueries, topk))
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc}}
-	// Warm-up: a second of the closed loop.
-	if _, err := closedLoop(client, url, body, conc, time.Second); err != nil {
-		return nil, err
-	}
-	closed, err := closedLoop(client, url, body, conc, time.Duration(secs*float64(time.Second)))
+	closed, err := warmClosedLoop(client, url, body, conc, secs)
 	if err != nil {
 		return nil, err
 	}
@@ -497,6 +481,41 @@ func (b *bench) httpBench(c cmd) (map[string]any, error) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// serveLoopback serves r as the e5 retriever of package server, over
+// genDocs documents for n rows, on a free loopback port: the /retrieve URL
+// and the function that stops the server.
+func serveLoopback(r rlsearch.Retriever, n int) (string, func(), error) {
+	srv, err := server.New(server.Config{
+		Retrievers: map[string]rlsearch.Retriever{rlsearch.RetrieverE5: r},
+		Docs:       genDocs{n: n},
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Registry:   prometheus.NewRegistry(),
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: srv.Handler()}
+	go hs.Serve(ln)
+	return "http://" + ln.Addr().String() + "/retrieve", func() { hs.Close() }, nil
+}
+
+// warmClosedLoop is closedLoop for secs seconds after one second of it as
+// a warm-up; a run in which no request completed is an error.
+func warmClosedLoop(client *http.Client, url string, body func(int) []byte, conc int, secs float64) (map[string]any, error) {
+	if _, err := closedLoop(client, url, body, conc, time.Second); err != nil {
+		return nil, err
+	}
+	r, err := closedLoop(client, url, body, conc, time.Duration(secs*float64(time.Second)))
+	if err == nil && r["requests"].(int) == 0 {
+		err = fmt.Errorf("no request completed in %v s", secs)
+	}
+	return r, err
+}
 
 // closedLoop runs conc clients back to back for d: requests/s, latency
 // percentiles; any non-200 answer is an error.

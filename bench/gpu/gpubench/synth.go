@@ -48,9 +48,24 @@ func unitRow(v []float32, seed uint64, row int) {
 // 65,536 rows, each block generated on all cores. The first m rows do not
 // depend on n.
 func UnitRows(n, dim int, seed uint64) ann.RowSource {
+	return blockRows(n, 2*dim, func() func(int, []byte) {
+		v := make([]float32, dim) // per worker
+		return func(row int, dst []byte) {
+			unitRow(v, seed, row)
+			for j, f := range v {
+				binary.LittleEndian.PutUint16(dst[2*j:], toF16(f))
+			}
+		}
+	})
+}
+
+// blockRows streams n rows of rowBytes bytes in blocks of 65,536 rows.
+// Each block is filled on all cores: every worker gets its own fill
+// function from newFill, which writes one row (by index) into dst.
+func blockRows(n, rowBytes int, newFill func() func(row int, dst []byte)) ann.RowSource {
 	const block = 1 << 16
 	lo := 0
-	buf := make([]byte, block*dim*2)
+	buf := make([]byte, min(block, n)*rowBytes)
 	return func() (int, []byte, error) {
 		if lo >= n {
 			return lo, nil, io.EOF
@@ -63,19 +78,16 @@ func UnitRows(n, dim int, seed uint64) ann.RowSource {
 			wg.Add(1)
 			go func(w int) {
 				defer wg.Done()
-				v := make([]float32, dim)
+				fill := newFill()
 				for r := w; r < rows; r += workers {
-					unitRow(v, seed, lo+r)
-					for j, f := range v {
-						binary.LittleEndian.PutUint16(buf[2*(r*dim+j):], toF16(f))
-					}
+					fill(lo+r, buf[r*rowBytes:(r+1)*rowBytes])
 				}
 			}(w)
 		}
 		wg.Wait()
 		row0 := lo
 		lo = hi
-		return row0, buf[:rows*dim*2], nil
+		return row0, buf[:rows*rowBytes], nil
 	}
 }
 
@@ -120,40 +132,19 @@ func Int8Header(n, dim int) ann.Header {
 // 65,536 rows, each block generated on all cores: the corpus of the int8
 // timings (ann.GPUConfig.Int8). The first m rows do not depend on n.
 func Int8Rows(n, dim int, seed uint64) ann.RowSource {
-	const block = 1 << 16
-	lo := 0
-	buf := make([]byte, block*dim)
-	return func() (int, []byte, error) {
-		if lo >= n {
-			return lo, nil, io.EOF
-		}
-		hi := min(lo+block, n)
-		rows := hi - lo
-		var wg sync.WaitGroup
-		workers := runtime.GOMAXPROCS(0)
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				for r := w; r < rows; r += workers {
-					x := seed*0x94d049bb133111eb ^ uint64(lo+r)*0x9e3779b97f4a7c15
-					row := buf[r*dim : (r+1)*dim]
-					for j := 0; j < dim; j += 8 {
-						v := splitmix64(&x)
-						for e := 0; e < 8 && j+e < dim; e++ {
-							c := byte(v >> (8 * e))
-							if c == 0x80 { // -128 → -127: symmetric codes
-								c = 0x81
-							}
-							row[j+e] = c
-						}
+	return blockRows(n, dim, func() func(int, []byte) {
+		return func(row int, dst []byte) {
+			x := seed*0x94d049bb133111eb ^ uint64(row)*0x9e3779b97f4a7c15
+			for j := 0; j < dim; j += 8 {
+				v := splitmix64(&x)
+				for e := 0; e < 8 && j+e < dim; e++ {
+					c := byte(v >> (8 * e))
+					if c == 0x80 { // -128 → -127: symmetric codes
+						c = 0x81
 					}
+					dst[j+e] = c
 				}
-			}(w)
+			}
 		}
-		wg.Wait()
-		row0 := lo
-		lo = hi
-		return row0, buf[:rows*dim], nil
-	}
+	})
 }

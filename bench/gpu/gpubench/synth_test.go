@@ -7,33 +7,38 @@ import (
 	"testing"
 
 	"github.com/x448/float16"
+
+	"github.com/rlsearch/rlsearch/ann"
 )
+
+// collectRows reads src to the end: blocks in order, whole rows of
+// rowBytes, n rows in all; the bytes.
+func collectRows(t *testing.T, src ann.RowSource, rowBytes, n int) []byte {
+	t.Helper()
+	var all []byte
+	seen := 0
+	for {
+		row0, raw, err := src()
+		if err == io.EOF {
+			break
+		}
+		if err != nil || row0 != seen || len(raw)%rowBytes != 0 {
+			t.Fatalf("block at %d (%d bytes), want row %d of %d-byte rows: %v", row0, len(raw), seen, rowBytes, err)
+		}
+		seen += len(raw) / rowBytes
+		all = append(all, raw...)
+	}
+	if seen != n {
+		t.Fatalf("%d rows, want %d", seen, n)
+	}
+	return all
+}
 
 // TestUnitRows: rows in order, unit length to fp16 precision, the first
 // rows of a larger corpus equal those of a smaller one.
 func TestUnitRows(t *testing.T) {
 	const dim = 20
-	collect := func(n int) []byte {
-		var all []byte
-		src := UnitRows(n, dim, 3)
-		seen := 0
-		for {
-			row0, raw, err := src()
-			if err == io.EOF {
-				break
-			}
-			if err != nil || row0 != seen {
-				t.Fatalf("block at %d, want %d: %v", row0, seen, err)
-			}
-			seen += len(raw) / (2 * dim)
-			all = append(all, raw...)
-		}
-		if seen != n {
-			t.Fatalf("%d rows, want %d", seen, n)
-		}
-		return all
-	}
-	small, big := collect(1000), collect(70000)
+	small, big := collectRows(t, UnitRows(1000, dim, 3), 2*dim, 1000), collectRows(t, UnitRows(70000, dim, 3), 2*dim, 70000)
 	if string(small) != string(big[:len(small)]) {
 		t.Fatal("the first 1,000 rows differ between n = 1,000 and n = 70,000")
 	}
@@ -76,27 +81,7 @@ func TestToF16(t *testing.T) {
 // squared norm under Int8Header's scale.
 func TestInt8Rows(t *testing.T) {
 	const dim = 768
-	collect := func(n int) []byte {
-		var all []byte
-		src := Int8Rows(n, dim, 3)
-		seen := 0
-		for {
-			row0, raw, err := src()
-			if err == io.EOF {
-				break
-			}
-			if err != nil || row0 != seen {
-				t.Fatalf("block at %d, want %d: %v", row0, seen, err)
-			}
-			seen += len(raw) / dim
-			all = append(all, raw...)
-		}
-		if seen != n {
-			t.Fatalf("%d rows, want %d", seen, n)
-		}
-		return all
-	}
-	small, big := collect(1000), collect(70000)
+	small, big := collectRows(t, Int8Rows(1000, dim, 3), dim, 1000), collectRows(t, Int8Rows(70000, dim, 3), dim, 70000)
 	if string(small) != string(big[:len(small)]) {
 		t.Fatal("the first 1,000 rows differ between n = 1,000 and n = 70,000")
 	}

@@ -58,24 +58,32 @@ func TestSummaryReproducesTable(t *testing.T) {
 	}
 }
 
-// TestInterleaveDryRun runs interleave.py with this binary as gpubench -cpu
-// and torch_baseline.py's numpy stand-in over a small corpus, then
-// summary.py: every (impl, path, batch) is timed, the /retrieve benchmark
-// answers, and the summary's comparison table has a row per batch.
-func TestInterleaveDryRun(t *testing.T) {
+// runInterleave runs interleave.py with this test binary as gpubench -cpu
+// and torch_baseline.py's numpy stand-in, with args; the path of its
+// JSON lines.
+func runInterleave(t *testing.T, args ...string) string {
+	t.Helper()
 	requireNumpy(t)
 	out := filepath.Join(t.TempDir(), "bench.jsonl")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(testutil.Python, "../interleave.py", "--ours", "env GPUBENCH_MAIN=1 "+self+" -cpu",
-		"--torch", testutil.Python+" ../torch_baseline.py --serve --numpy", "--sizes", "3000", "--dim", "64",
-		"--batches", "1,5", "--paths", "auto,tiled,int8", "--reps", "3", "--min-ms", "1", "--http-seconds", "0.3",
-		"--http-concurrency", "4", "--copy-mib", "1", "--out", out)
+	cmd := exec.Command(testutil.Python, append([]string{"../interleave.py", "--ours", "env GPUBENCH_MAIN=1 " + self + " -cpu",
+		"--torch", testutil.Python + " ../torch_baseline.py --serve --numpy", "--out", out}, args...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("interleave.py: %v\n%s", err, b)
 	}
+	return out
+}
+
+// TestInterleaveDryRun runs interleave.py with this binary as gpubench -cpu
+// and torch_baseline.py's numpy stand-in over a small corpus, then
+// summary.py: every (impl, path, batch) is timed, the /retrieve benchmark
+// answers, and the summary's comparison table has a row per batch.
+func TestInterleaveDryRun(t *testing.T) {
+	out := runInterleave(t, "--sizes", "3000", "--dim", "64", "--batches", "1,5", "--paths", "auto,tiled,int8", "--reps", "3",
+		"--min-ms", "1", "--http-seconds", "0.3", "--http-concurrency", "4", "--copy-mib", "1")
 	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
@@ -129,18 +137,8 @@ func TestInterleaveDryRun(t *testing.T) {
 // records one error row for the path int8 and still times the fp16 path
 // against torch at that size.
 func TestInterleaveInt8LoadFails(t *testing.T) {
-	requireNumpy(t)
-	out := filepath.Join(t.TempDir(), "bench.jsonl")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(testutil.Python, "../interleave.py", "--ours", "env GPUBENCH_MAIN=1 "+self+" -cpu",
-		"--torch", testutil.Python+" ../torch_baseline.py --serve --numpy", "--sizes", "2000", "--dim", "40",
-		"--batches", "1", "--paths", "auto,int8", "--reps", "1", "--min-ms", "1", "--http-n", "0", "--copy-mib", "1", "--out", out)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("interleave.py: %v\n%s", err, b)
-	}
+	out := runInterleave(t, "--sizes", "2000", "--dim", "40", "--batches", "1", "--paths", "auto,int8", "--reps", "1",
+		"--min-ms", "1", "--http-n", "0", "--copy-mib", "1")
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)

@@ -261,6 +261,22 @@ func int8Flat(r *rand.Rand, n, dim int) *Flat {
 	return &Flat{h: h, i8: codes, kernel: defaultKernel}
 }
 
+// sameAsFlat checks that g's top-k of q equals oracle.Search's exactly
+// (rows, order, scores) for every k in ks.
+func sameAsFlat(t *testing.T, name string, g *GPUFlat, oracle *Flat, q []float32, ks ...int) {
+	t.Helper()
+	for _, k := range ks {
+		got, err := g.Search(context.Background(), q, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := oracle.Search(context.Background(), q, k)
+		for qi := range want {
+			compareHits(t, fmt.Sprintf("%s k=%d q%d", name, k, qi), got[qi], want[qi], true, 0, oracle, nil)
+		}
+	}
+}
+
 // TestGPUInt8Ref: GPUConfig.Int8 over an int8 shard (the reference
 // devices run the host side: upload of the codes, PackI8Queries, the
 // fused int8 path, the overflow rerun over spans of the capacity, host
@@ -270,10 +286,7 @@ func TestGPUInt8Ref(t *testing.T) {
 	r := rand.New(rand.NewPCG(71, 3))
 	const n, dim, nq = 5000, 32, 5
 	oracle := int8Flat(r, n, dim)
-	q := make([]float32, nq*dim)
-	for i := range q {
-		q[i] = float32(r.IntN(5)-2) / 2
-	}
+	q := gpuTestVecs(r, nq, dim, true)
 	for _, cfg := range []GPUConfig{{refDevices: 1, MaxBatch: 8}, {refDevices: 3, MaxBatch: 8}, {refDevices: 1, MaxBatch: 8, scanCap: 40}} {
 		cfg.Int8 = true
 		g, err := NewGPU(oracle, cfg)
@@ -283,16 +296,7 @@ func TestGPUInt8Ref(t *testing.T) {
 		if g.Header().DType != INT8 || !strings.Contains(g.Paths(), "rls_scan16_i8") {
 			t.Errorf("int8 index: header %v, paths %q", g.Header().DType, g.Paths())
 		}
-		for _, k := range []int{1, 10, 257, 2049, n} {
-			got, err := g.Search(context.Background(), q, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, _ := oracle.Search(context.Background(), q, k)
-			for qi := range want {
-				compareHits(t, fmt.Sprintf("devices=%d cap=%d k=%d q%d", cfg.refDevices, cfg.scanCap, k, qi), got[qi], want[qi], true, 0, oracle, nil)
-			}
-		}
+		sameAsFlat(t, fmt.Sprintf("devices=%d cap=%d", cfg.refDevices, cfg.scanCap), g, oracle, q, 1, 10, 257, 2049, n)
 		if cfg.scanCap > 0 && g.Overflows() == 0 {
 			t.Errorf("cap %d: no query overflowed: the int8 rerun is not covered", cfg.scanCap)
 		}
@@ -315,20 +319,7 @@ func TestGPUInt8OpenShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	q := make([]float32, 3*dim)
-	for i := range q {
-		q[i] = float32(r.IntN(5)-2) / 2
-	}
-	for _, k := range []int{1, 100, 3000} {
-		got, err := g.Search(context.Background(), q, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := oracle.Search(context.Background(), q, k)
-		for qi := range want {
-			compareHits(t, fmt.Sprintf("k=%d q%d", k, qi), got[qi], want[qi], true, 0, oracle, nil)
-		}
-	}
+	sameAsFlat(t, "shard", g, oracle, gpuTestVecs(r, 3, dim, true), 1, 100, 3000)
 }
 
 // TestGPUInt8Differential: the int8 kernels on a real GPU against the
@@ -350,20 +341,7 @@ func TestGPUInt8Differential(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, nq := range []int{1, 17, 130} {
-				q := make([]float32, nq*dim)
-				for i := range q {
-					q[i] = float32(r.IntN(5)-2) / 2
-				}
-				for _, k := range []int{1, 10, 256, 257, 2048, 2049} {
-					got, err := g.Search(context.Background(), q, k)
-					if err != nil {
-						t.Fatal(err)
-					}
-					want, _ := oracle.Search(context.Background(), q, k)
-					for qi := range want {
-						compareHits(t, fmt.Sprintf("n=%d dim=%d nq=%d k=%d q%d", n, dim, nq, k, qi), got[qi], want[qi], true, 0, oracle, nil)
-					}
-				}
+				sameAsFlat(t, fmt.Sprintf("n=%d dim=%d nq=%d", n, dim, nq), g, oracle, gpuTestVecs(r, nq, dim, true), 1, 10, 256, 257, 2048, 2049)
 			}
 			g.Close()
 		}
@@ -430,20 +408,7 @@ func TestGPUInt8Stream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	q := make([]float32, 4*dim)
-	for i := range q {
-		q[i] = float32(r.IntN(5)-2) / 2
-	}
-	for _, k := range []int{1, 10, 300} {
-		got, err := g.Search(context.Background(), q, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := oracle.Search(context.Background(), q, k)
-		for qi := range want {
-			compareHits(t, fmt.Sprintf("k=%d q%d", k, qi), got[qi], want[qi], true, 0, oracle, nil)
-		}
-	}
+	sameAsFlat(t, "stream", g, oracle, gpuTestVecs(r, 4, dim, true), 1, 10, 300)
 	if _, err := NewGPUStream(h, stream(dim/2), GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "not whole rows") {
 		t.Errorf("blocks of half rows: %v, want ErrCorrupt", err)
 	}

@@ -137,14 +137,7 @@ func call(fn uintptr, args ...uintptr) uintptr {
 // SetReverse makes later launches run each block's threads in decreasing
 // index order (true) or increasing (false, the default). Running a test in
 // both orders exposes a missing __syncthreads.
-func (e *Emu) SetReverse(rev bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.order &^= 1
-	if rev {
-		e.order |= 1
-	}
-}
+func (e *Emu) SetReverse(rev bool) { e.setOrder(1, rev) }
 
 // SetWarpMajor makes later launches run one warp of a block at a time
 // (true): each warp runs, its shuffles and mma.sync released as soon as
@@ -154,12 +147,16 @@ func (e *Emu) SetReverse(rev bool) {
 // step; this way one warp runs ahead of the others as far as the barriers
 // allow, which exposes a missing barrier between warps that exchange data
 // through shared memory.
-func (e *Emu) SetWarpMajor(on bool) {
+func (e *Emu) SetWarpMajor(on bool) { e.setOrder(2, on) }
+
+// setOrder sets or clears one bit of the launch order (1: reverse, 2:
+// warp-major).
+func (e *Emu) setOrder(bit uint64, on bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.order &^= 2
+	e.order &^= bit
 	if on {
-		e.order |= 2
+		e.order |= bit
 	}
 }
 

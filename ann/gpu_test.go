@@ -761,14 +761,5 @@ func TestGPULargeBatchSegmentsRef(t *testing.T) {
 	if gpuRace {
 		ks = ks[:1] // the reference sorts dominate under -race
 	}
-	for _, k := range ks {
-		got, err := g.Search(context.Background(), q, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := oracle.Search(context.Background(), q, k)
-		for qi := range want {
-			compareHits(t, fmt.Sprintf("k=%d q%d", k, qi), got[qi], want[qi], true, 0, oracle, nil)
-		}
-	}
+	sameAsFlat(t, "segments", g, oracle, q, ks...)
 }

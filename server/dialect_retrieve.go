@@ -394,8 +394,8 @@ func (s *Server) resultsLimit(n, k int, field string) error {
 
 // serveQueries answers R1-Searcher's POST /queries {"queries", "k"} with
 // {"queries", "answers": [[passage, ...], ...]}; each passage is the
-// stored `"Title"\ntext` (its client strips a leading numeric id,
-// `re.sub(r'^\d+\s+', ”, doc)`, which never matches a quoted title).
+// stored `"Title"\ntext` (its client strips a leading numeric id with
+// the regular expression ^\d+\s+, which never matches a quoted title).
 func (s *Server) serveQueries(w *respWriter, r *http.Request, enc bodyEncoding, fields map[string]json.RawMessage) error {
 	qs, err := fieldStrings(fields, "queries", s.cfg.MaxQueries)
 	if err != nil {

@@ -1,0 +1,190 @@
+// Package mcp serves the retrieval backend as a Model Context Protocol
+// server over streamable HTTP (github.com/modelcontextprotocol/go-sdk), so
+// that an agent framework or an eval harness that speaks MCP points at
+// http://HOST:PORT/mcp without glue. `rlsearch serve` mounts it at /mcp
+// of every corpus (/c/NAME/mcp).
+//
+// Tools, as BrowseComp-Plus's harness calls them (texttron/BrowseComp-Plus
+// @ 97c637c searcher/tools.py register_tools; its clients read the search
+// output as a JSON list of {"docid", ...}, search_agent/utils.py
+// extract_retrieved_docids_from_result):
+//
+//	search(query, k?)          → [{"docid", "score", "snippet"}]   k defaults to Config.K (BrowseComp-Plus --k 5)
+//	get_document(docid)        → {"docid", "text", "title", "url"}   text: the passage as stored ("Title"\ntext)
+//	execute_program(code, question?) → the program's observation (text) and its sdk.Result (structured)
+//
+// search's hits are /retrieve's for the same query and k (server.Search:
+// the same retriever, cache and cleaning); snippet is the passage's
+// stored contents. get_document's document is the passage with that id
+// (server.DocByID; the page index is built on first use). Bad arguments
+// (k out of range, an unknown docid) are tool errors (isError, with the
+// reason as text), never protocol errors. The handler is safe for
+// concurrent use; sessions idle for SessionTimeout are closed.
+//
+// No cgo; the same on CPU and GPU hosts.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/sdk"
+	"github.com/rlsearch/rlsearch/server"
+)
+
+// Defaults of Config.
+const (
+	// DefaultK is BrowseComp-Plus's --k (searcher/mcp_server.py, 5).
+	DefaultK = 5
+	// DefaultMaxK bounds search's k.
+	DefaultMaxK = 100
+	// DefaultSessionTimeout closes sessions idle this long.
+	DefaultSessionTimeout = 30 * time.Minute
+)
+
+// Config configures Handler. Search and Document are required.
+type Config struct {
+	// Search is /retrieve's retrieval for one query (server.Server.Search
+	// with the default retriever).
+	Search func(ctx context.Context, query string, k int) ([]server.SearchHit, error)
+	// Document returns the passage with an id (server.Server.DocByID);
+	// an unknown id wraps rlsearch.ErrBadInput.
+	Document func(ctx context.Context, id string) (rlsearch.Document, error)
+	// URL gives a passage's URL (as /retrieve's asearcher profile does);
+	// nil leaves "url" out.
+	URL func(d rlsearch.Document) string
+	// Run executes one retrieval program (sdk.Runtime.Serve of a
+	// one-program batch); nil leaves execute_program out.
+	Run func(ctx context.Context, req sdk.Request) (sdk.Result, error)
+	// K is search's default k; 0 means DefaultK. MaxK bounds it; 0 means
+	// DefaultMaxK.
+	K, MaxK int
+	// SessionTimeout closes idle sessions; 0 means DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	// Name and Version identify the server to clients ("rlsearch", "dev").
+	Name, Version string
+	// Logger receives the SDK's logs (nil: none).
+	Logger *slog.Logger
+}
+
+// SearchArgs are search's arguments.
+type SearchArgs struct {
+	Query string `json:"query" jsonschema:"the search query"`
+	K     int    `json:"k,omitempty" jsonschema:"number of hits (default: the server's k)"`
+}
+
+// SearchHit is one hit of search, BrowseComp-Plus's {"docid", "score",
+// "snippet"}.
+type SearchHit struct {
+	DocID   string  `json:"docid"`
+	Score   float64 `json:"score"`
+	Snippet string  `json:"snippet"`
+}
+
+// DocumentArgs are get_document's arguments.
+type DocumentArgs struct {
+	DocID string `json:"docid" jsonschema:"the docid of a search hit"`
+}
+
+// Document is get_document's result, BrowseComp-Plus's {"docid", "text"}
+// plus the title and URL.
+type Document struct {
+	DocID string `json:"docid"`
+	Text  string `json:"text"`
+	Title string `json:"title"`
+	URL   string `json:"url,omitempty"`
+}
+
+// ProgramArgs are execute_program's arguments.
+type ProgramArgs struct {
+	Code     string `json:"code" jsonschema:"the retrieval program (Python with the SDK's dense, sparse, fuse, dedup, rerank; only what it prints returns)"`
+	Question string `json:"question,omitempty" jsonschema:"visible to the program as the global question"`
+}
+
+// Handler returns the MCP server's streamable HTTP handler. Errors name
+// a missing Config field.
+func Handler(cfg Config) (http.Handler, error) {
+	switch {
+	case cfg.Search == nil:
+		return nil, errors.New("mcp: Config.Search is nil")
+	case cfg.Document == nil:
+		return nil, errors.New("mcp: Config.Document is nil")
+	case cfg.K < 0 || cfg.MaxK < 0:
+		return nil, fmt.Errorf("mcp: Config.K %d and MaxK %d must not be negative", cfg.K, cfg.MaxK)
+	}
+	if cfg.K == 0 {
+		cfg.K = DefaultK
+	}
+	if cfg.MaxK == 0 {
+		cfg.MaxK = max(DefaultMaxK, cfg.K)
+	}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = DefaultSessionTimeout
+	}
+	if cfg.Name == "" {
+		cfg.Name = "rlsearch"
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	srv := sdkmcp.NewServer(&sdkmcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &sdkmcp.ServerOptions{Logger: cfg.Logger,
+		Instructions: "Search a corpus with search(query, k), read a hit's passage with get_document(docid)."})
+	sdkmcp.AddTool(srv, &sdkmcp.Tool{Name: "search",
+		Description: fmt.Sprintf("Perform a search on a knowledge source. Returns top-k hits (default %d) with docid, score, and snippet. The snippet contains the document's contents.", cfg.K)},
+		func(ctx context.Context, _ *sdkmcp.CallToolRequest, in SearchArgs) (*sdkmcp.CallToolResult, []SearchHit, error) {
+			k := in.K
+			if k == 0 {
+				k = cfg.K
+			}
+			if k < 1 || k > cfg.MaxK {
+				return nil, nil, fmt.Errorf("k must be between 1 and %d, got %d", cfg.MaxK, k)
+			}
+			hits, err := cfg.Search(ctx, in.Query, k)
+			if err != nil {
+				return nil, nil, err
+			}
+			out := make([]SearchHit, len(hits))
+			for i, h := range hits {
+				out[i] = SearchHit{DocID: h.Doc.ID, Score: float64(h.Score), Snippet: h.Doc.Contents}
+			}
+			return nil, out, nil
+		})
+	sdkmcp.AddTool(srv, &sdkmcp.Tool{Name: "get_document", Description: "Retrieve a full document by its docid."},
+		func(ctx context.Context, _ *sdkmcp.CallToolRequest, in DocumentArgs) (*sdkmcp.CallToolResult, Document, error) {
+			d, err := cfg.Document(ctx, in.DocID)
+			if err != nil {
+				return nil, Document{}, err
+			}
+			out := Document{DocID: d.ID, Text: d.Contents, Title: d.Title()}
+			if cfg.URL != nil {
+				out.URL = cfg.URL(d)
+			}
+			return nil, out, nil
+		})
+	if cfg.Run != nil {
+		sdkmcp.AddTool(srv, &sdkmcp.Tool{Name: "execute_program",
+			Description: "Run a retrieval program (Python with dense, sparse, fuse, dedup and rerank as builtins) in the sandbox; returns what it printed (at most 2,048 tokens) and its statistics."},
+			// Out is any: sdk.Stats marshals a deprecated "calls" beside its
+			// fields, which a schema inferred from the type would refuse.
+			func(ctx context.Context, _ *sdkmcp.CallToolRequest, in ProgramArgs) (*sdkmcp.CallToolResult, any, error) {
+				res, err := cfg.Run(ctx, sdk.Request{Code: in.Code, Question: in.Question})
+				if err != nil {
+					return nil, nil, err
+				}
+				text := res.Observation
+				if text == "" {
+					text = "(the program printed nothing; code " + string(res.Code) + ")"
+				}
+				return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: text}}}, res, nil
+			})
+	}
+	return sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return srv },
+		&sdkmcp.StreamableHTTPOptions{SessionTimeout: cfg.SessionTimeout, Logger: cfg.Logger}), nil
+}

@@ -23,11 +23,11 @@ import (
 
 // File names inside an index directory.
 const (
-	MetaFile  = "meta.json"
-	DocsFile  = "docs.zst"
+	MetaFile = "meta.json"
+	DocsFile = "docs.zst"
 	// URLsFile holds each passage's "url" (a docstore whose contents are
 	// the URLs), written only when the corpus has at least one.
-	URLsFile = "urls.zst"
+	URLsFile  = "urls.zst"
 	BM25File  = "bm25.idx"
 	DenseFile = "dense.shard"
 	// HNSWFile holds the dense shard's HNSW graph: imported from a faiss

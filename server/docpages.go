@@ -481,27 +481,35 @@ func (s *Server) serveAccess(w *respWriter, r *http.Request, enc bodyEncoding, f
 // ErrNoDocument is returned (wrapped) by DocByID for an id no passage has.
 var ErrNoDocument = errors.New("server: no document with that id")
 
-// DocByID returns the passage with id and its page (all passages sharing
-// its title, in corpus order), building the page index on first use (it
-// waits for it, or ctx). Errors: ErrNoDocument (wrapped, with
+// DocPage is a passage found by DocByID: the passage, its URL (as
+// /retrieve gives it on an asearcher listener) and its page, every
+// passage sharing its title in corpus order (the passage included).
+type DocPage struct {
+	Doc  rlsearch.Document
+	URL  string
+	Page []rlsearch.Document
+}
+
+// DocByID returns the passage with id, building the page index on first
+// use (it waits for it, or ctx). Errors: ErrNoDocument (wrapped, with
 // rlsearch.ErrBadInput), ctx's, or a document-store failure. Safe for
 // concurrent use.
-func (s *Server) DocByID(ctx context.Context, id string) (doc rlsearch.Document, pageDocs []rlsearch.Document, err error) {
+func (s *Server) DocByID(ctx context.Context, id string) (DocPage, error) {
 	if err := s.pages.wait(ctx); err != nil {
-		return rlsearch.Document{}, nil, err
+		return DocPage{}, err
 	}
-	_, d, ok, err := s.pages.byID(id)
+	row, d, ok, err := s.pages.byID(id)
 	if err != nil {
-		return rlsearch.Document{}, nil, err
+		return DocPage{}, err
 	}
 	if !ok {
-		return rlsearch.Document{}, nil, fmt.Errorf("%w %q: %w", ErrNoDocument, id, rlsearch.ErrBadInput)
+		return DocPage{}, fmt.Errorf("%w %q: %w", ErrNoDocument, id, rlsearch.ErrBadInput)
 	}
 	pg, err := s.pages.byTitle(d.Title())
 	if err != nil {
-		return rlsearch.Document{}, nil, err
+		return DocPage{}, err
 	}
-	return d, pg.docs, nil
+	return DocPage{Doc: d, URL: s.urlOf(row, d, false), Page: pg.docs}, nil
 }
 
 // WarmPages starts building the page index (ids, titles, URLs) in the

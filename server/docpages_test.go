@@ -176,11 +176,11 @@ func TestStoredURLs(t *testing.T) {
 
 func TestDocByID(t *testing.T) {
 	s := pageServer(t, pageCorpus)
-	d, pg, err := s.DocByID(context.Background(), "a2")
-	if err != nil || d.ID != "a2" || len(pg) != 3 || pg[0].ID != "a1" {
-		t.Errorf("DocByID(a2) = %v, %d page docs, %v", d, len(pg), err)
+	dp, err := s.DocByID(context.Background(), "a2")
+	if err != nil || dp.Doc.ID != "a2" || len(dp.Page) != 3 || dp.Page[0].ID != "a1" || dp.URL != "https://en.wikipedia.org/wiki/Alpha" {
+		t.Errorf("DocByID(a2) = %+v, %v", dp, err)
 	}
-	if _, _, err := s.DocByID(context.Background(), "zz"); !errors.Is(err, ErrNoDocument) || !errors.Is(err, rlsearch.ErrBadInput) {
+	if _, err := s.DocByID(context.Background(), "zz"); !errors.Is(err, ErrNoDocument) || !errors.Is(err, rlsearch.ErrBadInput) {
 		t.Errorf("unknown id: %v", err)
 	}
 	var h map[string]any

@@ -34,7 +34,6 @@ import (
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/sdk"
 	"github.com/rlsearch/rlsearch/server"
 )
@@ -54,12 +53,9 @@ type Config struct {
 	// Search is /retrieve's retrieval for one query (server.Server.Search
 	// with the default retriever).
 	Search func(ctx context.Context, query string, k int) ([]server.SearchHit, error)
-	// Document returns the passage with an id (server.Server.DocByID);
-	// an unknown id wraps rlsearch.ErrBadInput.
-	Document func(ctx context.Context, id string) (rlsearch.Document, error)
-	// URL gives a passage's URL (as /retrieve's asearcher profile does);
-	// nil leaves "url" out.
-	URL func(d rlsearch.Document) string
+	// Document returns the passage with an id and its URL
+	// (server.Server.DocByID); an unknown id wraps rlsearch.ErrBadInput.
+	Document func(ctx context.Context, id string) (server.DocPage, error)
 	// Run executes one retrieval program (sdk.Runtime.Serve of a
 	// one-program batch); nil leaves execute_program out.
 	Run func(ctx context.Context, req sdk.Request) (sdk.Result, error)
@@ -158,15 +154,11 @@ func Handler(cfg Config) (http.Handler, error) {
 		})
 	sdkmcp.AddTool(srv, &sdkmcp.Tool{Name: "get_document", Description: "Retrieve a full document by its docid."},
 		func(ctx context.Context, _ *sdkmcp.CallToolRequest, in DocumentArgs) (*sdkmcp.CallToolResult, Document, error) {
-			d, err := cfg.Document(ctx, in.DocID)
+			dp, err := cfg.Document(ctx, in.DocID)
 			if err != nil {
 				return nil, Document{}, err
 			}
-			out := Document{DocID: d.ID, Text: d.Contents, Title: d.Title()}
-			if cfg.URL != nil {
-				out.URL = cfg.URL(d)
-			}
-			return nil, out, nil
+			return nil, Document{DocID: dp.Doc.ID, Text: dp.Doc.Contents, Title: dp.Doc.Title(), URL: dp.URL}, nil
 		})
 	if cfg.Run != nil {
 		sdkmcp.AddTool(srv, &sdkmcp.Tool{Name: "execute_program",

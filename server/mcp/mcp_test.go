@@ -83,11 +83,7 @@ func serve(t *testing.T) (*httptest.Server, *server.Server) {
 			}
 			return res[0], nil
 		},
-		Document: func(ctx context.Context, id string) (rlsearch.Document, error) {
-			d, _, err := srv.DocByID(ctx, id)
-			return d, err
-		},
-		URL: func(d rlsearch.Document) string { return server.WikipediaURL(d.Title()) },
+		Document: func(ctx context.Context, id string) (server.DocPage, error) { return srv.DocByID(ctx, id) },
 		Run: func(ctx context.Context, req sdk.Request) (sdk.Result, error) {
 			resp, err := rt.Serve(ctx, sdk.BatchRequest{Request: req})
 			if err != nil {
@@ -270,7 +266,7 @@ func TestHandlerConfig(t *testing.T) {
 		t.Errorf("empty config: %v", err)
 	}
 	_, err := mcp.Handler(mcp.Config{Search: func(context.Context, string, int) ([]server.SearchHit, error) { return nil, nil },
-		Document: func(context.Context, string) (rlsearch.Document, error) { return rlsearch.Document{}, errors.New("x") }, K: -1})
+		Document: func(context.Context, string) (server.DocPage, error) { return server.DocPage{}, errors.New("x") }, K: -1})
 	if err == nil {
 		t.Error("negative K accepted")
 	}

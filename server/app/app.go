@@ -510,7 +510,7 @@ func openModels(ctx context.Context, rc RerankConfig, tokenizer string) (*models
 // every corpus).
 type shared struct {
 	*models
-	hybrid server.Endpoint        // POST /v1/hybrid/execute
+	hybrid server.Endpoint       // POST /v1/hybrid/execute
 	exec   reward.HybridExecutor // the collections for the ProRetrieval reward; nil without any
 }
 

@@ -101,6 +101,10 @@ type Config struct {
 	PagesAtStart bool
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
+
+	// corpus, set by NewMulti, is /healthz's "corpus": the corpus's name,
+	// the process's corpora and what it cost to start.
+	corpus map[string]any
 }
 
 // Service is an assembled server and what it was built over (Index for
@@ -175,6 +179,14 @@ func (s *Service) serveIndex(ctx context.Context, cfg Config, sh *shared) (err e
 			return h
 		}
 		logger.Info("result cache", "max_bytes", cfg.CacheBytes, "build_id", ix.BuildID())
+	}
+	if info := cfg.corpus; info != nil {
+		base := b.health
+		b.health = func() map[string]any {
+			h := base()
+			h["corpus"] = info
+			return h
+		}
 	}
 	if _, ok := b.retrievers[rlsearch.RetrieverE5]; !ok && ix.Dense != nil {
 		// A trainer never names the retriever: without this line a

@@ -52,7 +52,9 @@ func TestServeListeners(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	addrs := make(chan string, 2)
 	done := make(chan error, 1)
-	go func() { done <- s.ServeListeners(ctx, ls, func(l Listener, a net.Addr) { addrs <- l.Desc + " " + a.String() }) }()
+	go func() {
+		done <- s.ServeListeners(ctx, ls, func(l Listener, a net.Addr) { addrs <- l.Desc + " " + a.String() })
+	}()
 	got := map[string]string{}
 	for range 2 {
 		desc, a, _ := strings.Cut(<-addrs, " ")

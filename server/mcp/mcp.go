@@ -18,8 +18,11 @@
 // stored contents. get_document's document is the passage with that id
 // (server.DocByID; the page index is built on first use). Bad arguments
 // (k out of range, an unknown docid) are tool errors (isError, with the
-// reason as text), never protocol errors. The handler is safe for
-// concurrent use; sessions idle for SessionTimeout are closed.
+// reason as text), never protocol errors. A POST body that is not one
+// JSON value (a message or a batch) in UTF-8, at most jsonbody.MaxDepth
+// deep, is a 400 with the house error body before the SDK reads it. The
+// handler is safe for concurrent use; sessions idle for SessionTimeout are
+// closed.
 //
 // No cgo; the same on CPU and GPU hosts.
 package mcp
@@ -177,6 +180,7 @@ func Handler(cfg Config) (http.Handler, error) {
 				return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: text}}}, res, nil
 			})
 	}
-	return sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return srv },
-		&sdkmcp.StreamableHTTPOptions{SessionTimeout: cfg.SessionTimeout, Logger: cfg.Logger}), nil
+	h := sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return srv },
+		&sdkmcp.StreamableHTTPOptions{SessionTimeout: cfg.SessionTimeout, Logger: cfg.Logger})
+	return strict(h, sdkmcp.DefaultMaxRequestBodyBytes), nil
 }

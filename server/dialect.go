@@ -141,6 +141,12 @@ func (d *dialect) checkKeys(fields map[string]json.RawMessage) error {
 	if err := jsonbody.NearMissError("", fields, d.known); err != nil {
 		return err
 	}
+	return d.checkForeign(fields)
+}
+
+// checkForeign refuses fields of other dialects (checkKeys without the
+// near-miss check, for /retrieve, which has its own).
+func (d *dialect) checkForeign(fields map[string]json.RawMessage) error {
 	var foreign []string
 	for k := range fields {
 		if _, ok := fieldOwners[k]; ok && !slices.Contains(d.fields, k) {

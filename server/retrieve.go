@@ -42,7 +42,7 @@ func (s *Server) parseRetrieve(fields map[string]json.RawMessage) (*retrieveRequ
 	if err := jsonbody.NearMissError("", fields, retrieveFields); err != nil {
 		return nil, err
 	}
-	if err := dSearchR1.checkKeys(fields); err != nil {
+	if err := dSearchR1.checkForeign(fields); err != nil {
 		return nil, err
 	}
 

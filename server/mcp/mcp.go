@@ -46,6 +46,34 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Over is the Config of an MCP server over a corpus's server and program
+// runtime: search is srv().Search with the default retriever, get_document
+// srv().DocByID, execute_program rt.Serve of a one-program batch (left out
+// when rt is nil). srv is called per request, so the server may be built
+// after the handler (server.Config.Pages holds the handler).
+func Over(srv func() *server.Server, rt *sdk.Runtime) Config {
+	c := Config{
+		Search: func(ctx context.Context, q string, k int) ([]server.SearchHit, error) {
+			res, err := srv().Search(ctx, "", []string{q}, k)
+			if err != nil {
+				return nil, err
+			}
+			return res[0], nil
+		},
+		Document: func(ctx context.Context, id string) (server.DocPage, error) { return srv().DocByID(ctx, id) },
+	}
+	if rt != nil {
+		c.Run = func(ctx context.Context, req sdk.Request) (sdk.Result, error) {
+			resp, err := rt.Serve(ctx, sdk.BatchRequest{Request: req})
+			if err != nil {
+				return sdk.Result{}, err
+			}
+			return resp.Results[0], nil
+		}
+	}
+	return c
+}
+
 // SearchArgs are search's arguments.
 type SearchArgs struct {
 	Query string `json:"query" jsonschema:"the search query"`

@@ -75,23 +75,7 @@ func serve(t *testing.T) (*httptest.Server, *server.Server) {
 		t.Fatal(err)
 	}
 	var srv *server.Server
-	h, err := mcp.Handler(mcp.Config{
-		Search: func(ctx context.Context, q string, k int) ([]server.SearchHit, error) {
-			res, err := srv.Search(ctx, "", []string{q}, k)
-			if err != nil {
-				return nil, err
-			}
-			return res[0], nil
-		},
-		Document: func(ctx context.Context, id string) (server.DocPage, error) { return srv.DocByID(ctx, id) },
-		Run: func(ctx context.Context, req sdk.Request) (sdk.Result, error) {
-			resp, err := rt.Serve(ctx, sdk.BatchRequest{Request: req})
-			if err != nil {
-				return sdk.Result{}, err
-			}
-			return resp.Results[0], nil
-		},
-	})
+	h, err := mcp.Handler(mcp.Over(func() *server.Server { return srv }, rt))
 	if err != nil {
 		t.Fatal(err)
 	}

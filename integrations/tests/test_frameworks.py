@@ -45,17 +45,19 @@ def setUpModule():
     gen = subprocess.run(["/usr/bin/python3", os.path.join(REPO, "scripts", "gen_bert.py"), "gen", "--preset", "tiny",
                           "--head", "classifier", "--num-labels", "1", "--tokenizer", tok, "--out", ce],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if gen.returncode == 0:
-        args += ["--reranker", ce, "--rerank-check=false"]
+    ort = os.environ.get("ONNXRUNTIME_LIB") or os.path.join(REPO, ".cache", "ort", "libonnxruntime.so.1")
+    if gen.returncode == 0 and os.path.exists(ort):
+        args += ["--reranker", ce, "--rerank-check=false", "--ort-lib", ort]
     elif os.environ.get("RLSEARCH_REQUIRE_NATIVE") == "1":
-        raise RuntimeError(f"gen_bert.py failed: {gen.stderr[-2000:]}")
+        raise RuntimeError(f"no cross-encoder for StepSearch's /retrieve/rerank: gen_bert.py rc {gen.returncode} "
+                           f"{gen.stderr[-2000:]}, ONNX Runtime at {ort}: {os.path.exists(ort)} (run scripts/setup.sh)")
     if os.path.exists(QWEN3_TOKENIZER):
         args += ["--policy-tokenizer", QWEN3_TOKENIZER]
     p1, p2 = free_port(), free_port()
     args += ["--listen", f"127.0.0.1:{p1}=browsecomp", "--listen", f"127.0.0.1:{p2}=asearcher"]
     _srv = LocalServer(index_dir=base.index_dir, args=args).start()
     URLS.update(default=_srv.url, browsecomp=f"http://127.0.0.1:{p1}", asearcher=f"http://127.0.0.1:{p2}",
-                musique=_srv.url + "/c/musique", reranker=gen.returncode == 0)
+                musique=_srv.url + "/c/musique", reranker="--reranker" in args)
     for name in ("browsecomp", "asearcher"):
         requests.get(URLS[name] + "/healthz", timeout=10).raise_for_status()
 

@@ -7,7 +7,9 @@
 //
 // When a line has contents, contents wins and the title is taken from its
 // first line; otherwise contents is built as "\"" + title + "\"\n" + text.
-// Numeric ids are accepted and kept as their decimal text. The file may be
+// Numeric ids are accepted and kept as their decimal text. An optional
+// "url" string (ASearcher's wiki corpus has one per passage) is kept as
+// Passage.URL; index.Build stores it beside the passages. The file may be
 // plain, gzip (.gz) or zstd (.zst, also one that starts with zstd
 // skippable frames, as pzstd writes it); the compression is detected from
 // the first bytes, not the file name (package internal/decompress), and

@@ -33,6 +33,9 @@ type Passage struct {
 	rlsearch.Document
 	// Line is the 1-based line number in the file.
 	Line int
+	// URL is the line's "url" field ("" when it has none), as ASearcher's
+	// wiki corpus carries one per passage.
+	URL string
 }
 
 // Reader streams passages. Create one with Open or NewReader.
@@ -98,6 +101,7 @@ type line struct {
 	Contents *string         `json:"contents"`
 	Title    *string         `json:"title"`
 	Text     *string         `json:"text"`
+	URL      *string         `json:"url"`
 }
 
 // Next returns the next non-empty passage, or io.EOF after the last one.
@@ -256,7 +260,11 @@ func (r *Reader) parse(raw []byte, lead int) (Passage, bool, error) {
 		}
 		r.seen[k] = int32(min(r.line, math.MaxInt32))
 	}
-	return Passage{Document: rlsearch.Document{ID: id, Contents: contents}, Line: r.line}, false, nil
+	p := Passage{Document: rlsearch.Document{ID: id, Contents: contents}, Line: r.line}
+	if l.URL != nil {
+		p.URL = *l.URL
+	}
+	return p, false, nil
 }
 
 func parseID(raw json.RawMessage) (string, error) {

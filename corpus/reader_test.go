@@ -94,6 +94,7 @@ func TestReaderErrors(t *testing.T) {
 		{"no text", `{"id": "a"}`, `no "contents"`, ErrBadLine},
 		{"array", `[1,2]`, "line 1: want a JSON object, got array", ErrBadLine},
 		{"number contents", `{"id": "a", "contents": 5}`, `line 1: "contents" must be a string, got number`, ErrBadLine},
+		{"number url", `{"id": "a", "contents": "x", "url": 5}`, `line 1: "url" must be a string, got number`, ErrBadLine},
 		{"duplicate", "{\"id\":\"a\",\"text\":\"x\"}\n{\"id\":\"b\",\"text\":\"y\"}\n{\"id\":\"a\",\"text\":\"z\"}\n", `"a" on line 3 (first on line 1)`, ErrDuplicateID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

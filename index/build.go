@@ -23,8 +23,11 @@ import (
 
 // File names inside an index directory.
 const (
-	MetaFile  = "meta.json"
-	DocsFile  = "docs.zst"
+	MetaFile = "meta.json"
+	DocsFile = "docs.zst"
+	// URLsFile holds each passage's "url" (a docstore whose contents are
+	// the URLs), written only when the corpus has at least one.
+	URLsFile  = "urls.zst"
 	BM25File  = "bm25.idx"
 	DenseFile = "dense.shard"
 	// HNSWFile holds the dense shard's HNSW graph: imported from a faiss
@@ -129,6 +132,9 @@ type Meta struct {
 	// Shard says which shard of a sharded build (BuildShards) this
 	// directory is; nil for an index of a whole corpus.
 	Shard *ShardMeta `json:"shard,omitempty"`
+	// URLs names URLsFile when the corpus gave passages a "url" ("" for
+	// none; indexes built before it have none either).
+	URLs string `json:"urls,omitempty"`
 }
 
 // BM25Meta describes the BM25 index.
@@ -245,8 +251,31 @@ type part struct {
 	dir    string // the (temporary) directory written into
 	lo, hi int    // corpus rows; hi = math.MaxInt for an unsharded build
 	docs   *docstore.Writer
+	urls   *docstore.Writer // created at the part's first passage with a url
 	dense  *denseWriter
 	meta   *Meta // filled by buildParts
+}
+
+// addURL stores the url of the part's next row (its docstore already
+// holds the row's passage), creating URLsFile at the first non-empty
+// one, with empty URLs for the rows before it.
+func (p *part) addURL(id, url string) error {
+	if p.urls == nil {
+		if url == "" {
+			return nil
+		}
+		w, err := docstore.Create(filepath.Join(p.dir, URLsFile), 0)
+		if err != nil {
+			return err
+		}
+		p.urls = w
+		for range p.docs.Len() - 1 {
+			if err := w.Add(rlsearch.Document{}); err != nil {
+				return err
+			}
+		}
+	}
+	return p.urls.Add(rlsearch.Document{ID: id, Contents: url})
 }
 
 func (p *part) holds(row int) bool { return row >= p.lo && row < p.hi }
@@ -276,6 +305,11 @@ func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.
 			return res, err
 		}
 		defer p.docs.Abort()
+		defer func() {
+			if p.urls != nil {
+				p.urls.Abort()
+			}
+		}()
 	}
 	bcfg := cfg.BM25
 	if bcfg.TempDir == "" {
@@ -342,6 +376,9 @@ func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.
 				if err := pt.docs.Add(p.Document); err != nil {
 					return res, err
 				}
+				if err := pt.addURL(p.ID, p.URL); err != nil {
+					return res, err
+				}
 				if pt.dense != nil {
 					if err := pt.dense.add(p.Contents); err != nil {
 						return res, err
@@ -376,6 +413,11 @@ func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.
 	for _, p := range parts {
 		if err := p.docs.Close(); err != nil {
 			return res, err
+		}
+		if p.urls != nil {
+			if err := p.urls.Close(); err != nil {
+				return res, err
+			}
 		}
 	}
 	if plan == nil {
@@ -416,6 +458,9 @@ func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.
 	for _, p := range parts {
 		rows := min(p.hi, n) - p.lo
 		p.meta = &Meta{Version: FormatVersion, Corpus: cfg.Corpus, NumDocs: rows, Skipped: rd.Skipped(), Created: time.Now().UTC(), Dense: dense}
+		if p.urls != nil {
+			p.meta.URLs = URLsFile
+		}
 		bix, err := bm25.Open(filepath.Join(p.dir, BM25File))
 		if err != nil {
 			return res, fmt.Errorf("index: reopen bm25: %w", err)

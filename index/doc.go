@@ -6,6 +6,7 @@
 //	DIR/docs.zst     passages by row (package docstore)
 //	DIR/bm25.idx     BM25 inverted index (package bm25)
 //	DIR/dense.shard  passage embeddings, row i = passage i (package ann), optional
+//	DIR/urls.zst     each passage's "url" by row (a docstore), only for a corpus with urls
 //
 // Build streams the corpus once, writes into a temporary directory beside
 // DIR and renames it into place, so a failed or interrupted build never

@@ -84,6 +84,9 @@ type Index struct {
 	// table, the BM25 index, the dense shard and its search backend, and
 	// the self-check), for startup logs.
 	OpenDuration time.Duration
+	// URLs holds each passage's "url" (docstore contents; "" for none)
+	// when the corpus had any (Meta.URLs); nil otherwise.
+	URLs         *docstore.Store
 	enc          rlsearch.Encoder // nil without an encoder
 	bm25Parallel int
 	buildID      string
@@ -134,6 +137,14 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	if cfg.VerifyDocs {
 		if err := ix.Docs.Verify(); err != nil {
 			return nil, err
+		}
+	}
+	if ix.Meta.URLs != "" {
+		if ix.URLs, err = docstore.Open(filepath.Join(dir, ix.Meta.URLs), 0); err != nil {
+			return nil, err
+		}
+		if ix.URLs.Len() != ix.Meta.NumDocs {
+			return nil, fmt.Errorf("index: %s has %d urls for %d passages", filepath.Join(dir, ix.Meta.URLs), ix.URLs.Len(), ix.Meta.NumDocs)
 		}
 	}
 	if ix.BM25, err = bm25.Open(filepath.Join(dir, BM25File)); err != nil {
@@ -291,6 +302,22 @@ func (ix *Index) Doc(row int32) (rlsearch.Document, error) { return ix.Docs.Doc(
 // Len is the number of passages.
 func (ix *Index) Len() int { return ix.Meta.NumDocs }
 
+// URL returns the "url" the corpus gave the passage at row, "" when it
+// gave none (or the index has no URLs). Safe for concurrent use.
+func (ix *Index) URL(row int32) (string, error) {
+	if ix.URLs == nil {
+		return "", nil
+	}
+	d, err := ix.URLs.Doc(row)
+	return d.Contents, err
+}
+
+// Scan calls fn for every passage in row order, one decompression per
+// docstore block (docstore.Store.Scan); it stops at fn's first error.
+func (ix *Index) Scan(fn func(row int32, d rlsearch.Document) error) error {
+	return ix.Docs.Scan(fn)
+}
+
 // Close releases the files.
 func (ix *Index) Close() error {
 	var err error
@@ -299,6 +326,9 @@ func (ix *Index) Close() error {
 	}
 	if ix.Docs != nil {
 		err = errors.Join(err, ix.Docs.Close())
+	}
+	if ix.URLs != nil {
+		err = errors.Join(err, ix.URLs.Close())
 	}
 	if ix.BM25 != nil {
 		err = errors.Join(err, ix.BM25.Close())

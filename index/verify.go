@@ -51,6 +51,7 @@ func verifyChecks() []verifyCheck {
 	return []verifyCheck{
 		{MetaFile, (*verifier).checkMeta},
 		{DocsFile, (*verifier).checkDocs},
+		{URLsFile, (*verifier).checkURLs},
 		{BM25File, (*verifier).checkBM25},
 		{DenseFile, (*verifier).checkDense},
 		{"counts", (*verifier).checkCounts},
@@ -146,6 +147,28 @@ func (v *verifier) checkDocs(ctx context.Context) error {
 	defer s.Close()
 	v.docs = s.Len()
 	p := v.blocks(DocsFile)
+	err = s.Check(func(done, total int) error {
+		p.update(done, total)
+		return ctx.Err()
+	})
+	return v.wrap(err, docstore.ErrCorrupt)
+}
+
+// checkURLs checks URLsFile like docs.zst, and its row count, when
+// meta.json names it.
+func (v *verifier) checkURLs(ctx context.Context) error {
+	if v.meta.URLs == "" {
+		return nil
+	}
+	s, err := docstore.Open(v.path(v.meta.URLs), 1)
+	if err != nil {
+		return v.wrap(err, docstore.ErrCorrupt)
+	}
+	defer s.Close()
+	if s.Len() != v.docs {
+		return v.fail("%s has %d urls, %s %d passages", v.path(v.meta.URLs), s.Len(), DocsFile, v.docs)
+	}
+	p := v.blocks(v.meta.URLs)
 	err = s.Check(func(done, total int) error {
 		p.update(done, total)
 		return ctx.Err()

@@ -10,6 +10,7 @@
 #   Debian: python3-onnx python3-numpy     test-model generator and numpy reference forward pass
 #   Debian: python3-faiss libopenblas0-pthread  faiss-written vector files for ann/vecfile and index --vectors tests
 #   Debian: python3-requests python3-yaml  trainer integrations (integrations/) and their tests
+#   Debian: python3-msgpack                GEM/ROLL's MessagePack dialect in the framework clients' stand-ins (integrations/tests)
 #   Debian: chromium-headless-shell        headless browser for the rollout inspector's test (inspect/, chromedp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,7 @@ need_apt=()
 /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null || need_apt+=(python3-onnx python3-numpy)
 /usr/bin/python3 -c 'import faiss, numpy' 2>/dev/null || need_apt+=(python3-faiss python3-numpy libopenblas0-pthread)
 /usr/bin/python3 -c 'import requests, yaml' 2>/dev/null || need_apt+=(python3-requests python3-yaml)
+/usr/bin/python3 -c 'import msgpack' 2>/dev/null || need_apt+=(python3-msgpack)
 # cgo (onnxruntime_go) and `go test -race` need a C compiler.
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
 # The inspector's browser test (inspect.TestBrowser) drives a headless Chromium; any of these will do.

@@ -19,6 +19,34 @@
 //	POST /v1/rewards/{qa,rpl,search-p1,proretrieval,retrieval}  reward.Service.Serve
 //	POST /v1/hybrid/execute     hybrid.Service.Serve
 //	GET  /ui/                   inspect.UI, the rollout inspector (Config.Pages; its own GET API)
+//	     /mcp                   the MCP server (package server/mcp, mounted through Config.Pages)
+//
+// The other frameworks' dialects, each a thin adapter over /retrieve's one
+// retrieval (search: same retrievers, cache, limits and cleaning), with
+// the same body policy, plus MessagePack bodies (a map header as the
+// first byte and no Content-Type, or application/msgpack; answered in
+// MessagePack), decoded strictly: a field of another dialect is a 400
+// naming it and where it belongs (dialect.go lists each dialect's
+// upstream client):
+//
+//	POST /retrieve {"query", "topk", "return_scores"}   SkyRL: Search-R1's reply for one query (MessagePack: GEM's flat {"result": [...]})
+//	POST /retrieve {"query", "top_k"|"k"}               rLLM: {"query", "results": [{"id", "content", "score", "document"}], "num_results"}
+//	POST /queries  {"queries", "k"}                     R1-Searcher: {"queries", "answers": [[passage]]}
+//	POST /search   {"query", "top_n", "return_score"}   ReCall: [{"id", "contents"}] or [docs, scores]; /batch_search for lists
+//	POST /retrieve/rerank {"queries", "topk", "topk_retrieval"}  StepSearch: Config.Reranker over topk_retrieval candidates
+//	POST /access   {"urls", "max_bytes", "max_tokens"}  ASearcher: {"result": [page | null]}, pages bounded (docpages.go)
+//	GET  /health                                        rLLM: /healthz's body
+//
+// A listener profile (ProfileHandler; Corpora.Handler per listener)
+// answers /retrieve where two dialects collide: ProfileBrowseComp gives
+// BrowseComp-Plus's flat {"result": [{"document": {"title", "text"},
+// "docid"}]} for {"query"}, ProfileASearcher adds "url" to every
+// document. Corpora routes /c/NAME/... and the "corpus" of program and
+// reward bodies to one Server per corpus; ServeListeners serves several
+// listeners. Every answer ≥ 400 is counted in
+// rlsearch_unanswered_requests_total{dialect, route, code} and logged,
+// the first of a stream at once, then once per Config.UnansweredLogEvery
+// (a minute) with how many followed and from which clients.
 //
 // One policy for every POST endpoint:
 //

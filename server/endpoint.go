@@ -68,6 +68,7 @@ func (s *Server) handleEndpoint(ep Endpoint) func(*respWriter, *http.Request) {
 		max = s.cfg.MaxBodyBytes
 	}
 	return func(w *respWriter, r *http.Request) {
+		w.dialect = dialectRlsearch
 		if !s.allowMethod(w, r, http.MethodPost) {
 			return
 		}

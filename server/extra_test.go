@@ -76,13 +76,14 @@ func TestExtraEndpoints(t *testing.T) {
 	if resp.StatusCode != 404 || !strings.Contains(string(body), "/v1/echo") {
 		t.Errorf("404 should list the mounted endpoints: %d %s", resp.StatusCode, body)
 	}
-	if got := strings.Join(srv.Paths(), " "); got != "/healthz /metrics /retrieve /v1/echo" {
+	if got := strings.Join(srv.Paths(), " "); got != "/access /batch_search /health /healthz /metrics /queries /retrieve /retrieve/rerank /search /v1/echo" {
 		t.Errorf("Paths() = %s", got)
 	}
 	ok := JSON(func(context.Context, echoReq) (echoResp, error) { return echoResp{}, nil }, EndpointOptions{})
 	for _, bad := range []map[string]Endpoint{
 		{"v1/x": ok},
 		{"/retrieve": ok},
+		{"/queries": ok},
 		{"/v1/nil": {}},
 	} {
 		_, err := New(Config{Retrievers: srv.cfg.Retrievers, Default: srv.cfg.Default, Docs: srv.cfg.Docs, Extra: bad})

@@ -105,6 +105,7 @@ func allEndpoints(t *testing.T) (*server.Server, map[string]string, map[string]i
 		Docs:         threeDocs{},
 		MaxBodyBytes: limit,
 		Extra:        extra,
+		Reranker:     lenReranker{},
 		Registry:     prometheus.NewRegistry(),
 		Logger:       slog.New(slog.DiscardHandler),
 	})
@@ -117,6 +118,12 @@ func allEndpoints(t *testing.T) (*server.Server, map[string]string, map[string]i
 		"/v1/programs/mutate":  `{"trajectories": [{"question": "q", "gold_ids": ["d1"], "turns": [{"role": "model", "text": "<code>print(sparse(\"q\", k=3))</code>"}]}], "executions": 4}`,
 		"/rerank":              `{"queries": ["q"], "documents": [[{"id": "a", "contents": "x"}, {"id": "b", "contents": "xyz"}]], "rerank_topk": 1}`,
 		"/v1/hybrid/execute":   `{"collection": "toys", "programs": [{"sql": "WHERE price < 3", "retrieval_list": []}]}`,
+		// The other frameworks' dialects (server/dialect_retrieve.go).
+		"/queries":         `{"queries": ["capital"], "k": 2}`,
+		"/search":          `{"query": "capital", "top_n": 2}`,
+		"/batch_search":    `{"query": ["capital"], "top_n": 2}`,
+		"/retrieve/rerank": `{"queries": ["capital"], "topk": 1, "topk_retrieval": 2}`,
+		"/access":          `{"urls": ["https://en.wikipedia.org/wiki/T1"]}`,
 	}
 	status := map[string]int{"/v1/hybrid/execute": 400} // no collection loaded: an unknown collection
 	for _, k := range reward.Kinds {
@@ -136,12 +143,12 @@ func TestHostileBodiesEveryEndpoint(t *testing.T) {
 	srv, valid, status := allEndpoints(t)
 	h := srv.Handler()
 	paths := srv.Paths()
-	if len(paths) != 12 {
-		t.Errorf("server answers %d paths %v, want the 12 of serve with --reranker", len(paths), paths)
+	if len(paths) != 18 {
+		t.Errorf("server answers %d paths %v, want the 18 of serve with --reranker (12 + the dialects' /queries, /search, /batch_search, /retrieve/rerank, /access, /health)", len(paths), paths)
 	}
 	for _, path := range paths {
 		t.Run(path, func(t *testing.T) {
-			if path == "/healthz" || path == "/metrics" {
+			if path == "/healthz" || path == "/metrics" || path == "/health" {
 				for _, tc := range testutil.HostileCases(`{"x": 1}`, limit) {
 					rec := httptest.NewRecorder()
 					h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(tc.Body))))

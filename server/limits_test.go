@@ -95,7 +95,11 @@ func TestNearMissFields(t *testing.T) {
 		{"Queries wins over missing", `{"Queries":["film"]}`, 400, "Queries", "queries"},
 		{"near miss beside the right key", `{"queries":["film"],"topk":2,"top_k":10}`, 400, "top_k", "topk"},
 		{"first in key order", `{"queries":["film"],"top_k":1,"Retriever":"e5"}`, 400, "Retriever", "retriever"},
-		{"unknown extras pass", `{"queries":["paris"],"topk":1,"session_id":"abc","k":5,"meta":{"topk":9}}`, 200, "", ""},
+		{"unknown extras pass", `{"queries":["paris"],"topk":1,"session_id":"abc","meta":{"topk":9}}`, 200, "", ""},
+		// "k" is rLLM's and R1-Searcher's name for topk (server/dialect.go):
+		// once an unknown extra, now a field of another dialect, refused by
+		// name rather than answered with the default 3.
+		{"another dialect's field", `{"queries":["paris"],"topk":1,"k":5}`, 400, "k", ""},
 		{"misspelt queries still missing", `{"query":["paris"]}`, 400, "queries", ""},
 	}
 	for _, tc := range tests {

@@ -18,6 +18,8 @@ type respWriter struct {
 	bytes   int64
 	queries int    // number of queries in a /retrieve request, -1 before parsing
 	errKind string // set by fail
+	errMsg  string // set by fail
+	dialect string // the request's dialect, once known (rlsearch_unanswered_requests_total)
 }
 
 func (w *respWriter) WriteHeader(code int) {
@@ -84,6 +86,9 @@ func (s *Server) finish(endpoint string, w *respWriter, r *http.Request, start t
 		s.metrics.errors.WithLabelValues(w.errKind).Inc()
 	}
 	s.metrics.requests.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
+	if status >= 400 && s.unans != nil {
+		s.unans.note(w.dialect, endpoint, status, w.errKind, r.RemoteAddr, w.errMsg)
+	}
 	s.metrics.latency.WithLabelValues(endpoint).Observe(d.Seconds())
 	level := slog.LevelInfo
 	if status >= 500 {
@@ -113,7 +118,7 @@ func (s *Server) finish(endpoint string, w *respWriter, r *http.Request, start t
 // fail writes the JSON error body {"error": msg, "field": field} with the
 // given status and counts it under kind.
 func (s *Server) fail(w *respWriter, status int, kind, msg, field string) {
-	w.errKind = kind
+	w.errKind, w.errMsg = kind, msg
 	s.metrics.errors.WithLabelValues(kind).Inc()
 	writeError(w, status, msg, field)
 }

@@ -23,6 +23,7 @@ type retrieveRequest struct {
 	returnScores bool
 	name         string // API name of the retriever
 	retriever    rlsearch.Retriever
+	urls         bool // every document carries "url" (ProfileASearcher)
 }
 
 // retrieveFields are the fields of a /retrieve request, by their folded
@@ -34,19 +35,14 @@ var retrieveFields = map[string]string{
 	"retriever":    "retriever",
 }
 
-// parseRetrieve reads and validates the body of a /retrieve request. The
+// parseRetrieve validates the members of a Search-R1 /retrieve body. The
 // body is decoded into json.RawMessage values and each field's type is
 // checked here so that the messages can say precisely what is wrong.
-func (s *Server) parseRetrieve(w http.ResponseWriter, r *http.Request) (*retrieveRequest, error) {
-	body, err := s.readBody(w, r, s.cfg.MaxBodyBytes)
-	if err != nil {
-		return nil, err
-	}
-	fields, err := jsonbody.Object(body)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) parseRetrieve(fields map[string]json.RawMessage) (*retrieveRequest, error) {
 	if err := jsonbody.NearMissError("", fields, retrieveFields); err != nil {
+		return nil, err
+	}
+	if err := dSearchR1.checkForeign(fields); err != nil {
 		return nil, err
 	}
 
@@ -169,10 +165,13 @@ func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
 	if !s.allowMethod(w, r, http.MethodPost) {
 		return
 	}
-	req, err := s.parseRetrieve(w, r)
+	req, enc, err := s.dispatchRetrieve(w, r)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
+	}
+	if req == nil {
+		return // answered in another dialect (dialect_retrieve.go)
 	}
 	w.queries = len(req.queries)
 	s.metrics.batchSize.Observe(float64(len(req.queries)))
@@ -184,6 +183,10 @@ func (s *Server) handleRetrieve(w *respWriter, r *http.Request) {
 	}
 	if err != nil {
 		s.retrieveFailed(w, r, req.name, err)
+		return
+	}
+	if enc == encMsgpack {
+		s.writeResultValue(w, r, req, enc, hits, docs, ends, nt.flag(w))
 		return
 	}
 	s.writeResult(w, r, req, hits, docs, ends, nt.flag(w))
@@ -431,6 +434,10 @@ func (s *Server) writeResult(w *respWriter, r *http.Request, req *retrieveReques
 			b = appendString(b, d.ID)
 			b = append(b, `,"contents":`...)
 			b = appendString(b, d.Contents)
+			if req.urls {
+				b = append(b, `,"url":`...)
+				b = appendString(b, s.urlOf(hit.Row, d, docs != nil))
+			}
 			b = append(b, '}')
 			if req.returnScores {
 				b = append(b, `,"score":`...)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -142,6 +143,32 @@ type Config struct {
 	// pattern, panic recovery); the handler owns its methods and bodies.
 	// Patterns must start with "/" and must not be a built-in or Extra path.
 	Pages map[string]http.Handler
+
+	// The other frameworks' dialects (dialect_retrieve.go, docpages.go).
+
+	// BrowseCompK is the fixed k of /retrieve on a ProfileBrowseComp
+	// listener; 0 means DefaultBrowseCompK (5).
+	BrowseCompK int
+	// Reranker, when set, serves StepSearch's POST /retrieve/rerank
+	// (without it the path answers 404 saying so).
+	Reranker rlsearch.Reranker
+	// Tokens counts the tokens of POST /access's "max_tokens" (the
+	// program observations' counter: the policy tokenizer or
+	// sdk.BoundTokens); nil refuses max_tokens.
+	Tokens rlsearch.TokenCounter
+	// MaxPageBytes bounds one page of /access (and is its default
+	// max_bytes); 0 means DefaultMaxPageBytes (128 KiB).
+	MaxPageBytes int
+	// MaxAccessBytes bounds one /access reply, urls × max_bytes; 0 means
+	// DefaultMaxAccessBytes (32 MiB).
+	MaxAccessBytes int64
+	// NoPageIndex turns off /access and DocByID (404), for a DocSource
+	// that cannot be scanned cheaply (a router over shard servers).
+	NoPageIndex bool
+	// UnansweredLogEvery is how often a stream of failing requests of one
+	// dialect and route is logged (rlsearch_unanswered_requests_total
+	// counts every one); 0 means one minute.
+	UnansweredLogEvery time.Duration
 }
 
 // Validate reports the first invalid field of c, naming it. It does not
@@ -191,7 +218,7 @@ func (c *Config) Validate() error {
 		switch {
 		case !strings.HasPrefix(path, "/"):
 			return fmt.Errorf("server: Config.Extra path %q must start with /", path)
-		case path == "/" || path == endpointRetrieve || path == endpointHealthz || path == endpointMetrics:
+		case isBuiltinPath(path):
 			return fmt.Errorf("server: Config.Extra path %q is a built-in endpoint", path)
 		case c.Extra[path].serve == nil:
 			return fmt.Errorf("server: Config.Extra[%q] is nil", path)
@@ -199,7 +226,7 @@ func (c *Config) Validate() error {
 	}
 	for path, h := range c.Pages {
 		switch _, dup := c.Extra[path]; {
-		case !strings.HasPrefix(path, "/") || path == "/" || path == endpointRetrieve || path == endpointHealthz || path == endpointMetrics || dup:
+		case !strings.HasPrefix(path, "/") || isBuiltinPath(path) || dup:
 			return fmt.Errorf("server: Config.Pages path %q must start with / and not be a built-in or Extra path", path)
 		case h == nil:
 			return fmt.Errorf("server: Config.Pages[%q] is nil", path)
@@ -207,6 +234,16 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 0 {
 		return fmt.Errorf("server: Config.ShutdownTimeout %v is negative", c.ShutdownTimeout)
+	}
+	switch {
+	case c.BrowseCompK < 0:
+		return fmt.Errorf("server: Config.BrowseCompK %d is negative", c.BrowseCompK)
+	case c.MaxPageBytes < 0:
+		return fmt.Errorf("server: Config.MaxPageBytes %d is negative", c.MaxPageBytes)
+	case c.MaxAccessBytes < 0:
+		return fmt.Errorf("server: Config.MaxAccessBytes %d is negative", c.MaxAccessBytes)
+	case c.UnansweredLogEvery < 0:
+		return fmt.Errorf("server: Config.UnansweredLogEvery %v is negative", c.UnansweredLogEvery)
 	}
 	return nil
 }
@@ -221,6 +258,8 @@ type Server struct {
 	metrics *metrics
 	handler http.Handler
 	paths   []string
+	pages   *pageIndex
+	unans   *unanswered
 }
 
 // New validates cfg, applies its defaults and registers the server's
@@ -258,6 +297,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.BrowseCompK = cmp.Or(cfg.BrowseCompK, DefaultBrowseCompK)
+	cfg.MaxPageBytes = cmp.Or(cfg.MaxPageBytes, DefaultMaxPageBytes)
+	cfg.MaxAccessBytes = cmp.Or(cfg.MaxAccessBytes, DefaultMaxAccessBytes)
+	cfg.UnansweredLogEvery = cmp.Or(cfg.UnansweredLogEvery, time.Minute)
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 		if err := cfg.Registry.Register(collectors.NewGoCollector()); err != nil {
@@ -294,8 +337,13 @@ func New(cfg Config) (*Server, error) {
 		reg:     cfg.Registry,
 		metrics: m,
 	}
+	s.pages = newPageIndex(s)
+	if s.unans, err = newUnanswered(cfg.Registry, cfg.Logger, cfg.UnansweredLogEvery); err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/retrieve", s.instrument(endpointRetrieve, s.handleRetrieve))
+	dialectEndpoints := s.mountDialects(mux)
 	mux.Handle("/healthz", s.instrument(endpointHealthz, s.handleHealthz))
 	metricsHandler := promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
@@ -308,12 +356,14 @@ func New(cfg Config) (*Server, error) {
 		metricsHandler.ServeHTTP(w, r)
 	}))
 	endpoints := append([]string{endpointRetrieve, endpointHealthz, endpointMetrics}, sortedKeys(cfg.Extra)...)
+	endpoints = append(endpoints, dialectEndpoints...)
 	for path, ep := range cfg.Extra {
 		mux.Handle(path, s.instrument(path, s.handleEndpoint(ep)))
 	}
 	for _, path := range sortedKeys(cfg.Pages) {
 		h := cfg.Pages[path]
-		mux.Handle(path, s.instrument(path, func(w *respWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+		dialect := pageDialect(path)
+		mux.Handle(path, s.instrument(path, func(w *respWriter, r *http.Request) { w.dialect = dialect; h.ServeHTTP(w, r) }))
 		endpoints = append(endpoints, path)
 	}
 	s.paths = slices.Sorted(slices.Values(endpoints))
@@ -431,6 +481,7 @@ func (s *Server) handleHealthz(w *respWriter, r *http.Request) {
 	body["retrievers"] = s.names
 	body["default"] = s.cfg.Default
 	body["num_docs"] = s.cfg.Docs.Len()
+	body["pages"] = s.pages.health()
 	b, err := json.Marshal(body)
 	if err != nil {
 		s.log.Error("server: encode /healthz", "err", err)

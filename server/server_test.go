@@ -204,7 +204,7 @@ func TestRetrieveBadInput(t *testing.T) {
 		{"PUT retrieve", "PUT", "/retrieve", `{"queries":["a"]}`, 405, "", "use POST"},
 		{"POST healthz", "POST", "/healthz", `{}`, 405, "", "use GET, HEAD"},
 		{"DELETE metrics", "DELETE", "/metrics", ``, 405, "", "use GET, HEAD"},
-		{"unknown path", "POST", "/search", `{"queries":["a"]}`, 404, "", "no such endpoint"},
+		{"unknown path", "POST", "/find", `{"queries":["a"]}`, 404, "", "no such endpoint"}, // /search is ReCall's now
 		{"retriever bad input", "POST", "/retrieve", `{"queries":["paris","bad!input"]}`, 400, "queries", "bad input"},
 		{"retriever failure", "POST", "/retrieve", `{"queries":["fail!"]}`, 500, "", "index corrupted"},
 		{"retriever panic", "POST", "/retrieve", `{"queries":["panic!"]}`, 500, "", "recovered panic"},
@@ -405,6 +405,7 @@ func TestHealthz(t *testing.T) {
 	want := map[string]any{
 		"status": "ok", "default": "bm25", "num_docs": float64(len(testCorpus)), "backend": "cpu",
 		"retrievers": []any{"bm25", "e5"}, "index": map[string]any{"bm25_terms": float64(42)},
+		"pages": map[string]any{"state": "not built (built on the first /access or document lookup)"},
 	}
 	gj, _ := json.Marshal(got)
 	wj, _ := json.Marshal(want)

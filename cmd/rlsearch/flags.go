@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/embed"
@@ -40,10 +42,61 @@ func bindModel(fs *flag.FlagSet, c *embed.Config) {
 type indexFlags struct {
 	cfg        app.IndexConfig
 	verifyDocs bool
+	corpora    []app.Corpus // serve's --index NAME=DIR, repeatable (bindCorpora)
 }
 
 func (f *indexFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.cfg.Dir, "index", "", "index directory built by 'rlsearch index' (required)")
+	f.bindOpen(fs)
+}
+
+// bindCorpora binds serve's --index: repeatable NAME=DIR (several
+// corpora in one process, app.NewMulti), a bare DIR being corpus
+// "default"; cfg.Dir is the first corpus's directory.
+func (f *indexFlags) bindCorpora(fs *flag.FlagSet) {
+	fs.Var((*corporaFlag)(f), "index", "index directory built by 'rlsearch index', or NAME=DIR to serve several corpora in one process (repeatable; the first is the default; /c/NAME/... selects one); required unless --shards")
+	f.bindOpen(fs)
+}
+
+// corporaFlag is indexFlags' repeatable --index NAME=DIR.
+type corporaFlag indexFlags
+
+func (c *corporaFlag) String() string {
+	if c == nil {
+		return ""
+	}
+	var parts []string
+	for _, x := range c.corpora {
+		parts = append(parts, x.Name+"="+x.Dir)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (c *corporaFlag) Set(v string) error {
+	name, dir, ok := strings.Cut(v, "=")
+	if !ok || strings.ContainsAny(name, `/\`) {
+		name, dir = "", v // a bare directory (which may hold '=' after a '/')
+	}
+	if dir == "" {
+		return fmt.Errorf("%q: want DIR or NAME=DIR", v)
+	}
+	for _, x := range c.corpora {
+		if x.Name == name {
+			if name == "" {
+				return fmt.Errorf("%q: several --index need names (NAME=DIR)", v)
+			}
+			return fmt.Errorf("%q: corpus %q given twice", v, name)
+		}
+	}
+	c.corpora = append(c.corpora, app.Corpus{Name: name, Dir: dir})
+	if c.cfg.Dir == "" {
+		c.cfg.Dir = dir
+	}
+	return nil
+}
+
+// bindOpen binds the index's open options and its model.
+func (f *indexFlags) bindOpen(fs *flag.FlagSet) {
 	fs.StringVar(&f.cfg.DenseBackend, "dense-backend", "auto", "dense search: auto (GPU when usable, else exact flat up to 500,000 vectors, else HNSW when its memory need fits, else flat; an error when the shard does not fit in available memory), flat, hnsw or gpu (an error without a usable GPU)")
 	fs.BoolVar(&f.cfg.GPUInt8, "gpu-int8", false, "keep an int8 shard (rlsearch index --dtype int8) int8 on the GPU: half the GPU memory and scan traffic of fp16, exact over the int8 vectors up to the fp16 rounding of the query times the scales; an error, when --dense-backend is auto or gpu, for a shard that is not int8 or whose dimension is not a multiple of 16")
 	fs.IntVar(&f.cfg.HNSWEfSearch, "hnsw-ef", 0, "candidate list size of HNSW searches (raised to topk when smaller); 0 = the graph's own: 64 for a graph built here, the file's efSearch for one imported from faiss (faiss's default 16)")

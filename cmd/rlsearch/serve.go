@@ -31,12 +31,17 @@ type serveFlags struct {
 	idx           indexFlags
 	cfg           app.Config // Index, Logger and Reward are set by newServer
 	addr          string
+	listen        []string // --listen ADDR[=PROFILE][@CORPUS]
 	programMemMiB int64
 }
 
 func (s *serveFlags) bind(fs *flag.FlagSet) {
 	c := &s.cfg
-	s.idx.bind(fs)
+	s.idx.bindCorpora(fs)
+	fs.Var((*multiFlag)(&s.listen), "listen", "another listener, ADDR[=PROFILE][@CORPUS] (repeatable): PROFILE searchr1 (default), browsecomp (/retrieve {\"query\"} answered in BrowseComp-Plus's flat shape) or asearcher (documents carry \"url\"); CORPUS one of --index's names; with --listen, --addr is served only when given explicitly")
+	fs.IntVar(&c.Server.BrowseCompK, "browsecomp-k", server.DefaultBrowseCompK, "hits per /retrieve request on a browsecomp listener (BrowseComp-Plus's server --k)")
+	fs.IntVar(&c.Server.MaxPageBytes, "max-page-bytes", server.DefaultMaxPageBytes, "largest page of POST /access in bytes (whole passages, then a marker line)")
+	fs.BoolVar(&c.PagesAtStart, "pages-at-start", false, "build the page index (documents by id for MCP get_document, pages for /access: 16 bytes per passage) at start instead of on first use")
 	fs.StringVar(&c.Collections, "collections", "", "hybrid collections for POST /v1/hybrid/execute: one collection directory or a directory of them (see 'rlsearch hybrid build')")
 	fs.BoolVar(&s.idx.verifyDocs, "verify-docs", false, "check every docstore block's CRC at startup (one read of docs.zst: 9 s for 21M passages); without it each block's CRC is checked when the block is first read, and `rlsearch verify` checks every file")
 	fs.StringVar(&c.PolicyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the programs' 2,048-token observation cap; empty = sdk.BoundTokens (byte classes, never below 1/4 of Qwen3)")
@@ -83,7 +88,21 @@ func serveCmd(fs *flag.FlagSet) runFunc {
 	rf.bind(fs)
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
 		logger := slog.New(slog.NewJSONHandler(stderr, nil))
-		listening := func(a net.Addr) { fmt.Fprintf(stdout, "listening on http://%s\n", a) }
+		addrSet := false
+		fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+		for _, l := range s.listen {
+			_, _, corpus, err := server.ParseListen(l)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			known := corpus == "" || (rf.shards != "" && corpus == app.DefaultCorpus)
+			for _, c := range s.idx.corpora {
+				known = known || corpus == cmp.Or(c.Name, app.DefaultCorpus)
+			}
+			if !known {
+				return usageErr("--listen %s: no --index names corpus %q", l, corpus)
+			}
+		}
 		if rf.shards != "" {
 			svc, err := rf.newRouter(ctx, &s, logger)
 			if err != nil {
@@ -91,19 +110,82 @@ func serveCmd(fs *flag.FlagSet) runFunc {
 			}
 			defer svc.Close()
 			logger.Info("router ready", "shards", svc.Router.Shards(), "build", svc.Router.BuildID(), "retrievers", slices.Sorted(maps.Keys(svc.Router.Retrievers())))
-			return svc.ListenAndServe(ctx, s.addr, listening)
+			corpora, err := server.NewCorpora([]string{app.DefaultCorpus}, []*server.Server{svc.Server})
+			if err != nil {
+				return err
+			}
+			return serveListeners(ctx, svc.Server, corpora, s.addr, addrSet, s.listen, stdout)
 		}
-		if s.idx.cfg.Dir == "" {
-			return usageErr("serve needs --index DIR (an index, or one shard of a sharded build) or --shards URL,... (a router over shard servers)")
+		if len(s.idx.corpora) == 0 {
+			return usageErr("serve needs --index DIR (an index, or one shard of a sharded build; NAME=DIR, repeatable, for several corpora) or --shards URL,... (a router over shard servers)")
 		}
-		srv, ix, closeAll, err := s.newServer(ctx, logger)
+		m, err := s.newMulti(ctx, logger)
 		if err != nil {
 			return err
 		}
-		defer closeAll()
-		logger.Info("index loaded", "dir", ix.Dir, "passages", ix.Len(), "retrievers", ix.RetrieverNames(), "backend", ix.SearchBackend(), "open_seconds", ix.OpenDuration.Seconds())
-		return srv.ListenAndServe(ctx, s.addr, listening)
+		defer m.Close()
+		for i, svc := range m.Services {
+			ix := svc.Index
+			logger.Info("index loaded", "corpus", m.Corpora.Names()[i], "dir", ix.Dir, "passages", ix.Len(), "retrievers", ix.RetrieverNames(), "backend", ix.SearchBackend(), "open_seconds", ix.OpenDuration.Seconds())
+		}
+		return serveListeners(ctx, m.Services[0].Server, m.Corpora, s.addr, addrSet, s.listen, stdout)
 	}
+}
+
+// newMulti assembles one service per --index corpus (app.NewMulti) with
+// the rewards configured from the environment.
+func (s *serveFlags) newMulti(ctx context.Context, logger *slog.Logger) (*app.Multi, error) {
+	if s.programMemMiB < 0 || s.programMemMiB > 1<<20 {
+		return nil, usageErr("--program-max-memory %d MiB is out of range (0 to 1048576)", s.programMemMiB)
+	}
+	cfg := s.cfg
+	cfg.Index, cfg.Logger, cfg.Reward = s.idx.config(), logger, rewardEnv()
+	cfg.Budgets.MaxMemoryBytes = s.programMemMiB << 20
+	m, err := app.NewMulti(ctx, cfg, s.idx.corpora)
+	if errors.Is(err, app.ErrConfig) {
+		return nil, usageErr("%v", err)
+	}
+	return m, err
+}
+
+// serveListeners serves --addr (the searchr1 profile over the default
+// corpus; with --listen only when given explicitly) and every --listen
+// until ctx is cancelled; stdout gets "listening on http://ADDR" per
+// listener, with its profile and corpus when they are not the defaults.
+func serveListeners(ctx context.Context, srv *server.Server, c *server.Corpora, addr string, addrSet bool, listen []string, stdout io.Writer) error {
+	var ls []server.Listener
+	var notes []string
+	add := func(a string, p server.Profile, corpus string) error {
+		h, err := c.Handler(p, corpus)
+		if err != nil {
+			return usageErr("--listen %s: %v", a, err)
+		}
+		note := ""
+		if p != server.ProfileSearchR1 || (corpus != "" && corpus != c.Names()[0]) {
+			note = fmt.Sprintf(" (profile %s, corpus %s)", p, cmp.Or(corpus, c.Names()[0]))
+		}
+		ls = append(ls, server.Listener{Addr: a, Handler: h, Desc: a + "=" + string(p) + "@" + cmp.Or(corpus, c.Names()[0])})
+		notes = append(notes, note)
+		return nil
+	}
+	if addrSet || len(listen) == 0 {
+		if err := add(addr, server.ProfileSearchR1, ""); err != nil {
+			return err
+		}
+	}
+	for _, l := range listen {
+		a, p, corpus, _ := server.ParseListen(l) // checked before anything was opened
+		if err := add(a, p, corpus); err != nil {
+			return err
+		}
+	}
+	return srv.ServeListeners(ctx, ls, func(l server.Listener, a net.Addr) {
+		for i := range ls {
+			if ls[i].Desc == l.Desc {
+				fmt.Fprintf(stdout, "listening on http://%s%s\n", a, notes[i])
+			}
+		}
+	})
 }
 
 // routerFlags configure serve's router mode (app.NewRouter).

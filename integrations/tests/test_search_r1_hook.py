@@ -9,6 +9,7 @@ import requests
 
 from integrations import search_r1_hook
 from integrations.client import PATH_EXECUTE, PATH_RETRIEVE
+from integrations.tests.frameworks import passages_title_text
 from integrations.tests.support import FlakyProxy, server
 
 
@@ -135,13 +136,7 @@ class StandInManager:
         return requests.post(self.config.search_url, json=payload, timeout=30).json()
 
     def _passages2string(self, retrieval_result):
-        out = ""
-        for idx, doc_item in enumerate(retrieval_result):
-            content = doc_item["document"]["contents"]
-            title = content.split("\n")[0]
-            text = "\n".join(content.split("\n")[1:])
-            out += f"Doc {idx + 1}(Title: {title}) {text}\n"
-        return out
+        return passages_title_text(retrieval_result)
 
 
 def patched_class():

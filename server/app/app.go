@@ -18,6 +18,7 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bm25"
 	"github.com/rlsearch/rlsearch/embed"
+	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/rerank"
 	"github.com/rlsearch/rlsearch/reward"
@@ -94,8 +95,16 @@ type Config struct {
 	CacheBytes int64
 	// UI configures the rollout inspector at /ui/.
 	UI UIConfig
+	// PagesAtStart builds the page index (server.WarmPages: documents by
+	// id for MCP get_document, pages by title and URL for /access) in the
+	// background at start instead of on first use.
+	PagesAtStart bool
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
+
+	// corpus, set by NewMulti, is /healthz's "corpus": the corpus's name,
+	// the process's corpora and what it cost to start.
+	corpus map[string]any
 }
 
 // Service is an assembled server and what it was built over (Index for
@@ -132,12 +141,26 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 			s.Close()
 		}
 	}()
-	logger := cmp.Or(cfg.Logger, slog.Default())
 	ix, closeIx, err := OpenIndex(ctx, cfg.Index)
 	if err != nil {
 		return nil, err
 	}
 	s.Index, s.closers = ix, append(s.closers, closeIx)
+	sh, closeShared, err := openShared(ctx, cfg, ix.Encoder(), cmp.Or(cfg.Logger, slog.Default()))
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, closeShared)
+	if err := s.serveIndex(ctx, cfg, sh); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// serveIndex builds the service over s.Index with the shared parts sh.
+func (s *Service) serveIndex(ctx context.Context, cfg Config, sh *shared) (err error) {
+	logger := cmp.Or(cfg.Logger, slog.Default())
+	ix := s.Index
 	b := backend{retrievers: ix.Retrievers(), docs: ix, health: ix.Health, ix: ix, defaultRetriever: ix.DefaultRetriever(), names: ix.RetrieverNames()}
 	if e5, ok := b.retrievers[rlsearch.RetrieverE5]; ok {
 		bt := server.NewBatcher(e5, cfg.BatchMax, cfg.BatchWait)
@@ -145,7 +168,7 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		s.closers = append(s.closers, func() { bt.(io.Closer).Close() })
 	}
 	if s.Cache, err = wrapCache(b.retrievers, cfg.CacheBytes, ix.BuildID()); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if s.Cache != nil {
 		b.collectors = append(b.collectors, s.Cache)
@@ -157,6 +180,14 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		}
 		logger.Info("result cache", "max_bytes", cfg.CacheBytes, "build_id", ix.BuildID())
 	}
+	if info := cfg.corpus; info != nil {
+		base := b.health
+		b.health = func() map[string]any {
+			h := base()
+			h["corpus"] = info
+			return h
+		}
+	}
 	if _, ok := b.retrievers[rlsearch.RetrieverE5]; !ok && ix.Dense != nil {
 		// A trainer never names the retriever: without this line a
 		// forgotten --model would train on BM25 silently.
@@ -164,19 +195,16 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		b.unserved = map[string]string{rlsearch.RetrieverE5: why}
 		logger.Warn("dense retrieval not served: "+why+"; /retrieve uses bm25", "index", ix.Dir, "dense_vectors", ix.Dense.Header().Count)
 	}
-	if sh := ix.Meta.Shard; sh != nil {
+	if shard := ix.Meta.Shard; shard != nil {
 		svc, err := router.NewShardService(router.ShardConfig{Retrievers: b.retrievers, Docs: ix, MaxQueries: cfg.Server.MaxQueries, MaxTopK: cfg.Server.MaxTopK, MaxResults: cfg.Server.MaxResults,
-			Shard: router.Identity{Index: sh.Index, Count: sh.Count, FirstRow: sh.FirstRow, Rows: ix.Len(), TotalRows: sh.TotalRows, BuildID: sh.BuildID, CorpusSHA256: sh.CorpusSHA256}})
+			Shard: router.Identity{Index: shard.Index, Count: shard.Count, FirstRow: shard.FirstRow, Rows: ix.Len(), TotalRows: shard.TotalRows, BuildID: shard.BuildID, CorpusSHA256: shard.CorpusSHA256}})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		b.extra = svc.Endpoints()
-		logger.Info("serving a shard", "index", ix.Dir, "shard", sh.Index, "of", sh.Count, "first_row", sh.FirstRow, "rows", ix.Len(), "build", sh.BuildID)
+		logger.Info("serving a shard", "index", ix.Dir, "shard", shard.Index, "of", shard.Count, "first_row", shard.FirstRow, "rows", ix.Len(), "build", shard.BuildID)
 	}
-	if err := s.assemble(ctx, cfg, b, logger); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s.assemble(ctx, cfg, b, sh, logger)
 }
 
 // backend is what a Service serves its endpoints over: an index, or a
@@ -193,9 +221,9 @@ type backend struct {
 	collectors       []prometheus.Collector     // registered with the server's metrics (the cache)
 }
 
-// assemble builds every endpoint over b and the server; what it opens is
-// appended to s.closers.
-func (s *Service) assemble(ctx context.Context, cfg Config, b backend, logger *slog.Logger) error {
+// assemble builds every endpoint over b and the shared parts sh, and the
+// server; what it opens is appended to s.closers.
+func (s *Service) assemble(ctx context.Context, cfg Config, b backend, sh *shared, logger *slog.Logger) error {
 	sc := cfg.Server
 	sc.Retrievers, sc.Docs, sc.Health, sc.Logger, sc.Unserved = b.retrievers, b.docs, b.health, logger, b.unserved
 	sc.Collectors = append(sc.Collectors, b.collectors...)
@@ -207,49 +235,49 @@ func (s *Service) assemble(ctx context.Context, cfg Config, b backend, logger *s
 	for p, ep := range b.extra {
 		m[p] = ep
 	}
-	exec, closeCols, err := AddHybrid(ctx, m, b.ix, cfg.Collections)
-	if err != nil {
-		return err
-	}
-	s.closers = append(s.closers, closeCols)
+	m["/v1/hybrid/execute"] = sh.hybrid
 	ro := cfg.Reward
-	if exec != nil { // else keep the caller's
-		ro.ProRetrieval.Executor = exec
+	if sh.exec != nil { // else keep the caller's
+		ro.ProRetrieval.Executor = sh.exec
 	}
 	// The retrieval reward searches what /retrieve serves, cache included.
 	ro.Retrieval.Searcher = NewSearcher(sc.Retrievers, b.docs, sc.Default)
 	if err := AddRewards(m, ro); err != nil {
 		return err
 	}
-	cfg.Reranker.Model.ORTLib = cmp.Or(cfg.Reranker.Model.ORTLib, cfg.Index.Model.ORTLib)
-	if cfg.Reranker.MaxBodyBytes < 0 {
-		return fmt.Errorf("%w: --rerank-max-body %d is negative", ErrConfig, cfg.Reranker.MaxBodyBytes)
-	}
 	// Programs search through the same retrievers as /retrieve, so their
 	// e5 calls join the cross-request batches too.
-	rt, rr, closeRT, err := runtimeOver(ctx, b.docs, sc.Retrievers, cfg.Reranker, cfg.PolicyTokenizer, cfg.Budgets)
+	rt, err := newRuntime(b.docs, sc.Retrievers, sh, cfg.Budgets)
 	if err != nil {
 		return err
 	}
-	s.closers = append(s.closers, closeRT)
 	if err := AddPrograms(m, rt); err != nil {
 		return err
 	}
-	if rr != nil {
-		if err := AddRerank(m, rr, cfg.Reranker); err != nil {
+	if sh.rr != nil {
+		if err := AddRerank(m, sh.rr, cfg.Reranker); err != nil {
 			return err
 		}
-		logger.Info("reranker loaded", "dir", cfg.Reranker.Model.Dir, "name", rr.Name(), "kind", rr.Kind(), "max_length", rr.MaxLength(), "startup_check", cfg.Reranker.Check)
+		sc.Reranker = sh.rr // StepSearch's /retrieve/rerank
 	}
+	sc.Tokens = rt.Config().Tokens // /access's max_tokens counts as observations do
 	sc.Extra, sc.Pages = m, map[string]http.Handler{}
 	closeUI, err := AddUI(ctx, sc.Pages, cfg.UI, rt, ro, logger)
 	if err != nil {
 		return err
 	}
 	s.closers = append(s.closers, closeUI)
-	sc.Health = healthWithModels(sc.Health, b.ix, rr, logger)
-	s.Server, err = server.New(sc)
-	return err
+	if err := s.addMCP(sc.Pages, rt); err != nil {
+		return err
+	}
+	sc.Health = healthWithModels(sc.Health, b.ix, sh.rr, logger)
+	if s.Server, err = server.New(sc); err != nil {
+		return err
+	}
+	if cfg.PagesAtStart {
+		s.Server.WarmPages()
+	}
+	return nil
 }
 
 // RouterConfig is what NewRouter assembles: the router over the shard
@@ -311,10 +339,18 @@ func NewRouter(ctx context.Context, cfg RouterConfig) (_ *Service, err error) {
 	}
 	sc := cfg.Server
 	sc.Registry = reg
+	// The router's documents live on the shard servers: no page index
+	// over them (/access and get_document answer 404 saying so).
+	sc.NoPageIndex = true
 	b := backend{retrievers: rs, docs: rtr.Docs(), health: rtr.Health, defaultRetriever: def, names: names}
 	c := Config{Reranker: cfg.Reranker, Server: sc, Retriever: cfg.Retriever, Collections: cfg.Collections,
 		PolicyTokenizer: cfg.PolicyTokenizer, Budgets: cfg.Budgets, Reward: cfg.Reward, UI: cfg.UI}
-	if err := s.assemble(ctx, c, b, logger); err != nil {
+	sh, closeShared, err := openShared(ctx, c, nil, logger)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, closeShared)
+	if err := s.assemble(ctx, c, b, sh, logger); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -439,32 +475,92 @@ func OpenRuntime(ctx context.Context, cfg RuntimeConfig) (*sdk.Runtime, func(), 
 // program runtime over docs and retrievers with them, and the reranker
 // (nil without one).
 func runtimeOver(ctx context.Context, docs sdk.Corpus, retrievers map[string]rlsearch.Retriever, rc RerankConfig, tokenizer string, b sdk.Budgets) (*sdk.Runtime, *rerank.Reranker, func(), error) {
-	rr, err := OpenReranker(ctx, rc)
+	m, closer, err := openModels(ctx, rc, tokenizer)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	closer := func() {}
-	cfg := sdk.Config{Retrievers: retrievers, Docs: docs, Budgets: b}
+	rt, err := newRuntime(docs, retrievers, &shared{models: m}, b)
+	if err != nil {
+		closer()
+		return nil, nil, nil, err
+	}
+	return rt, m.rr, closer, nil
+}
+
+// models are the models besides the query encoder that every corpus of a
+// process shares: the reranker (nil without --reranker) and the policy
+// tokenizer counting observation tokens (nil: sdk.BoundTokens).
+type models struct {
+	rr     *rerank.Reranker
+	tokens rlsearch.TokenCounter
+}
+
+// openModels opens the reranker of rc and the policy tokenizer; the closer
+// releases them, and on error nothing stays open.
+func openModels(ctx context.Context, rc RerankConfig, tokenizer string) (*models, func(), error) {
+	rr, err := OpenReranker(ctx, rc)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, closer := &models{rr: rr}, func() {}
 	if rr != nil {
-		cfg.Reranker, closer = rr, func() { rr.Close() }
+		closer = func() { rr.Close() }
 	}
 	if tokenizer != "" {
 		bpe, err := rerank.LoadBPE(tokenizer)
 		if err != nil {
 			closer()
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
-		cfg.Tokens = bpe
+		m.tokens = bpe
 	}
-	// One runtime serves both program endpoints, so its bound on
-	// concurrently running programs (sdk.Config.MaxConcurrent) holds for
-	// the whole server.
-	rt, err := sdk.New(cfg)
+	return m, closer, nil
+}
+
+// shared is what the services of one process share: the models and the
+// hybrid collections (opened once by openShared; NewMulti passes one to
+// every corpus).
+type shared struct {
+	*models
+	hybrid server.Endpoint       // POST /v1/hybrid/execute
+	exec   reward.HybridExecutor // the collections for the ProRetrieval reward; nil without any
+}
+
+// openShared opens cfg's reranker, policy tokenizer and hybrid
+// collections (e5 text fields embedded with enc, which may be nil); the
+// closer releases them, and on error nothing stays open.
+func openShared(ctx context.Context, cfg Config, enc rlsearch.Encoder, logger *slog.Logger) (*shared, func(), error) {
+	if cfg.Reranker.MaxBodyBytes < 0 {
+		return nil, nil, fmt.Errorf("%w: --rerank-max-body %d is negative", ErrConfig, cfg.Reranker.MaxBodyBytes)
+	}
+	cfg.Reranker.Model.ORTLib = cmp.Or(cfg.Reranker.Model.ORTLib, cfg.Index.Model.ORTLib)
+	m, closeModels, err := openModels(ctx, cfg.Reranker, cfg.PolicyTokenizer)
 	if err != nil {
-		closer()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return rt, rr, closer, nil
+	cols, exec, closeCols, err := OpenCollections(ctx, cfg.Collections, enc)
+	if err != nil {
+		closeModels()
+		return nil, nil, err
+	}
+	if m.rr != nil {
+		logger.Info("reranker loaded", "dir", cfg.Reranker.Model.Dir, "name", m.rr.Name(), "kind", m.rr.Kind(), "max_length", m.rr.MaxLength(), "startup_check", cfg.Reranker.Check)
+	}
+	sh := &shared{models: m, exec: exec,
+		hybrid: server.JSON(hybrid.NewService(cols, hybrid.ServiceConfig{}).Serve, server.EndpointOptions{MaxBodyBytes: hybrid.DefaultMaxBodyBytes})}
+	return sh, func() { closeCols(); closeModels() }, nil
+}
+
+// newRuntime is the program runtime over docs and retrievers with sh's
+// models. One runtime serves both program endpoints of a service, so its
+// bound on concurrently running programs (sdk.Config.MaxConcurrent) holds
+// for the whole service.
+func newRuntime(docs sdk.Corpus, retrievers map[string]rlsearch.Retriever, sh *shared, b sdk.Budgets) (*sdk.Runtime, error) {
+	cfg := sdk.Config{Retrievers: retrievers, Docs: docs, Budgets: b, Tokens: sh.tokens}
+	if sh.rr != nil {
+		cfg.Reranker = sh.rr
+	}
+	return sdk.New(cfg)
 }
 
 // placer is implemented by models that report where they run and why

@@ -59,6 +59,14 @@ func TestNewAnswersEveryPath(t *testing.T) {
 		"/healthz":                 "",
 		"/metrics":                 "",
 		"/ui/":                     "", // the inspector's page (GET)
+		// The other frameworks' dialects (server/dialect_retrieve.go).
+		"/queries":         `{"queries": ["capital of Germany"], "k": 2}`,
+		"/search":          `{"query": "capital of Germany", "top_n": 2}`,
+		"/batch_search":    `{"query": ["capital of Germany"], "top_n": 2}`,
+		"/retrieve/rerank": `{"queries": ["capital of Germany"]}`,
+		"/access":          `{"urls": ["https://en.wikipedia.org/wiki/Berlin"]}`,
+		"/health":          "",
+		"/mcp":             `{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}`,
 	}
 	paths := svc.Paths()
 	if len(paths) != len(bodies) {
@@ -81,10 +89,15 @@ func TestNewAnswersEveryPath(t *testing.T) {
 		if body != "" {
 			req = httptest.NewRequest(http.MethodPost, p, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream") // MCP's streamable HTTP
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		switch {
+		case p == "/retrieve/rerank":
+			if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "--reranker") {
+				t.Errorf("%s without a reranker: %d %s; want 404 naming --reranker", p, rec.Code, rec.Body)
+			}
 		case p == "/v1/hybrid/execute":
 			if rec.Code < 400 || rec.Code >= 500 || !strings.Contains(rec.Body.String(), "toys") {
 				t.Errorf("%s without collections: %d %s; want a 4xx naming the collection", p, rec.Code, rec.Body)
@@ -95,6 +108,10 @@ func TestNewAnswersEveryPath(t *testing.T) {
 			t.Errorf("/retrieve: %s; want Berlin (p2) among the hits", rec.Body)
 		case p == "/v1/rewards/qa" && !strings.Contains(rec.Body.String(), `"em":1`):
 			t.Errorf("/v1/rewards/qa: %s; want em 1", rec.Body)
+		case p == "/access" && !strings.Contains(rec.Body.String(), `"contents":"\"Berlin\"\nBerlin is the capital`):
+			t.Errorf("/access: %s; want Berlin's page", rec.Body)
+		case p == "/mcp" && !strings.Contains(rec.Body.String(), `"serverInfo"`):
+			t.Errorf("/mcp initialize: %s; want the server's info", rec.Body)
 		}
 	}
 	rec := httptest.NewRecorder()

@@ -138,6 +138,29 @@ func (p *proc) signal(s syscall.Signal) {
 	if err := p.cmd.Process.Signal(s); err != nil {
 		p.t.Fatal(err)
 	}
+	if s == syscall.SIGSTOP {
+		// kill(2) returns before the process has stopped: a request sent
+		// at once may still be answered (seen: one 0.3 ms after). Wait
+		// until every thread is in the stopped state in /proc (Linux;
+		// elsewhere, go on).
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", p.cmd.Process.Pid))
+			if err != nil || len(tasks) == 0 {
+				return
+			}
+			stopped := true
+			for _, task := range tasks {
+				b, _ := os.ReadFile(task)
+				// The state is the field after the ")" ending the command name.
+				i := strings.LastIndexByte(string(b), ')')
+				stopped = stopped && i > 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
+			}
+			if stopped {
+				return
+			}
+		}
+		p.t.Fatalf("process %d not stopped 5 s after SIGSTOP", p.cmd.Process.Pid)
+	}
 }
 
 // restart starts the process again on the same address.

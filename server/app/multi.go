@@ -1,0 +1,162 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/procstat"
+	"github.com/rlsearch/rlsearch/server"
+)
+
+// DefaultCorpus is the name of a corpus given without one (serve --index
+// DIR).
+const DefaultCorpus = "default"
+
+// Corpus is one named index of a multi-corpus service (serve --index
+// NAME=DIR).
+type Corpus struct {
+	Name string // "" means DefaultCorpus
+	Dir  string
+}
+
+// Multi is a service over several corpora in one process: one Service per
+// corpus (its index, e5 batching queue, result cache, program runtime and
+// endpoints), with the query encoder, the reranker, the policy tokenizer
+// and the hybrid collections opened once and shared, and the routing over
+// them (server.Corpora: /c/NAME/..., the listeners' corpora, "corpus" in
+// program and reward bodies). Safe for concurrent use; Close once.
+type Multi struct {
+	Corpora  *server.Corpora
+	Services []*Service // in the order given; [0] is the default corpus
+	closers  []func()
+}
+
+// Close releases everything, in reverse order.
+func (m *Multi) Close() {
+	for i := len(m.Services) - 1; i >= 0; i-- {
+		m.Services[i].Close()
+	}
+	for i := len(m.closers) - 1; i >= 0; i-- {
+		m.closers[i]()
+	}
+	m.Services, m.closers = nil, nil
+}
+
+// NewMulti assembles one Service per corpus of corpora with cfg (whose
+// Index gives the model and open options, its Dir unused), sharing the
+// models. A corpus whose index has a dense shard serves e5 with the
+// shared encoder; one without serves BM25 only (with a warning when
+// --model is set). The first corpus keeps cfg.UI (the inspector's dumps
+// load once); the others mount the inspector without dumps. Each corpus
+// has its own /metrics registry (cfg.Server.Registry, if set, goes to the
+// first) and its own result cache of cfg.CacheBytes. Start-up time and
+// memory are logged per corpus and reported in its /healthz "corpus".
+// Errors: ErrConfig for bad names, else those of New.
+func NewMulti(ctx context.Context, cfg Config, corpora []Corpus) (_ *Multi, err error) {
+	m := &Multi{}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+	if len(corpora) == 0 {
+		return nil, fmt.Errorf("%w: --index is required", ErrConfig)
+	}
+	logger := cmp.Or(cfg.Logger, slog.Default())
+	names := make([]string, len(corpora))
+	for i, c := range corpora {
+		names[i] = cmp.Or(c.Name, DefaultCorpus)
+	}
+	if cfg.Index.BM25Parallel < 0 {
+		return nil, fmt.Errorf("%w: --bm25-parallel %d: want >= 0", ErrConfig, cfg.Index.BM25Parallel)
+	}
+	enc, _, closeEnc, err := OpenEncoder(cfg.Index.Model)
+	if err != nil {
+		return nil, err
+	}
+	m.closers = append(m.closers, closeEnc)
+	sh, closeShared, err := openShared(ctx, cfg, enc, logger)
+	if err != nil {
+		return nil, err
+	}
+	m.closers = append(m.closers, closeShared)
+	servers := make([]*server.Server, len(corpora))
+	for i, c := range corpora {
+		svc, err := openCorpus(ctx, cfg, i, names, c.Dir, enc, sh, logger)
+		if err != nil {
+			return nil, fmt.Errorf("corpus %s (%s): %w", names[i], c.Dir, err)
+		}
+		m.Services = append(m.Services, svc)
+		servers[i] = svc.Server
+	}
+	if m.Corpora, err = server.NewCorpora(names, servers); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return m, nil
+}
+
+// openCorpus opens corpus i's index (with enc when it has a dense shard)
+// and builds its service, measuring what the corpus costs to start.
+func openCorpus(ctx context.Context, cfg Config, i int, names []string, dir string, enc rlsearch.Encoder, sh *shared, logger *slog.Logger) (*Service, error) {
+	start := time.Now()
+	rss0 := procstat.RSS(0)
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	useEnc := enc
+	if enc != nil && !hasDenseShard(dir) {
+		logger.Warn("corpus has no dense shard: served with BM25 only", "corpus", names[i], "index", dir)
+		useEnc = nil
+	}
+	ix, err := index.Open(ctx, dir, index.OpenConfig{Encoder: useEnc, VerifyDocs: cfg.Index.VerifyDocs, DenseBackend: cfg.Index.DenseBackend,
+		GPUInt8: cfg.Index.GPUInt8, HNSWEfSearch: cfg.Index.HNSWEfSearch, BM25Parallel: cfg.Index.BM25Parallel})
+	if err != nil {
+		return nil, err
+	}
+	svc := &Service{Index: ix, closers: []func(){func() { ix.Close() }}}
+	c := cfg
+	c.Index.Dir = dir
+	if i > 0 {
+		c.UI = UIConfig{}
+		c.Server.Registry = nil
+	}
+	info := map[string]any{"name": names[i], "corpora": names}
+	c.corpus = info
+	if err := svc.serveIndex(ctx, c, sh); err != nil {
+		svc.Close()
+		return nil, err
+	}
+	rss1 := procstat.RSS(0)
+	var ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms1)
+	info["start_seconds"] = time.Since(start).Seconds()
+	info["open_seconds"] = ix.OpenDuration.Seconds()
+	info["rss_bytes_at_start"] = rss1 - rss0
+	info["heap_bytes_at_start"] = int64(ms1.HeapAlloc) - int64(ms0.HeapAlloc)
+	logger.Info("corpus loaded", "corpus", names[i], "index", dir, "passages", ix.Len(), "retrievers", ix.RetrieverNames(),
+		"start_seconds", info["start_seconds"], "open_seconds", info["open_seconds"], "rss_bytes", info["rss_bytes_at_start"], "heap_bytes", info["heap_bytes_at_start"])
+	return svc, nil
+}
+
+// hasDenseShard reports whether the index in dir has a dense shard (its
+// meta.json names one); an unreadable meta.json says yes, so that
+// index.Open reports the real error.
+func hasDenseShard(dir string) bool {
+	raw, err := os.ReadFile(filepath.Join(dir, index.MetaFile))
+	if err != nil {
+		return true
+	}
+	var meta index.Meta
+	if json.Unmarshal(raw, &meta) != nil {
+		return true
+	}
+	return meta.Dense != nil
+}

@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-browser test-short test-integrations test-helm test-router-full demo-integrations bench-integrations bench testmodel fmt vet clean kernels gpu-inference-dry bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1 bench-shards
+.PHONY: all setup build demo test test-browser test-short test-integrations test-helm test-router-full demo-integrations bench-integrations bench testmodel fmt vet clean kernels gpu-setup gpu-inference-dry bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1 bench-shards
 
 all: build
 
@@ -88,6 +88,12 @@ bench: build
 # `go test ./kernels` checks the committed images are up to date whenever nvcc 11.8 is on PATH.
 kernels:
 	bash kernels/build.sh
+
+# ONNX Runtime 1.29.0 with the CUDA execution provider in .cache/ort-gpu (scripts/gpu-setup.sh: two npm packages,
+# ~330 MB, integrity-pinned). For GPU nodes and bench/gpu (--device cuda, --rerank-device cuda); not part of setup
+# or test: nothing on a machine without CUDA 13 and a GPU can load the provider.
+gpu-setup:
+	bash scripts/gpu-setup.sh
 
 # The GPU inference check (issue 22) without a GPU: bench/gpu/inference.sh's plumbing on the kernel emulator,
 # with the tiny generated models; on the device machine run `bash bench/gpu/inference.sh` (see its header).

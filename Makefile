@@ -32,8 +32,8 @@ testmodel: setup
 		--tokenizer .cache/tokenizers/bert-uncased.json --out .cache/models/tiny >&2
 	@echo "$(ROOT)/.cache/models/tiny"
 
-# vet also checks the static CGO_ENABLED=0 build (bench/gpu/build.sh; GPU nodes without ONNX Runtime) and runs the
-# tests of internal/ortenv's stand-ins for it.
+# vet also checks the static CGO_ENABLED=0 build (bench/gpu/build.sh's device binaries) and runs internal/ortenv's
+# tests with it: ONNX Runtime's C API through purego against the real library (a few seconds).
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

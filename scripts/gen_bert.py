@@ -266,8 +266,13 @@ def build_graph(preset, w, head="", num_labels=1, out_dtype="f32"):
     if head == "classifier":
         cls_tok = op("Gather", [x, "c.i0"], axis=1)  # [B, H], the [CLS] position
         pooled = op("Tanh", [dense(cls_tok, "pool.w", "pool.b")])
-        nodes.append(helper.make_node("Identity", [dense(pooled, "cls.w", "cls.b")], ["logits"], name="output_node"))
-        outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", num_labels])]
+        logits = dense(pooled, "cls.w", "cls.b")
+        if out_dtype == "f16":
+            nodes.append(helper.make_node("Cast", [logits], ["logits"], name="output_node", to=TensorProto.FLOAT16))
+        else:
+            nodes.append(helper.make_node("Identity", [logits], ["logits"], name="output_node"))
+        outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT16 if out_dtype == "f16" else TensorProto.FLOAT,
+                                                 ["batch", num_labels])]
     else:
         # out_dtype f16: the output as an fp16 export gives it (float16 last_hidden_state; the graph itself stays
         # float32, as ONNX Runtime's CPU provider has few float16 kernels).

@@ -3,38 +3,19 @@ package embed
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rlsearch/rlsearch/internal/canary"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 	"github.com/rlsearch/rlsearch/kernels/kernelemu"
 )
 
 // canaryTestMaxLength keeps the emulated canaries quick (the long passage
 // is cut to it).
 const canaryTestMaxLength = 40
-
-// logSink collects Logf lines.
-type logSink struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logSink) logf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, fmt.Sprintf(format, args...))
-}
-
-func (l *logSink) all() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
 
 // TestCanaryGPUEmulated: the model canary on our forward pass, the CPU
 // emulator of kernels/nn.cu standing in for the GPU. A sound device passes
@@ -71,19 +52,19 @@ func TestCanaryGPUEmulated(t *testing.T) {
 			if mode != kernelemu.FaultDrop {
 				return // auto and SkipCanary once, on the dropped row (the emulator is slow)
 			}
-			var logs logSink
-			a, err := Open(Config{Dir: dir, Provider: "auto", Sessions: 1, MaxLength: canaryTestMaxLength, gpuExec: bad, Logf: logs.logf})
+			var logs testutil.LogSink
+			a, err := Open(Config{Dir: dir, Provider: "auto", Sessions: 1, MaxLength: canaryTestMaxLength, gpuExec: bad, Logf: logs.Logf})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer a.Close()
 			dev, why := a.Placement()
-			if dev != "cpu" || !strings.Contains(why, "model canary") || !strings.Contains(logs.all(), "MODEL CANARY FAILED") ||
+			if dev != "cpu" || !strings.Contains(why, "model canary") || !strings.Contains(strings.Join(logs.Lines(), "\n"), "MODEL CANARY FAILED") ||
 				a.CanaryReport().Passed || !a.CanaryReport().Ran {
-				t.Fatalf("auto on a faulty device: %q, %q, log %q, canary %+v", dev, why, logs.all(), a.CanaryReport())
+				t.Fatalf("auto on a faulty device: %q, %q, log %q, canary %+v", dev, why, strings.Join(logs.Lines(), "\n"), a.CanaryReport())
 			}
-			if strings.Count(logs.all(), "\n") != 0 {
-				t.Fatalf("more than one log line: %q", logs.all())
+			if len(logs.Lines()) != 1 {
+				t.Fatalf("more than one log line: %q", strings.Join(logs.Lines(), "\n"))
 			}
 			s, err := Open(Config{Dir: dir, Provider: "gpu", MaxLength: canaryTestMaxLength, gpuExec: bad, SkipCanary: true})
 			if err != nil {

@@ -3,12 +3,11 @@ package rerank
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/cuda/cudatest"
 	"github.com/rlsearch/rlsearch/internal/canary"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
@@ -19,23 +18,6 @@ import (
 // canaryTestMaxLength keeps the emulated canaries quick (the long
 // document is cut to fit).
 const canaryTestMaxLength = 96
-
-type logSink struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logSink) logf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, fmt.Sprintf(format, args...))
-}
-
-func (l *logSink) all() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
 
 // TestCanaryGPUEmulated: the reranker's model canary on our Qwen3 forward
 // pass, the CPU emulator of kernels/nn.cu standing in for the GPU. A
@@ -70,15 +52,15 @@ func TestCanaryGPUEmulated(t *testing.T) {
 			if mode != kernelemu.FaultWrong {
 				return
 			}
-			var logs logSink
-			a, err := Open(Config{Dir: dir, Provider: "auto", Sessions: 1, ORTLib: lib, MaxLength: canaryTestMaxLength, gpuExec: bad, Logf: logs.logf})
+			var logs testutil.LogSink
+			a, err := Open(Config{Dir: dir, Provider: "auto", Sessions: 1, ORTLib: lib, MaxLength: canaryTestMaxLength, gpuExec: bad, Logf: logs.Logf})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer a.Close()
 			dev, why := a.Placement()
-			if dev != "cpu" || !strings.Contains(why, "model canary") || !strings.Contains(logs.all(), "MODEL CANARY FAILED") || len(logs.lines) != 1 || a.CanaryReport().Passed {
-				t.Fatalf("auto on a faulty device: %q, %q, log %q", dev, why, logs.all())
+			if dev != "cpu" || !strings.Contains(why, "model canary") || !strings.Contains(strings.Join(logs.Lines(), "\n"), "MODEL CANARY FAILED") || len(logs.Lines()) != 1 || a.CanaryReport().Passed {
+				t.Fatalf("auto on a faulty device: %q, %q, log %q", dev, why, strings.Join(logs.Lines(), "\n"))
 			}
 			if _, err := a.score(context.Background(), "q", []string{"d"}, nil); err != nil {
 				t.Fatalf("auto's CPU fallback does not serve: %v", err)
@@ -180,5 +162,38 @@ func TestFloat16Outputs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScoreIDs: pre-tokenised prompts score exactly as Rerank's own, in
+// order; bad rows and cross-encoders are refused with ErrBadInput.
+func TestScoreIDs(t *testing.T) {
+	r := openTest(t, Config{Dir: qwen3Model(t, "last"), Sessions: 1})
+	docs := testDocs(5)
+	want, err := r.score(context.Background(), "who built the bridges of Paris?", docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([][]int32, len(docs))
+	for i, d := range docs {
+		ids[i], _ = r.encodePair("who built the bridges of Paris?", d)
+	}
+	got, err := r.ScoreIDs(context.Background(), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("prompt %d: ScoreIDs %v, score %v", i, got[i], want[i])
+		}
+	}
+	for name, bad := range map[string][][]int32{"empty row": {{}}, "id past the vocabulary": {{1, 1 << 30}}, "negative id": {{-1}}} {
+		if _, err := r.ScoreIDs(context.Background(), bad); !errors.Is(err, rlsearch.ErrBadInput) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	c := openTest(t, Config{Dir: crossModel(t, 1), Sessions: 1})
+	if _, err := c.ScoreIDs(context.Background(), ids[:1]); !errors.Is(err, rlsearch.ErrBadInput) {
+		t.Errorf("cross-encoder ScoreIDs: %v", err)
 	}
 }

@@ -189,11 +189,9 @@ def cmd_export(a):
         for dynamo in (False, True):  # the TorchScript exporter first (no onnxscript needed), then dynamo
             try:
                 with torch.inference_mode():
-                    kw = dict(input_names=names, output_names=outputs, opset_version=17, dynamic_axes=dyn)
+                    kw = dict(input_names=names, output_names=outputs, opset_version=17, dynamic_axes=dyn, dynamo=dynamo)
                     if dynamo:
-                        kw = dict(input_names=names, output_names=outputs, dynamo=True, external_data=True)
-                    else:
-                        kw["dynamo"] = False
+                        kw["external_data"] = True
                     torch.onnx.export(module, args, path, **kw)
                 break
             except Exception as e:  # noqa: BLE001 (reported, then the other exporter)
@@ -223,6 +221,12 @@ def cmd_export(a):
             out = self.m(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False)
             return out.logits[:, -1, :]
 
+    def load(cls, path, dtype):
+        try:  # transformers 5 names it dtype, 4.x torch_dtype
+            return cls.from_pretrained(path, attn_implementation="eager", dtype=dtype)
+        except TypeError:
+            return cls.from_pretrained(path, attn_implementation="eager", torch_dtype=dtype)
+
     bert_tok, qwen_tok = a.bert_tokenizer, a.qwen_tokenizer
     x = torch.randint(1000, 30000, (2, 16), device="cuda")
     e5_args = (x, torch.ones_like(x), torch.zeros_like(x))
@@ -230,7 +234,7 @@ def cmd_export(a):
     e5_dyn = {n: {0: "batch", 1: "sequence"} for n in e5_names}
     e5_dyn["last_hidden_state"] = {0: "batch", 1: "sequence"}
     for dtype, key in ((torch.float16, "e5-onnx-fp16"), (torch.float32, "e5-onnx-fp32")):
-        bert = BertModel.from_pretrained(os.path.join(a.work, "bert"), attn_implementation="eager", torch_dtype=dtype).cuda().eval()
+        bert = load(BertModel, os.path.join(a.work, "bert"), dtype).cuda().eval()
         export(key, E5(bert), e5_args, e5_names, ["last_hidden_state"], e5_dyn, os.path.join(a.work, key), "e5", bert_tok, 512, 15)
         del bert
         torch.cuda.empty_cache()
@@ -244,7 +248,7 @@ def cmd_export(a):
             done(key, skipped="time budget (%.0f s left, ~%d s needed)" % (deadline - time.time(), est))
             continue
         if src:
-            m = Qwen3ForCausalLM.from_pretrained(os.path.join(a.work, src), attn_implementation="eager", torch_dtype=torch.float16)
+            m = load(Qwen3ForCausalLM, os.path.join(a.work, src), torch.float16)
         else:
             torch.manual_seed(a.seed + 2)
             torch.set_default_dtype(torch.float16)

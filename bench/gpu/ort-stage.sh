@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Brings ONNX Runtime 1.29.0's GPU build (make gpu-setup's .cache/ort-gpu: the core library, the provider bridge and
 # the 230 MB CUDA provider) to the device machine, whose calls carry at most 64 MiB each (working tree included).
-# Measured 2026-12-01: libonnxruntime_providers_cuda.so is 229,780,440 bytes, 164,939,946 with zstd -19 (its
-# .nv_fatbin section, 166 MB of GPU code for six architectures, hardly compresses): it cannot travel in one call,
+# Measured 2026-12-01: libonnxruntime_providers_cuda.so is 229,780,440 bytes, 164,939,946 with zstd -19 and
+# 164,382,276 with xz -9 (its .nv_fatbin section, 166 MB of GPU code for six architectures, hardly compresses; the
+# core library is 28,497,752 bytes, 7,956,084 with xz -9): it cannot travel in one call,
 # so it travels in parts over several calls to one warm machine (it stays warm 30 s after a call).
 #
 #   bash bench/gpu/ort-stage.sh pack     (build machine) tar.xz of the three libraries, split into parts of

@@ -480,7 +480,7 @@ def ort_section(answers, export):
         if r.get("op") != "model":
             continue
         if "error" in r:
-            out.append("| %s | %s | — | **error**: %s | | |" % (r.get("name", "?"), r.get("provider", "?"), r["error"][:400]))
+            out.append("| %s | %s | — | **error**: %s | | |" % (r.get("name") or r.get("model", "?"), r.get("provider", "?"), r["error"][:400]))
             continue
         c = r.get("canary") or {}
         if c.get("ran"):
@@ -531,7 +531,7 @@ def cmd_summary(a):
     go = read_json(os.path.join(a.out_dir, "go_timing.json"), [])
     tt = read_json(os.path.join(a.out_dir, "torch_timing.json"), [])
     ort_answers = read_jsonl(os.path.join(a.out_dir, "ort.jsonl"))
-    ort = [row for r in ort_answers if r.get("op") == "model" and "error" not in r for row in r.get("rows", [])
+    ort = [row for r in ort_answers if r.get("op") == "model" and "error" not in r for row in (r.get("rows") or [])
            if row["impl"] == "onnxruntime-cuda" or a.dry]
     export = next((r.get("export", {}) for r in ort_answers if r.get("op") == "export"), {})
     env = ""
@@ -614,6 +614,8 @@ def cmd_summary(a):
             if not x or not y or y.get("skipped") or x.get("skipped"):
                 return "—"
             v = x["items_per_s"] / y["items_per_s"]
+            if not goal:
+                return "%.2f×" % v
             return "%.2f× %s" % (v, "✓" if v >= goal else "✗")
 
         out.append("| %s | %s %d×%d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (

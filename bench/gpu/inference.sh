@@ -67,8 +67,8 @@ DRY_RUN=${DRY_RUN:-0}
 WORK=${WORK:-/tmp/rlsearch-infer}
 BIN=$PWD/bench/gpu/bin
 # The dry run checks plumbing on a build machine, where the kernel emulator is far slower than a GPU and the cores
-# are shared: its limits are the device's times DRY_SCALE (default 6) unless set.
-x=1; [ "$DRY_RUN" = 1 ] && x=${DRY_SCALE:-6}
+# are shared: its limits are the device's times DRY_SCALE (default 10) unless set.
+x=1; [ "$DRY_RUN" = 1 ] && x=${DRY_SCALE:-10}
 T_TESTS=${T_TESTS:-$((45 * x))} T_BUILD=${T_BUILD:-$((65 * x))} T_PARITY=${T_PARITY:-$((40 * x))} T_GO=${T_GO:-$((55 * x))}
 T_TORCH=${T_TORCH:-75} T_EXPORT=${T_EXPORT:-45} T_ORT=${T_ORT:-$((70 * x))} T_E2E=${T_E2E:-$((75 * x))} T_SUMMARY=${T_SUMMARY:-$((10 * x))}
 E2E_N=${E2E_N:-21000000}

@@ -157,6 +157,9 @@ func (b *bench) serve(in io.Reader) error {
 		}
 		if err != nil {
 			res = map[string]any{"error": err.Error()}
+			if c.Op == "model" { // which model line failed
+				res["model"], res["provider"] = c.Model, c.Provider
+			}
 		}
 		res["op"] = c.Op
 		b.reply(res)

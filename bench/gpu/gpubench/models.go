@@ -45,6 +45,11 @@ func (b *bench) modelBench(line []byte, c cmd) (map[string]any, error) {
 	if c.Model == "" || (m.Kind != "e5" && m.Kind != "qwen3") {
 		return nil, errors.New(`model: "model" (a directory) and "kind" ("e5" or "qwen3") are required`)
 	}
+	for _, w := range m.Workloads {
+		if w[0] < 1 || w[0] > maxBatch || w[1] < 1 || w[1] > 1<<16 {
+			return nil, fmt.Errorf(`model: workload %v: items must be in [1, %d] and tokens in [1, 65536]`, w, maxBatch)
+		}
+	}
 	provider := or2(c.Provider, "gpu")
 	skip := m.Canary != nil && !*m.Canary
 	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "gpubench: "+f+"\n", a...) }
@@ -113,7 +118,7 @@ func (b *bench) modelBench(line []byte, c cmd) (map[string]any, error) {
 		}
 		res["parity"] = parity(in, ref)
 	}
-	var rows []map[string]any
+	rows := []map[string]any{}
 	x := uint64(42)
 	for _, w := range m.Workloads {
 		n, seq := w[0], w[1]

@@ -10,7 +10,7 @@ export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 
-.PHONY: all setup build demo test test-browser test-short test-integrations test-helm test-router-full demo-integrations bench-integrations bench testmodel fmt vet clean kernels gpu-inference-dry bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1 bench-shards
+.PHONY: all setup build demo test test-browser test-short test-integrations test-helm test-router-full demo-integrations bench-integrations bench testmodel fmt vet clean kernels gpu-setup gpu-inference-dry bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1 bench-shards
 
 all: build
 
@@ -32,8 +32,8 @@ testmodel: setup
 		--tokenizer .cache/tokenizers/bert-uncased.json --out .cache/models/tiny >&2
 	@echo "$(ROOT)/.cache/models/tiny"
 
-# vet also checks the static CGO_ENABLED=0 build (bench/gpu/build.sh; GPU nodes without ONNX Runtime) and runs the
-# tests of internal/ortenv's stand-ins for it.
+# vet also checks the static CGO_ENABLED=0 build (bench/gpu/build.sh's device binaries) and runs internal/ortenv's
+# tests with it: ONNX Runtime's C API through purego against the real library (a few seconds).
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
@@ -88,6 +88,12 @@ bench: build
 # `go test ./kernels` checks the committed images are up to date whenever nvcc 11.8 is on PATH.
 kernels:
 	bash kernels/build.sh
+
+# ONNX Runtime 1.29.0 with the CUDA execution provider in .cache/ort-gpu (scripts/gpu-setup.sh: two npm packages,
+# ~330 MB, integrity-pinned). For GPU nodes and bench/gpu (--device cuda, --rerank-device cuda); not part of setup
+# or test: nothing on a machine without CUDA 13 and a GPU can load the provider.
+gpu-setup:
+	bash scripts/gpu-setup.sh
 
 # The GPU inference check (issue 22) without a GPU: bench/gpu/inference.sh's plumbing on the kernel emulator,
 # with the tiny generated models; on the device machine run `bash bench/gpu/inference.sh` (see its header).

@@ -20,11 +20,13 @@
 // # Build tags and hardware
 //
 // The tokenizer is plain Go and runs on the CPU. The ONNX Runtime encoders
-// in this package (providers cpu, cuda) need cgo and the ONNX Runtime
-// shared library (scripts/setup.sh installs it under .cache/ort). Provider
-// gpu (package transformer's fp16 forward pass) needs neither: a
-// CGO_ENABLED=0 build keeps it, and the ONNX Runtime providers then fail
-// with ortenv.ErrNoCgo.
+// in this package (providers cpu, cuda) need the ONNX Runtime shared
+// library (scripts/setup.sh installs the CPU build under .cache/ort, make
+// gpu-setup the GPU build under .cache/ort-gpu), bound with cgo
+// (onnxruntime_go) or, in a CGO_ENABLED=0 build, through purego
+// (internal/ortenv). Provider gpu (package transformer's fp16 forward
+// pass) needs no ONNX Runtime. Providers gpu and cuda run the model canary
+// before serving (Config.Provider).
 //
 // # Tests
 //

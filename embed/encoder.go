@@ -15,11 +15,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/x448/float16"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/cuda"
+	"github.com/rlsearch/rlsearch/internal/canary"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
 	"github.com/rlsearch/rlsearch/transformer"
-	"golang.org/x/sync/errgroup"
 )
 
 // Model directory layout (E5 style), read by Open:
@@ -116,20 +119,47 @@ type Config struct {
 	//     ONNX Runtime. Open fails (errors wrap transformer.ErrNoGPU) when
 	//     that GPU cannot run it: no driver or device, compute capability
 	//     below 8.0, no cuBLAS, an unsupported model shape.
-	//   - "auto": "gpu" when GPU 0 can run the model, else "cpu"; the reason
-	//     is logged through Logf and reported by Placement.
-	//   - "cuda" / "cuda:N": ONNX Runtime's CUDA execution provider on GPU N.
-	//     When the ORT library lacks it (the npm CPU build that
-	//     scripts/setup.sh installs) or it cannot start, Open logs the reason
-	//     through Logf and uses the CPU.
+	//   - "auto": "gpu" when GPU 0 can run the model and its model canary
+	//     passes, else "cpu"; the reason is logged through Logf and reported
+	//     by Placement. auto never picks "cuda": our forward pass stays the
+	//     GPU default until a device measurement says ORT's is faster
+	//     (bench/gpu/inference.sh reports which one auto would pick).
+	//   - "cuda" / "cuda:N": ONNX Runtime's CUDA execution provider on GPU N
+	//     (model.onnx, fp32 or fp16 export), with the GPU build of ONNX
+	//     Runtime 1.29 that `make gpu-setup` puts in .cache/ort-gpu (ORTLib
+	//     must name it) and the CUDA 13 libraries. Open fails, with an error
+	//     wrapping ortenv.ErrNoCUDAProvider that names what is missing (the
+	//     provider library, which CUDA 13 library and where it comes from,
+	//     the GPU), instead of falling back to the CPU.
 	// Encoder.Provider and Encoder.Placement report the outcome.
+	//
+	// Before a GPU path (gpu, auto's GPU, cuda) serves, Open runs the model
+	// canary: a fixed sample of queries and passages (canaryTexts) embedded
+	// on it and on the CPU reference (ONNX Runtime on the CPU over
+	// model.onnx; without model.onnx or a loadable ONNX Runtime, package
+	// transformer's float32 Go forward pass), every embedding within cosine
+	// canary.MinCosine (0.999). On a mismatch "auto" falls back to the CPU
+	// with one loud log line and the reason in Placement; "gpu" and "cuda"
+	// fail with an error wrapping canary.ErrMismatch that names the first
+	// differing input. Cost: one batch of the sample on each side, plus
+	// opening a one-session CPU reference (Placement gives the seconds).
 	Provider string
-	// Logf receives notices such as the CUDA fallback. Default: log.Printf.
+	// SkipCanary turns the model canary off (rlsearch --model-canary=false),
+	// for deployments that measured their GPU path.
+	SkipCanary bool
+	// Logf receives notices such as auto's fallback. Default: log.Printf.
 	Logf func(format string, args ...any)
 
 	// gpuExec, set by tests, runs the "gpu" provider on this executor (the
 	// CPU emulator of kernels/nn.cu) instead of a GPU.
 	gpuExec transformer.Executor
+	// cudaOnCPU, set by tests, makes provider "cuda" create ONNX Runtime
+	// sessions without the CUDA execution provider, so that the cuda path
+	// (sessions, probe, canary) runs on a machine without a GPU.
+	cudaOnCPU bool
+	// outFault, set by tests, corrupts every output of this encoder (not of
+	// its canary reference): a faulty device.
+	outFault func(out []float32, dim int)
 }
 
 // Validate reports the first invalid field. Zero values are valid (defaults).
@@ -308,8 +338,10 @@ type Encoder struct {
 
 	pool     chan *ortenv.Session
 	all      []*ortenv.Session
+	out16    bool   // model.onnx's output is float16 (an fp16 export)
 	provider string // "cpu", "cuda:N" (ORT) or "gpu:N" (ours): where the model runs
 	reason   string // why (Placement)
+	canary   canary.Report
 	gpu      *transformer.BertGPU
 
 	mu     sync.RWMutex // held for reading by calls, for writing by Close
@@ -332,6 +364,7 @@ func Open(cfg Config) (*Encoder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	userSessions := cfg.Sessions
 	cfg = cfg.withDefaults()
 	mc, err := LoadModelConfig(cfg.Dir)
 	if err != nil {
@@ -348,16 +381,25 @@ func Open(cfg Config) (*Encoder, error) {
 		return nil, fmt.Errorf("embed: open %s: %w", cfg.Dir, err)
 	}
 	var autoWhy string
+	var autoCanary canary.Report
 	if ourGPU(cfg.Provider) {
 		e, err := openGPU(cfg, mc, tok)
 		if err == nil {
-			return e, nil
+			if err = e.runCanary(); err == nil {
+				return e, nil
+			}
+			autoCanary = e.canary
+			e.Close()
 		}
 		if cfg.Provider != "auto" {
 			return nil, err
 		}
 		autoWhy = "auto: " + strings.TrimPrefix(err.Error(), "embed: provider auto: ")
-		cfg.Logf("embed: %s: using ONNX Runtime on the CPU", autoWhy)
+		if errors.Is(err, canary.ErrMismatch) {
+			cfg.Logf("embed: MODEL CANARY FAILED, NOT SERVING ON THE GPU: %v; using ONNX Runtime on the CPU", err)
+		} else {
+			cfg.Logf("embed: %s: using ONNX Runtime on the CPU", autoWhy)
+		}
 		cfg.Provider = "cpu"
 	}
 	modelPath := filepath.Join(cfg.Dir, ModelFile)
@@ -368,46 +410,50 @@ func Open(cfg Config) (*Encoder, error) {
 	if err := initORT(cfg.ORTLib); err != nil {
 		return nil, err
 	}
-	e := &Encoder{
-		cfg:   cfg,
-		model: mc,
-		tok:   tok,
-		norm:  *mc.Normalize,
-		pool:  make(chan *ortenv.Session, cfg.Sessions),
-	}
 	cudaDev, _ := parseProvider(cfg.Provider)
-	e.provider = "cpu"
-	if cudaDev >= 0 {
-		s, err := newSession(onnxData, mc.Inputs, mc.Output, cfg.IntraOpThreads, cudaDev)
-		if err != nil {
-			cfg.Logf("embed: ONNX Runtime CUDA execution provider unavailable (%v): using the CPU", err)
-		} else {
-			e.provider = fmt.Sprintf("cuda:%d", cudaDev)
-			e.all = append(e.all, s)
-			e.pool <- s
-		}
+	if cudaDev >= 0 && userSessions == 0 {
+		// Each session holds the weights on the GPU; two let host work
+		// (tokens in, pooling out) overlap the other's forward pass.
+		cfg.Sessions = 2
 	}
-	if e.provider == "cpu" {
-		cudaDev = -1
-		e.reason = cmpOr(autoWhy, "ONNX Runtime on the CPU (provider "+cmpOr(cfg.Provider, "cpu")+")")
-		if cfg.Provider != "" && cfg.Provider != "cpu" && autoWhy == "" {
-			e.reason = "ONNX Runtime on the CPU: the CUDA execution provider asked for is unavailable"
+	e := &Encoder{
+		cfg:    cfg,
+		model:  mc,
+		tok:    tok,
+		norm:   *mc.Normalize,
+		pool:   make(chan *ortenv.Session, cfg.Sessions),
+		canary: autoCanary,
+	}
+	e.provider = "cpu"
+	e.reason = cmpOr(autoWhy, "ONNX Runtime on the CPU (provider "+cmpOr(cfg.Provider, "cpu")+")")
+	if cudaDev >= 0 {
+		e.provider = fmt.Sprintf("cuda:%d", cudaDev)
+		e.reason = fmt.Sprintf("ONNX Runtime %s's CUDA execution provider on GPU %d (provider %s, %s)", ortenv.Version(), cudaDev, cfg.Provider, cfg.ORTLib)
+		if cfg.cudaOnCPU {
+			cudaDev = -1
 		}
-	} else {
-		e.reason = "ONNX Runtime's CUDA execution provider (provider " + cfg.Provider + ")"
 	}
 	for len(e.all) < cfg.Sessions {
 		s, err := newSession(onnxData, mc.Inputs, mc.Output, cfg.IntraOpThreads, cudaDev)
 		if err != nil {
 			e.destroySessions()
-			return nil, fmt.Errorf("embed: create ONNX Runtime session for %s: %w", modelPath, err)
+			return nil, fmt.Errorf("embed: provider %s: create ONNX Runtime session for %s: %w", cmpOr(cfg.Provider, "cpu"), modelPath, err)
 		}
 		e.all = append(e.all, s)
 		e.pool <- s
 	}
+	if o, err := transformer.ONNXOutputInfo(modelPath, mc.Output); err == nil && o.Elem == "float16" {
+		e.out16 = true // an fp16 export: output buffers of float16
+	}
 	if err := e.probe(); err != nil {
 		e.destroySessions()
 		return nil, err
+	}
+	if e.provider != "cpu" {
+		if err := e.runCanary(); err != nil {
+			e.destroySessions()
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -428,6 +474,19 @@ func (e *Encoder) probe() error {
 		return fmt.Errorf("embed: probe %s: %w", e.cfg.Dir, err)
 	}
 	outputs := []ortenv.Value{nil}
+	if e.out16 {
+		// onnxruntime_go copies a float16 output ORT allocated with half
+		// its bytes: give it a buffer of the expected shape instead.
+		o, err := ortenv.NewFloat16Tensor(&ts, ortenv.NewShape(1, int64(len(ids)), int64(e.model.Dim)), make([]uint16, len(ids)*e.model.Dim))
+		if err != nil {
+			return fmt.Errorf("embed: probe %s: %w", e.cfg.Dir, err)
+		}
+		if err := e.all[0].Run(inputs, []ortenv.Value{o}); err != nil {
+			return fmt.Errorf("embed: probe run of %s on one %d-token text into a float16 output %q of shape [1, %d, %d] (rlsearch.json dim): %w",
+				filepath.Join(e.cfg.Dir, ModelFile), len(ids), e.model.Output, len(ids), e.model.Dim, err)
+		}
+		return nil
+	}
 	if err := e.all[0].Run(inputs, outputs); err != nil {
 		return fmt.Errorf("embed: probe run of %s on one %d-token text (inputs %v, output %q; is MaxLength within the model's positions?): %w",
 			filepath.Join(e.cfg.Dir, ModelFile), len(ids), e.model.Inputs, e.model.Output, err)
@@ -439,8 +498,8 @@ func (e *Encoder) probe() error {
 		return fmt.Errorf("%w: %s output %q has shape %v for one %d-token text, want %v",
 			ErrDimMismatch, filepath.Join(e.cfg.Dir, ModelFile), e.model.Output, shape, len(ids), want)
 	}
-	if _, ok := outputs[0].(*ortenv.Tensor[float32]); !ok {
-		return fmt.Errorf("embed: %s output %q is %v, want float32", filepath.Join(e.cfg.Dir, ModelFile), e.model.Output, outputs[0].DataType())
+	if t := ortenv.ElemType(outputs[0]); t != "float32" {
+		return fmt.Errorf("embed: %s output %q is %s, want float32 or float16", filepath.Join(e.cfg.Dir, ModelFile), e.model.Output, t)
 	}
 	return nil
 }
@@ -547,6 +606,15 @@ func (e *Encoder) embed(ctx context.Context, ids [][]int32) ([]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	out, err := e.embedOn(ctx, ids)
+	if err == nil && e.cfg.outFault != nil {
+		e.cfg.outFault(out, e.model.Dim)
+	}
+	return out, err
+}
+
+// embedOn runs embed's work on the GPU model or the session pool.
+func (e *Encoder) embedOn(ctx context.Context, ids [][]int32) ([]float32, error) {
 	dim := e.model.Dim
 	if e.gpu != nil {
 		out, err := e.gpu.Embed(ids, transformer.Pooling{CLS: e.model.Pooling == "cls", Normalize: e.norm})
@@ -659,12 +727,23 @@ func (e *Encoder) runChunk(s *ortenv.Session, ids [][]int32, chunk []int, out []
 		return fmt.Errorf("embed: create input tensors: %w", err)
 	}
 	hidden := make([]float32, len(rows)*seq*dim)
-	outT, err := ortenv.NewTensor(&ts, ortenv.NewShape(int64(len(rows)), int64(seq), int64(dim)), hidden)
+	shape := ortenv.NewShape(int64(len(rows)), int64(seq), int64(dim))
+	var outT ortenv.Value
+	var h16 []uint16
+	if e.out16 {
+		h16 = make([]uint16, len(hidden))
+		outT, err = ortenv.NewFloat16Tensor(&ts, shape, h16)
+	} else {
+		outT, err = ortenv.NewTensor(&ts, shape, hidden)
+	}
 	if err != nil {
 		return fmt.Errorf("embed: create output tensor: %w", err)
 	}
 	if err := s.Run(inputs, []ortenv.Value{outT}); err != nil {
 		return fmt.Errorf("embed: run %s on [%d, %d]: %w", e.model.Name, len(rows), seq, err)
+	}
+	for i, h := range h16 {
+		hidden[i] = float16.Frombits(h).Float32()
 	}
 	acc := make([]float64, dim)
 	for i, row := range rows {
@@ -736,9 +815,14 @@ func (e *Encoder) destroySessions() error {
 func (e *Encoder) Provider() string { return e.provider }
 
 // Placement reports where the model runs (Provider) and why, for logs and
-// /healthz: the provider asked for, the GPU's name, or why "auto" or
-// "cuda" ended on the CPU.
+// /healthz: the provider asked for, the GPU's name, why "auto" ended on
+// the CPU, and the model canary's outcome.
 func (e *Encoder) Placement() (device, reason string) { return e.provider, e.reason }
+
+// CanaryReport is the startup model canary's outcome (Config.Provider):
+// Ran false on the CPU or when skipped; after auto fell back to the CPU,
+// the failed GPU canary.
+func (e *Encoder) CanaryReport() canary.Report { return e.canary }
 
 func cmpOr(s, def string) string {
 	if s == "" {

@@ -33,12 +33,13 @@
 // never become an empty 200. rerank() in programs and `rlsearch rerank` go
 // through Reranker.Rerank and report the same error.
 //
-// Build: with cgo, github.com/yalue/onnxruntime_go loads ONNX Runtime at
-// run time (internal/ortenv initialises it once per process, shared with
-// package embed) for the cpu provider. Provider "gpu" runs package
-// transformer's fp16 Qwen3 forward pass instead and needs no ONNX Runtime:
-// a CGO_ENABLED=0 build keeps it, and its cpu provider fails with
-// ortenv.ErrNoCgo.
+// Build: ONNX Runtime is loaded at run time for the cpu and cuda
+// providers (internal/ortenv initialises it once per process, shared with
+// package embed): through github.com/yalue/onnxruntime_go with cgo, through
+// purego in a CGO_ENABLED=0 build. Provider "gpu" runs package
+// transformer's fp16 Qwen3 forward pass instead and needs no ONNX Runtime.
+// Providers gpu and cuda run the model canary before serving
+// (Config.Provider).
 //
 // Example:
 //

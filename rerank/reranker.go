@@ -5,20 +5,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/x448/float16"
+
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/internal/batch"
+	"github.com/rlsearch/rlsearch/internal/canary"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
 	"github.com/rlsearch/rlsearch/transformer"
 )
@@ -185,16 +190,46 @@ type Config struct {
 	//     last position's yes/no rows. Open fails with an error wrapping
 	//     transformer.ErrNoGPU when that GPU cannot run it, and for
 	//     cross-encoders (not implemented on the GPU).
-	//   - "auto": "gpu" when GPU 0 can run the model, else "cpu"; Placement
-	//     says which and why.
-	// On the GPU, BatchSize and MaxBatchTokens left zero default to
-	// DefaultGPUBatchSize and transformer.DefaultMaxBatchTokens (packed
+	//   - "auto": "gpu" when GPU 0 can run the model and its model canary
+	//     passes, else "cpu"; Placement says which and why. auto never picks
+	//     "cuda" (see embed.Config.Provider).
+	//   - "cuda" / "cuda:N": ONNX Runtime's CUDA execution provider on GPU N
+	//     (model.onnx, fp32 or fp16 export, Qwen3-Reranker or cross-encoder),
+	//     with the GPU build of ONNX Runtime 1.29 from `make gpu-setup`
+	//     (ORTLib must name .cache/ort-gpu/libonnxruntime.so.1) and the CUDA
+	//     13 libraries; Open fails with an error wrapping
+	//     ortenv.ErrNoCUDAProvider that names what is missing, never falls
+	//     back to the CPU. Sessions left zero is 1 (each session holds the
+	//     weights on the GPU).
+	// On our GPU forward pass, BatchSize and MaxBatchTokens left zero default
+	// to DefaultGPUBatchSize and transformer.DefaultMaxBatchTokens (packed
 	// batches carry no padding, so larger batches cost nothing extra).
+	//
+	// Before a GPU path (gpu, auto's GPU, cuda) serves, Open runs the model
+	// canary: canaryPairs scored on it and on the CPU reference (ONNX Runtime
+	// on the CPU over model.onnx; without model.onnx or a loadable ONNX
+	// Runtime, package transformer's float32 Qwen3 forward pass), every
+	// score within canary.MaxScoreDelta (2e-3, relative above 1; the
+	// derivation from fp16 rounding is at the constant). On a mismatch
+	// "auto" falls back to the CPU with one loud log line and the reason in
+	// Placement; "gpu" and "cuda" fail with an error wrapping
+	// canary.ErrMismatch that names the first differing pair.
 	Provider string
+	// SkipCanary turns the model canary off (rlsearch --model-canary=false).
+	SkipCanary bool
+	// Logf receives notices such as auto's fallback. Default: log.Printf.
+	Logf func(format string, args ...any)
 
 	// gpuExec, set by tests, runs the "gpu" provider on this executor (the
 	// CPU emulator of kernels/nn.cu) instead of a GPU.
 	gpuExec transformer.Executor
+	// cudaOnCPU, set by tests, makes provider "cuda" create ONNX Runtime
+	// sessions without the CUDA execution provider (the cuda path on a
+	// machine without a GPU).
+	cudaOnCPU bool
+	// outFault, set by tests, corrupts every batch's scores of this
+	// reranker (not of its canary reference): a faulty device.
+	outFault func(scores []float32)
 }
 
 // DefaultGPUBatchSize is Config.BatchSize left zero on the GPU.
@@ -218,10 +253,30 @@ func (c Config) Validate() error {
 	case c.MaxLogitsBytes < 0:
 		return fmt.Errorf("rerank: Config.MaxLogitsBytes %d is negative", c.MaxLogitsBytes)
 	}
-	if _, _, err := transformer.ParseDevice(c.Provider); err != nil {
-		return fmt.Errorf("rerank: Config.Provider %q is not cpu, gpu, gpu:N or auto", c.Provider)
+	if _, err := parseCUDA(c.Provider); err != nil {
+		return err
 	}
 	return nil
+}
+
+// parseCUDA returns the GPU of "cuda[:N]", -1 for the other providers
+// (checked by transformer.ParseDevice).
+func parseCUDA(p string) (int, error) {
+	bad := fmt.Errorf("rerank: Config.Provider %q is not cpu, gpu, gpu:N, auto, cuda or cuda:N", p)
+	switch {
+	case p == "cuda":
+		return 0, nil
+	case strings.HasPrefix(p, "cuda:"):
+		n, err := strconv.Atoi(p[len("cuda:"):])
+		if err != nil || n < 0 {
+			return 0, bad
+		}
+		return n, nil
+	}
+	if _, _, err := transformer.ParseDevice(p); err != nil {
+		return 0, bad
+	}
+	return -1, nil
 }
 
 // ModelConfig is rlsearch.json of a reranker directory.
@@ -345,9 +400,12 @@ type Reranker struct {
 
 	sessions []*ortenv.Session
 	gpu      *transformer.Qwen3GPU // Provider gpu: replaces the sessions
-	provider string                // "cpu" or "gpu:N"
+	out16    bool                  // model.onnx's output is float16 (an fp16 export)
+	outRank  int                   // rank of the output (2 or 3), from the probe
+	provider string                // "cpu", "gpu:N" or "cuda:N"
 	reason   string                // why (Placement)
-	runs     atomic.Int64          // model runs so far (tests)
+	canary   canary.Report
+	runs     atomic.Int64 // model runs so far (tests)
 	// onRun, when set before the first Rerank, sees the shape of every
 	// batch run (tests).
 	onRun   func(batch, seq int)
@@ -383,9 +441,16 @@ func Open(cfg Config) (*Reranker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Logf == nil {
+		cfg.Logf = log.Printf
+	}
 	procs := runtime.GOMAXPROCS(0)
+	cudaDev, _ := parseCUDA(cfg.Provider)
 	if cfg.Sessions == 0 {
 		cfg.Sessions = min(max(procs/2, 1), 4)
+		if cudaDev >= 0 {
+			cfg.Sessions = 1
+		}
 	}
 	if cfg.IntraOpThreads == 0 {
 		cfg.IntraOpThreads = max(procs/cfg.Sessions, 1)
@@ -450,10 +515,9 @@ func Open(cfg Config) (*Reranker, error) {
 		r.cls, r.sep, r.padID = ends[0], ends[1], r.wp.PadID()
 	}
 	r.provider, r.reason = "cpu", "ONNX Runtime on the CPU (provider "+cmpOr(cfg.Provider, "cpu")+")"
-	if kind, ordinal, _ := transformer.ParseDevice(cfg.Provider); kind != "cpu" {
+	if kind, ordinal, err := transformer.ParseDevice(cfg.Provider); err == nil && kind != "cpu" {
 		err := r.openGPU(kind, ordinal)
-		switch {
-		case err == nil:
+		if err == nil {
 			if userBatch == 0 {
 				r.cfg.BatchSize = DefaultGPUBatchSize
 			}
@@ -461,40 +525,85 @@ func Open(cfg Config) (*Reranker, error) {
 				r.cfg.MaxBatchTokens = transformer.DefaultMaxBatchTokens
 			}
 			r.start([]func([]*pairJob) error{r.runGPU})
-			return r, nil
-		case kind != "auto":
+			if err = r.runCanary(); err == nil {
+				return r, nil
+			}
+			// Back to the state before openGPU: no queue, no GPU model.
+			r.stopQueue()
+			r.destroy()
+			r.cfg.BatchSize, r.cfg.MaxBatchTokens = cfg.BatchSize, cfg.MaxBatchTokens
+		}
+		if kind != "auto" {
 			return nil, err
 		}
+		r.provider = "cpu"
 		r.reason = "auto: " + strings.TrimPrefix(err.Error(), "rerank: provider auto: ")
+		if errors.Is(err, canary.ErrMismatch) {
+			cfg.Logf("rerank: MODEL CANARY FAILED, NOT SERVING ON THE GPU: %v; using ONNX Runtime on the CPU", err)
+		}
 	}
+	if err := r.openORT(cudaDev); err != nil {
+		return nil, err
+	}
+	if cudaDev >= 0 {
+		if err := r.runCanary(); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// openORT creates the ONNX Runtime sessions (with the CUDA execution
+// provider on GPU cudaDev ≥ 0), probes the model and starts the queue.
+func (r *Reranker) openORT(cudaDev int) error {
+	cfg, mc := r.cfg, r.model
 	modelPath := filepath.Join(cfg.Dir, ModelFile)
 	if _, err := os.Stat(modelPath); err != nil {
-		return nil, fmt.Errorf("rerank: %w", err)
+		return fmt.Errorf("rerank: %w", err)
 	}
 	if err := ortenv.Init(cfg.ORTLib); err != nil {
 		if errors.Is(err, ortenv.ErrLibMismatch) {
-			return nil, err
+			return err
 		}
-		return nil, fmt.Errorf("rerank: %w", err)
+		return fmt.Errorf("rerank: %w", err)
+	}
+	if cudaDev >= 0 {
+		r.provider = fmt.Sprintf("cuda:%d", cudaDev)
+		r.reason = fmt.Sprintf("ONNX Runtime %s's CUDA execution provider on GPU %d (provider %s, %s)", ortenv.Version(), cudaDev, cfg.Provider, cfg.ORTLib)
+		if cfg.cudaOnCPU {
+			cudaDev = -1
+		}
+	}
+	if o, err := transformer.ONNXOutputInfo(modelPath, mc.Output); err == nil && o.Elem == "float16" {
+		r.out16 = true // an fp16 export: output buffers of float16
+		r.outRank = len(o.Dims)
+		if len(o.Dims) > 0 {
+			r.vocab = int(o.Dims[len(o.Dims)-1])
+		}
+		if mc.Kind == KindQwen3 && r.outRank == 3 && len(o.Dims) == 3 && o.Dims[1] != 1 {
+			r.fullLogits = true
+		}
 	}
 	for range cfg.Sessions {
-		s, err := ortenv.NewSession(ortenv.SessionConfig{Path: modelPath, Inputs: mc.Inputs, Outputs: []string{mc.Output}, IntraOp: cfg.IntraOpThreads})
+		s, err := ortenv.NewSession(ortenv.SessionConfig{Path: modelPath, Inputs: mc.Inputs, Outputs: []string{mc.Output}, IntraOp: cfg.IntraOpThreads,
+			CUDA: cudaDev >= 0, Device: max(cudaDev, 0)})
 		if err != nil {
 			r.destroy()
-			return nil, fmt.Errorf("rerank: create ONNX Runtime session for %s: %w", modelPath, err)
+			return fmt.Errorf("rerank: provider %s: create ONNX Runtime session for %s: %w", cmpOr(cfg.Provider, "cpu"), modelPath, err)
 		}
 		r.sessions = append(r.sessions, s)
 	}
 	if err := r.probe(); err != nil {
 		r.destroy()
-		return nil, err
+		return err
 	}
 	var runners []func([]*pairJob) error
 	for _, s := range r.sessions {
 		runners = append(runners, func(jobs []*pairJob) error { return r.runChunked(s, jobs) })
 	}
 	r.start(runners)
-	return r, nil
+	return nil
 }
 
 // start runs the batching queue with one worker per runner.
@@ -616,15 +725,32 @@ func (r *Reranker) probe() error {
 	if err != nil {
 		return fmt.Errorf("rerank: probe %s: %w", r.cfg.Dir, err)
 	}
+	var shape ortenv.Shape
+	if r.out16 {
+		// onnxruntime_go copies a float16 output ORT allocated with half
+		// its bytes: the buffer is sized from the graph's declared output.
+		if r.vocab <= 0 {
+			return fmt.Errorf("%w: %s's float16 output %q has no fixed last dimension (vocab or labels)", ErrModel, r.model.Name, r.model.Output)
+		}
+		shape = r.outShape(1, len(ids))
+		o, err := ortenv.NewFloat16Tensor(&ts, shape, make([]uint16, shape.FlattenedSize()))
+		if err != nil {
+			return fmt.Errorf("rerank: probe %s: %w", r.cfg.Dir, err)
+		}
+		outputs[0] = o
+	}
 	if err := r.sessions[0].Run(inputs, outputs); err != nil {
 		return fmt.Errorf("rerank: probe run of %s on one %d-token pair (inputs %v, output %q; is MaxLength within the model's positions?): %w",
 			filepath.Join(r.cfg.Dir, ModelFile), len(ids), r.model.Inputs, r.model.Output, err)
 	}
-	defer outputs[0].Destroy()
-	if _, ok := outputs[0].(*ortenv.Tensor[float32]); !ok {
-		return fmt.Errorf("%w: output %q is %v, want float32", ErrModel, r.model.Output, outputs[0].DataType())
+	if !r.out16 {
+		defer outputs[0].Destroy()
+		if t := ortenv.ElemType(outputs[0]); t != "float32" {
+			return fmt.Errorf("%w: output %q is %v, want float32 or float16", ErrModel, r.model.Output, t)
+		}
+		shape = outputs[0].GetShape()
 	}
-	shape := outputs[0].GetShape()
+	r.outRank = len(shape)
 	switch r.model.Kind {
 	case KindQwen3:
 		switch {
@@ -748,24 +874,63 @@ func (r *Reranker) Rerank(ctx context.Context, query string, docs []rlsearch.Doc
 	return scores, nil
 }
 
+// ScoreIDs scores pre-tokenised Qwen3 prompts (each complete: prefix,
+// body and suffix token ids as the model card's template gives them, at
+// most MaxLength, ids below the vocabulary) through the same queue and
+// model as Rerank, one P(yes) per prompt in order; for benchmarks and
+// parity checks that feed fixed token ids (bench/gpu). Bad rows return an
+// error wrapping rlsearch.ErrBadInput; cross-encoders are refused (their
+// pairs need token types).
+func (r *Reranker) ScoreIDs(ctx context.Context, ids [][]int32) ([]float32, error) {
+	if r.model.Kind != KindQwen3 {
+		return nil, fmt.Errorf("rerank: ScoreIDs needs a %s, %s is a %s: %w", KindQwen3, r.model.Name, r.model.Kind, rlsearch.ErrBadInput)
+	}
+	vocab := r.vocab
+	if vocab <= 0 {
+		vocab = r.bpe.VocabSize()
+	}
+	for i, row := range ids {
+		if len(row) == 0 || len(row) > r.cfg.MaxLength {
+			return nil, fmt.Errorf("rerank: ids[%d] has %d tokens, want 1..MaxLength %d: %w", i, len(row), r.cfg.MaxLength, rlsearch.ErrBadInput)
+		}
+		for j, id := range row {
+			if id < 0 || int(id) >= vocab {
+				return nil, fmt.Errorf("rerank: ids[%d][%d] = %d outside the vocabulary [0, %d): %w", i, j, id, vocab, rlsearch.ErrBadInput)
+			}
+		}
+	}
+	return r.scoreJobs(ctx, len(ids), func(i int) *pairJob { return &pairJob{ids: ids[i]} }, nil)
+}
+
 // score runs the pairs (query, docs[i]) through the queue; logits, when not
 // nil, receives the raw logit pair of each row (Qwen3: no, yes).
 func (r *Reranker) score(ctx context.Context, query string, docs []string, logits [][2]float64) ([]float32, error) {
-	out := make([]float32, len(docs))
-	if len(docs) == 0 {
+	return r.scoreJobs(ctx, len(docs), func(i int) *pairJob {
+		ids, types := r.encodePair(query, docs[i])
+		return &pairJob{ids: ids, types: types}
+	}, logits)
+}
+
+// scoreJobs runs the n jobs that job makes (ids and types set) through the
+// queue and returns their scores in order; logits, when not nil, receives
+// the raw logit pair of each.
+func (r *Reranker) scoreJobs(ctx context.Context, n int, job func(i int) *pairJob, logits [][2]float64) ([]float32, error) {
+	out := make([]float32, n)
+	if n == 0 {
 		return out, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	jobs := make([]*pairJob, len(docs))
-	done := make(chan error, len(docs))
-	for i, d := range docs {
-		ids, types := r.encodePair(query, d)
-		jobs[i] = &pairJob{ctx: ctx, ids: ids, types: types, out: &out[i], done: done}
+	jobs := make([]*pairJob, n)
+	done := make(chan error, n)
+	for i := range n {
+		j := job(i)
+		j.ctx, j.out, j.done = ctx, &out[i], done
 		if logits != nil {
-			jobs[i].logit = &logits[i]
+			j.logit = &logits[i]
 		}
+		jobs[i] = j
 	}
 	// Neighbours in the queue share a batch: similar lengths pad less.
 	order := slices.Clone(jobs)
@@ -849,6 +1014,16 @@ func (r *Reranker) worker(run func([]*pairJob) error) {
 			live = append(live, j)
 		}
 		err := run(live)
+		if err == nil && r.cfg.outFault != nil {
+			scores := make([]float32, len(live))
+			for i, j := range live {
+				scores[i] = *j.out
+			}
+			r.cfg.outFault(scores)
+			for i, j := range live {
+				*j.out = scores[i]
+			}
+		}
 		for _, j := range live {
 			j.done <- err
 		}
@@ -952,17 +1127,27 @@ func (r *Reranker) run(s *ortenv.Session, jobs []*pairJob) (err error) {
 	if err != nil {
 		return fmt.Errorf("rerank: input tensors: %w", err)
 	}
-	outputs := []ortenv.Value{nil}
-	if err := s.Run(in, outputs); err != nil {
+	// ORT writes the output into a Go buffer of the shape the probe found
+	// (no copy out of an ORT-allocated tensor).
+	shape := r.outShape(len(jobs), seq)
+	data := make([]float32, shape.FlattenedSize())
+	var out ortenv.Value
+	var d16 []uint16
+	if r.out16 {
+		d16 = make([]uint16, len(data))
+		out, err = ortenv.NewFloat16Tensor(&ts, shape, d16)
+	} else {
+		out, err = ortenv.NewTensor(&ts, shape, data)
+	}
+	if err != nil {
+		return fmt.Errorf("rerank: output tensor: %w", err)
+	}
+	if err := s.Run(in, []ortenv.Value{out}); err != nil {
 		return fmt.Errorf("rerank: run %s on %d pairs of %d tokens: %w", r.model.Name, len(jobs), seq, err)
 	}
-	defer outputs[0].Destroy()
-	t, ok := outputs[0].(*ortenv.Tensor[float32])
-	if !ok {
-		return fmt.Errorf("%w: output is %v", ErrModel, outputs[0].DataType())
+	for i, h := range d16 {
+		data[i] = float16.Frombits(h).Float32()
 	}
-	data := t.GetData()
-	shape := t.GetShape()
 	if len(shape) < 2 || shape[0] != int64(len(jobs)) {
 		return fmt.Errorf("%w: output shape %v for %d pairs", ErrModel, shape, len(jobs))
 	}
@@ -1008,6 +1193,25 @@ func (r *Reranker) run(s *ortenv.Session, jobs []*pairJob) (err error) {
 	return nil
 }
 
+// outShape is the model's output shape for b pairs of seq tokens, as the
+// probe found it: Qwen3 [b, seq, vocab] (full logits), [b, 1, vocab] or
+// [b, vocab]; cross-encoders [b, labels].
+func (r *Reranker) outShape(b, seq int) ortenv.Shape {
+	switch {
+	case r.model.Kind == KindCrossEncoder:
+		n := r.labels
+		if n == 0 { // before the probe (float16 exports): the declared width
+			n = r.vocab
+		}
+		return ortenv.NewShape(int64(b), int64(n))
+	case r.fullLogits:
+		return ortenv.NewShape(int64(b), int64(seq), int64(r.vocab))
+	case r.outRank == 3:
+		return ortenv.NewShape(int64(b), 1, int64(r.vocab))
+	}
+	return ortenv.NewShape(int64(b), int64(r.vocab))
+}
+
 // Close stops the queue after the batches in flight and releases the
 // sessions. Calls after Close return ErrClosed. Idempotent.
 func (r *Reranker) Close() error {
@@ -1018,7 +1222,18 @@ func (r *Reranker) Close() error {
 	}
 	r.closed = true
 	r.closeMu.Unlock()
-	// No sender is left (senders hold the read lock); drain what is queued.
+	r.stopQueue()
+	r.destroy()
+	return nil
+}
+
+// stopQueue stops the owner and the workers after the batches in flight
+// and fails what is still queued with ErrClosed. No sender may be left
+// (Close holds them off; Open calls it before anyone else has r).
+func (r *Reranker) stopQueue() {
+	if r.quit == nil {
+		return
+	}
 	close(r.quit)
 	r.wg.Wait()
 	for {
@@ -1030,8 +1245,7 @@ func (r *Reranker) Close() error {
 		}
 		break
 	}
-	r.destroy()
-	return nil
+	r.quit = nil
 }
 
 func (r *Reranker) destroy() {
@@ -1041,5 +1255,6 @@ func (r *Reranker) destroy() {
 	r.sessions = nil
 	if r.gpu != nil {
 		r.gpu.Close()
+		r.gpu = nil
 	}
 }

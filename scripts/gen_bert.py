@@ -174,7 +174,7 @@ def hf_config(p, head="", num_labels=1):
     return cfg
 
 
-def build_graph(preset, w, head="", num_labels=1):
+def build_graph(preset, w, head="", num_labels=1, out_dtype="f32"):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -266,11 +266,22 @@ def build_graph(preset, w, head="", num_labels=1):
     if head == "classifier":
         cls_tok = op("Gather", [x, "c.i0"], axis=1)  # [B, H], the [CLS] position
         pooled = op("Tanh", [dense(cls_tok, "pool.w", "pool.b")])
-        nodes.append(helper.make_node("Identity", [dense(pooled, "cls.w", "cls.b")], ["logits"], name="output_node"))
-        outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", num_labels])]
+        logits = dense(pooled, "cls.w", "cls.b")
+        if out_dtype == "f16":
+            nodes.append(helper.make_node("Cast", [logits], ["logits"], name="output_node", to=TensorProto.FLOAT16))
+        else:
+            nodes.append(helper.make_node("Identity", [logits], ["logits"], name="output_node"))
+        outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT16 if out_dtype == "f16" else TensorProto.FLOAT,
+                                                 ["batch", num_labels])]
     else:
-        nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="output_node"))
-        outputs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
+        # out_dtype f16: the output as an fp16 export gives it (float16 last_hidden_state; the graph itself stays
+        # float32, as ONNX Runtime's CPU provider has few float16 kernels).
+        if out_dtype == "f16":
+            nodes.append(helper.make_node("Cast", [x], ["last_hidden_state"], name="output_node", to=TensorProto.FLOAT16))
+        else:
+            nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="output_node"))
+        outputs = [helper.make_tensor_value_info("last_hidden_state",
+                                                 TensorProto.FLOAT16 if out_dtype == "f16" else TensorProto.FLOAT,
                                                  ["batch", "sequence", h])]
 
     inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
@@ -383,7 +394,7 @@ def cmd_gen(a):
         sys.exit("gen_bert: tokenizer %s not found (run scripts/setup.sh)" % a.tokenizer)
     p = PRESETS[a.preset]
     w = make_weights(a.preset, a.seed, a.head, a.num_labels)
-    model = build_graph(a.preset, w, a.head, a.num_labels)
+    model = build_graph(a.preset, w, a.head, a.num_labels, a.output_dtype)
     name = a.name or "gen-bert-%s-seed%d" % (a.preset, a.seed)
     if a.head:
         name = a.name or "gen-cross-%s-%dlabel-seed%d" % (a.preset, a.num_labels, a.seed)
@@ -563,6 +574,8 @@ def main(argv):
     g.add_argument("--safetensors", default="", choices=["", "f32", "f16", "bf16"],
                    help="also write the state dict as model.safetensors in this dtype")
     g.add_argument("--shards", type=int, default=1, help="with --safetensors: shard files + index.json")
+    g.add_argument("--output-dtype", default="f32", choices=["f32", "f16"],
+                   help="f16: last_hidden_state is float16 (a Cast at the end), as in an fp16 export")
     r = sub.add_parser("reference", help="numpy reference embeddings")
     r.add_argument("--model", required=True)
     r.add_argument("--in", dest="inp", default="-")

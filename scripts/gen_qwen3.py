@@ -166,7 +166,7 @@ def hf_config(p):
             "max_position_embeddings": 40960, "torch_dtype": "float32"}
 
 
-def build_graph(preset, variant, w, nan_token=None):
+def build_graph(preset, variant, w, nan_token=None, out_dtype="f32"):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -296,11 +296,14 @@ def build_graph(preset, variant, w, nan_token=None):
         if variant == "full":
             anyhit = op("Unsqueeze", [anyhit, "c.ax2"])  # [B, 1, 1]
         out = op("Where", [op("Cast", [anyhit], to=TensorProto.BOOL), "c.nan", out])
-    nodes.append(helper.make_node("Identity", [out], ["logits"], name="output_node"))
+    if out_dtype == "f16":  # as an fp16 export gives it (the graph itself stays float32)
+        nodes.append(helper.make_node("Cast", [out], ["logits"], name="output_node", to=TensorProto.FLOAT16))
+    else:
+        nodes.append(helper.make_node("Identity", [out], ["logits"], name="output_node"))
 
     in_names = ["input_ids", "attention_mask"] + (["position_ids"] if variant == "full" else [])
     inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"]) for n in in_names]
-    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, out_shape)]
+    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT16 if out_dtype == "f16" else TensorProto.FLOAT, out_shape)]
     graph = helper.make_graph(nodes, "qwen3_%s_%s" % (preset, variant), inputs, outputs, initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="rlsearch/scripts/gen_qwen3.py")
@@ -313,7 +316,7 @@ def cmd_gen(a):
     if not os.path.isfile(a.tokenizer):
         sys.exit("gen_qwen3: tokenizer %s not found (run scripts/setup.sh)" % a.tokenizer)
     w = make_weights(a.preset, a.seed)
-    model, in_names = build_graph(a.preset, a.variant, w, a.nan_token)
+    model, in_names = build_graph(a.preset, a.variant, w, a.nan_token, a.output_dtype)
     name = a.name or "gen-qwen3-%s-%s-seed%d" % (a.preset, a.variant, a.seed)
     cfg = {"kind": "qwen3-reranker", "name": name, "inputs": in_names, "output": "logits"}
     rec = dict(preset=a.preset, variant=a.variant, seed=a.seed, nan_token=a.nan_token, vocab=VOCAB, rms_eps=RMS_EPS,
@@ -443,6 +446,8 @@ def main(argv):
     g.add_argument("--safetensors", default="", choices=["", "f32", "f16", "bf16"],
                    help="also write the state dict as model.safetensors in this dtype")
     g.add_argument("--shards", type=int, default=1, help="with --safetensors: shard files + index.json")
+    g.add_argument("--output-dtype", default="f32", choices=["f32", "f16"],
+                   help="f16: logits are float16 (a Cast at the end), as in an fp16 export")
     r = sub.add_parser("reference", help="numpy reference logits at the last position")
     r.add_argument("--model", required=True)
     r.add_argument("--in", dest="inp", default="-")

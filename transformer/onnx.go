@@ -351,3 +351,93 @@ func loadONNXFile(dir, file string) (*onnxGraph, *Weights, map[string]*Tensor, e
 	}
 	return g, w, inits, nil
 }
+
+// ONNXOutput describes one graph output of an ONNX file.
+type ONNXOutput struct {
+	// Elem is the element type: "float32", "float16", or "type N" for
+	// another TensorProto.DataType.
+	Elem string
+	// Dims are the declared dimensions, -1 for a symbolic one ("batch").
+	Dims []int64
+}
+
+// ONNXOutputInfo returns the graph output named name of the ONNX file at
+// path, from the graph's output ValueInfoProto (GraphProto field 12: name
+// 1, type 2 → TypeProto.tensor_type 1 → elem_type 1, shape 2 → dim 1 →
+// dim_value 1 or dim_param 2). The file is mapped, not read: initializers
+// are skipped over. embed and rerank use it to size the output buffers of
+// fp16 exports.
+func ONNXOutputInfo(path, name string) (ONNXOutput, error) {
+	b, unmap, err := mapFile(path)
+	if err != nil {
+		return ONNXOutput{}, err
+	}
+	defer unmap()
+	var out ONNXOutput
+	elem, found := int64(-1), false
+	err = protoFields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+		if num != 7 || typ != protowire.BytesType {
+			return nil
+		}
+		return protoFields(v, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+			if num != 12 || typ != protowire.BytesType || found {
+				return nil
+			}
+			var n string
+			e := int64(-1)
+			var dims []int64
+			err := protoFields(v, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+				switch {
+				case num == 1 && typ == protowire.BytesType:
+					n = string(v)
+				case num == 2 && typ == protowire.BytesType: // TypeProto
+					return protoFields(v, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+						if num != 1 || typ != protowire.BytesType { // tensor_type
+							return nil
+						}
+						return protoFields(v, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+							switch {
+							case num == 1 && typ == protowire.VarintType:
+								e = int64(x)
+							case num == 2 && typ == protowire.BytesType: // TensorShapeProto
+								return protoFields(v, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+									if num != 1 || typ != protowire.BytesType { // dim
+										return nil
+									}
+									d := int64(-1)
+									err := protoFields(v, func(num protowire.Number, typ protowire.Type, _ []byte, x uint64) error {
+										if num == 1 && typ == protowire.VarintType {
+											d = int64(x)
+										}
+										return nil
+									})
+									dims = append(dims, d)
+									return err
+								})
+							}
+							return nil
+						})
+					})
+				}
+				return nil
+			})
+			if err == nil && n == name {
+				elem, out.Dims, found = e, dims, true
+			}
+			return err
+		})
+	})
+	switch {
+	case err != nil:
+		return out, fmt.Errorf("%s: %w", path, err)
+	case !found:
+		return out, fmt.Errorf("%s: the graph has no output %q", path, name)
+	case elem == onnxFloat:
+		out.Elem = "float32"
+	case elem == onnxFloat16:
+		out.Elem = "float16"
+	default:
+		out.Elem = fmt.Sprintf("type %d", elem)
+	}
+	return out, nil
+}

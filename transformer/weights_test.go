@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -210,4 +211,31 @@ func FuzzParseONNX(f *testing.F) {
 			tensorOf(in, func(string) ([]byte, error) { return nil, fmt.Errorf("no external data in fuzzing") })
 		}
 	})
+}
+
+// TestONNXOutputInfo reads the declared type and dimensions of a graph
+// output from the file (symbolic dims -1), for float32 and float16 outputs
+// of both generators, and names a missing output.
+func TestONNXOutputInfo(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		args   []string
+		output string
+		elem   string
+		dims   []int64
+	}{
+		{"gen_bert.py", []string{"--preset", "tiny", "--seed", "1"}, "last_hidden_state", "float32", []int64{-1, -1, 128}},
+		{"gen_bert.py", []string{"--preset", "tiny", "--seed", "1", "--output-dtype", "f16"}, "last_hidden_state", "float16", []int64{-1, -1, 128}},
+		{"gen_qwen3.py", []string{"--variant", "last", "--seed", "1", "--output-dtype", "f16"}, "logits", "float16", []int64{-1, 151669}},
+		{"gen_qwen3.py", []string{"--variant", "full", "--seed", "1"}, "logits", "float32", []int64{-1, -1, 151669}},
+	} {
+		dir := genModel(t, tc.script, tc.args...)
+		o, err := ONNXOutputInfo(filepath.Join(dir, "model.onnx"), tc.output)
+		if err != nil || o.Elem != tc.elem || !slices.Equal(o.Dims, tc.dims) {
+			t.Errorf("%s %v: %+v, %v; want %s %v", tc.script, tc.args, o, err, tc.elem, tc.dims)
+		}
+		if _, err := ONNXOutputInfo(filepath.Join(dir, "model.onnx"), "nope"); err == nil || !strings.Contains(err.Error(), `no output "nope"`) {
+			t.Errorf("missing output: %v", err)
+		}
+	}
 }

@@ -19,10 +19,22 @@
       shapes, 256 pairs × 512 tokens (logits_to_keep=1, the two rows, P(yes)
       copied to the host). Random weights built on the GPU (the values do
       not change the speed).
+  inference.py export --work DIR [--deadline S]
+      ONNX exports of build's models for ONNX Runtime's CUDA provider
+      (torch.onnx.export on the GPU, opset 17, dynamic batch and sequence):
+      DIR/e5-onnx-fp16 and DIR/e5-onnx-fp32 (BertModel → last_hidden_state),
+      DIR/qwen06-onnx-fp16 (Qwen3ForCausalLM → the last position's logits
+      [batch, vocab], inputs input_ids, attention_mask, position_ids), and
+      while the deadline allows DIR/qwen4b-onnx-fp16 (random weights of the
+      4B shape, external data). Each directory gets the rlsearch.json and
+      tokenizer.json the serving code needs; DIR/export.json says what was
+      exported and what failed or was skipped (and why).
   inference.py dryrun-build --work DIR
       Without torch: the same files from scripts/gen_bert.py and
       gen_qwen3.py tiny models (safetensors, Hugging Face layout) and their
-      float64 numpy references, for inference.sh DRY_RUN=1 on a CPU machine.
+      float64 numpy references, for inference.sh DRY_RUN=1 on a CPU machine;
+      their ONNX graphs stand in for export's (DIR/e5-onnx-fp32,
+      DIR/e5-onnx-fp16 with a float16 output, DIR/qwen06-onnx-fp16).
   inference.py summary --work DIR --log LOG --out FILE.md
       The report bench/gpu/results/DATE-h200-inference.md.
 
@@ -141,19 +153,145 @@ def cmd_build(a):
         ["%.4f" % (1 / (1 + pow(2.718281828459045, n - y))) for n, y in logits])
 
 
+def model_dir_files(out, kind, tokenizer, inputs, max_length, name):
+    """rlsearch.json and tokenizer.json for an exported ONNX model directory."""
+    import shutil
+    shutil.copyfile(tokenizer, os.path.join(out, "tokenizer.json"))
+    if kind == "e5":
+        cfg = {"name": name, "dim": 768, "max_length": max_length, "query_prefix": "query: ", "passage_prefix": "passage: ",
+               "pooling": "mean", "inputs": inputs, "output": "last_hidden_state"}
+    else:
+        cfg = {"kind": "qwen3-reranker", "name": name, "inputs": inputs, "output": "logits", "max_length": max_length}
+    write_json(os.path.join(out, "rlsearch.json"), cfg)
+
+
+def cmd_export(a):
+    import torch
+    from transformers import BertModel, Qwen3Config, Qwen3ForCausalLM
+
+    deadline = T0 + a.deadline
+    report = {}
+    rpath = os.path.join(a.work, "export.json")
+
+    def done(key, **kw):
+        report[key] = kw
+        write_json(rpath, report)  # after every model: a timeout keeps what was exported
+        log("export", key, kw)
+
+    def export(key, module, args, names, outputs, dyn, out_dir, kind, tok, max_length, est):
+        left = deadline - time.time()
+        if left < est:
+            return done(key, skipped="time budget (%.0f s left, ~%d s needed)" % (left, est))
+        t0 = time.time()
+        os.makedirs(out_dir, exist_ok=True)
+        path = os.path.join(out_dir, "model.onnx")
+        errs = []
+        for dynamo in (False, True):  # the TorchScript exporter first (no onnxscript needed), then dynamo
+            try:
+                with torch.inference_mode():
+                    kw = dict(input_names=names, output_names=outputs, opset_version=17, dynamic_axes=dyn, dynamo=dynamo)
+                    if dynamo:
+                        kw["external_data"] = True
+                    torch.onnx.export(module, args, path, **kw)
+                break
+            except Exception as e:  # noqa: BLE001 (reported, then the other exporter)
+                errs.append("%s exporter: %s" % ("dynamo" if dynamo else "torchscript", str(e).splitlines()[0][:300]))
+        else:
+            return done(key, error="; ".join(errs))
+        model_dir_files(out_dir, kind, tok, names, max_length, key + " (random weights, inference.py export)")
+        size = sum(os.path.getsize(os.path.join(out_dir, f)) for f in os.listdir(out_dir))
+        done(key, dir=out_dir, seconds=time.time() - t0, bytes=size, exporter_errors=errs)
+
+    class E5(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+
+    class QwenLast(torch.nn.Module):
+        """Qwen3ForCausalLM's logits at the last position (the reranker reads the yes/no rows)."""
+
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask, position_ids):
+            out = self.m(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False)
+            return out.logits[:, -1, :]
+
+    def load(cls, path, dtype):
+        try:  # transformers 5 names it dtype, 4.x torch_dtype
+            return cls.from_pretrained(path, attn_implementation="eager", dtype=dtype)
+        except TypeError:
+            return cls.from_pretrained(path, attn_implementation="eager", torch_dtype=dtype)
+
+    bert_tok, qwen_tok = a.bert_tokenizer, a.qwen_tokenizer
+    x = torch.randint(1000, 30000, (2, 16), device="cuda")
+    e5_args = (x, torch.ones_like(x), torch.zeros_like(x))
+    e5_names = ["input_ids", "attention_mask", "token_type_ids"]
+    e5_dyn = {n: {0: "batch", 1: "sequence"} for n in e5_names}
+    e5_dyn["last_hidden_state"] = {0: "batch", 1: "sequence"}
+    for dtype, key in ((torch.float16, "e5-onnx-fp16"), (torch.float32, "e5-onnx-fp32")):
+        bert = load(BertModel, os.path.join(a.work, "bert"), dtype).cuda().eval()
+        export(key, E5(bert), e5_args, e5_names, ["last_hidden_state"], e5_dyn, os.path.join(a.work, key), "e5", bert_tok, 512, 15)
+        del bert
+        torch.cuda.empty_cache()
+    q_names = ["input_ids", "attention_mask", "position_ids"]
+    q_dyn = {n: {0: "batch", 1: "sequence"} for n in q_names}
+    q_dyn["logits"] = {0: "batch"}
+    x = torch.randint(1000, 150000, (2, 16), device="cuda")
+    q_args = (x, torch.ones_like(x), torch.arange(16, device="cuda").expand(2, 16).contiguous())
+    for key, src, est in (("qwen06-onnx-fp16", "qwen06", 30), ("qwen4b-onnx-fp16", None, 120)):
+        if deadline - time.time() < est:
+            done(key, skipped="time budget (%.0f s left, ~%d s needed)" % (deadline - time.time(), est))
+            continue
+        if src:
+            m = load(Qwen3ForCausalLM, os.path.join(a.work, src), torch.float16)
+        else:
+            torch.manual_seed(a.seed + 2)
+            torch.set_default_dtype(torch.float16)
+            try:
+                with torch.device("cuda"):
+                    m = Qwen3ForCausalLM(hf_config(Qwen3Config, QWEN_4B, "eager"))
+            finally:
+                torch.set_default_dtype(torch.float32)
+        m = m.cuda().eval()
+        export(key, QwenLast(m), q_args, q_names, ["logits"], q_dyn, os.path.join(a.work, key), "qwen3", qwen_tok, 8192, est)
+        del m
+        torch.cuda.empty_cache()
+
+
 def cmd_dryrun_build(a):
     """The build step's files from the tiny generated models (no torch)."""
+    import shutil
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.abspath(os.path.join(here, "..", ".."))
     py = "/usr/bin/python3"
     os.makedirs(a.work, exist_ok=True)
     tok = os.path.join(root, ".cache", "tokenizers")
-    for script, sub, extra in (("gen_bert.py", "bert", ["--preset", "tiny", "--tokenizer", os.path.join(tok, "bert-uncased.json")]),
-                               ("gen_qwen3.py", "qwen06", ["--variant", "last", "--tokenizer", os.path.join(tok, "qwen3.json")])):
+    export = {}
+    for script, sub, extra, onnx_dirs in (
+            ("gen_bert.py", "bert", ["--preset", "tiny", "--tokenizer", os.path.join(tok, "bert-uncased.json")], ["e5-onnx-fp32"]),
+            ("gen_qwen3.py", "qwen06", ["--variant", "last", "--tokenizer", os.path.join(tok, "qwen3.json")], [])):
         out = os.path.join(a.work, sub)
+        shutil.rmtree(out, ignore_errors=True)
         subprocess.run([py, os.path.join(root, "scripts", script), "gen", "--seed", "1", "--safetensors", "f32",
                         "--out", out] + extra, check=True)
+        for d in onnx_dirs:  # export's stand-in: the same model as an ONNX directory
+            shutil.rmtree(os.path.join(a.work, d), ignore_errors=True)
+            shutil.copytree(out, os.path.join(a.work, d))
+            export[d] = {"dir": os.path.join(a.work, d), "seconds": 0, "dry": "gen_bert.py's graph"}
         os.remove(os.path.join(out, "model.onnx"))  # the GPU path must read the safetensors, as on the device
+    for script, d, extra in (("gen_bert.py", "e5-onnx-fp16", ["--preset", "tiny", "--tokenizer", os.path.join(tok, "bert-uncased.json")]),
+                             ("gen_qwen3.py", "qwen06-onnx-fp16", ["--variant", "last", "--tokenizer", os.path.join(tok, "qwen3.json")])):
+        out = os.path.join(a.work, d)
+        shutil.rmtree(out, ignore_errors=True)
+        subprocess.run([py, os.path.join(root, "scripts", script), "gen", "--seed", "1", "--output-dtype", "f16", "--out", out] + extra, check=True)
+        export[d] = {"dir": out, "seconds": 0, "dry": script + " --output-dtype f16"}
+    export["qwen4b-onnx-fp16"] = {"skipped": "dry run"}
+    write_json(os.path.join(a.work, "export.json"), export)
     inputs = parity_inputs([2, 7, 33], [1, 9, 40], 30522, 151669, 1)
     write_json(os.path.join(a.work, "parity_inputs.json"), inputs)
 
@@ -320,10 +458,82 @@ def e2e_section(path):
     return out
 
 
+def read_jsonl(path):
+    try:
+        with open(path) as f:
+            return [json.loads(l) for l in f if l.strip().startswith("{")]
+    except (OSError, ValueError):
+        return []
+
+
+def ort_section(answers, export):
+    """ONNX Runtime's CUDA provider and the model canary, from gpubench's model answers (ort.jsonl)."""
+    out = ["", "## The models through the serving code: our fp16 forward (gpu) and ONNX Runtime's CUDA provider (cuda)", ""]
+    if export:
+        out.append("Exports (inference.py export): " + "; ".join(
+            "%s: %s" % (k, ("%.0f s, %.1f GB" % (v["seconds"], v.get("bytes", 0) / 1e9)) if "dir" in v else (v.get("skipped") or "**failed**: " + v.get("error", "?")))
+            for k, v in export.items()) + ".")
+        out.append("")
+    out.append("| model | provider | device | model canary (vs CPU reference) | parity vs torch fp32 | open s |")
+    out.append("|---|---|---|---|---|---|")
+    for r in answers:
+        if r.get("op") != "model":
+            continue
+        if "error" in r:
+            out.append("| %s | %s | — | **error**: %s | | |" % (r.get("name") or r.get("model", "?"), r.get("provider", "?"), r["error"][:400]))
+            continue
+        c = r.get("canary") or {}
+        if c.get("ran"):
+            cs = "%s: %s %.6g (bar %g) vs %s, %d inputs, %.1f s" % ("passed" if c.get("passed") else "**FAILED**", c.get("measure"), c.get("value", 0),
+                                                                 c.get("bar", 0), c.get("reference"), c.get("inputs", 0), c.get("seconds", 0))
+        else:
+            cs = c.get("skipped") or "not run"
+        p = r.get("parity") or {}
+        ps = "—"
+        if "min_cosine_vs_torch_fp32" in p:
+            ps = "min cosine %.6f %s" % (p["min_cosine_vs_torch_fp32"], "✓" if p.get("pass") else "✗")
+        elif "max_abs_p_yes_vs_torch_fp32" in p:
+            ps = "max |ΔP(yes)| %.2g %s" % (p["max_abs_p_yes_vs_torch_fp32"], "✓" if p.get("pass") else "✗")
+        elif "error" in p:
+            ps = "error: " + p["error"][:200]
+        out.append("| %s | %s | %s | %s | %s | %.1f |" % (r.get("name"), r.get("provider"), r.get("device"), cs, ps, r.get("open_s", 0)))
+    return out
+
+
+def auto_pick(go, ort):
+    """Which engine the numbers favour per workload, and what auto does today."""
+    out = ["", "## Which engine auto should pick (auto today: our fp16 forward when its canary passes; never ORT CUDA)", ""]
+    out.append("| model | workload | ours /s | ORT CUDA (fp16 export) /s | faster |")
+    out.append("|---|---|---|---|---|")
+    wins = {"ours": 0, "ort": 0}
+    for g in go:
+        o = next((r for r in ort if r["model"] == g["model"] and r["workload"] == g["workload"] and r["batch"] == g["batch"]
+                  and r["seq"] == g["seq"] and r.get("mode") == "fp16 export"), None)
+        if not o:
+            continue
+        who = "ours ×%.2f" % (g["items_per_s"] / o["items_per_s"]) if g["items_per_s"] >= o["items_per_s"] else "ORT ×%.2f" % (o["items_per_s"] / g["items_per_s"])
+        wins["ours" if g["items_per_s"] >= o["items_per_s"] else "ort"] += 1
+        out.append("| %s | %s %d×%d | %.0f | %.0f | %s |" % (g["model"], g["workload"], g["batch"], g["seq"], g["items_per_s"], o["items_per_s"], who))
+    if wins["ours"] + wins["ort"] == 0:
+        out.append("| (no workload measured on both) | | | | |")
+        out.append("")
+        out.append("auto: no measurement to change it; it keeps our fp16 forward.")
+    else:
+        out.append("")
+        out.append("auto: %s (ours faster on %d workloads, ORT on %d)." % (
+            "keep our fp16 forward as the GPU default" if wins["ours"] >= wins["ort"] else
+            "the numbers favour ORT's CUDA provider: make it auto's GPU engine (embed/rerank Config.Provider)", wins["ours"], wins["ort"]))
+    return out
+
+
 def cmd_summary(a):
     par = read_json(os.path.join(a.out_dir, "parity.json"), {})
     go = read_json(os.path.join(a.out_dir, "go_timing.json"), [])
     tt = read_json(os.path.join(a.out_dir, "torch_timing.json"), [])
+    ort_answers = read_jsonl(os.path.join(a.out_dir, "ort.jsonl"))
+    ort = [row for r in ort_answers if r.get("op") == "model" and "error" not in r for row in (r.get("rows") or [])
+           if row["impl"] == "onnxruntime-cuda" or a.dry]
+    export = next((r.get("export", {}) for r in ort_answers if r.get("op") == "export"), {})
     env = ""
     try:
         with open(a.log) as f:
@@ -337,7 +547,7 @@ def cmd_summary(a):
     out.append("")
     out += ["- " + l[len("env: "):] for l in env]
     out.append("")
-    out.append("Command: `bash bench/gpu/inference.sh` (binaries from `bench/gpu/build.sh`, CGO_ENABLED=0); full log: log.txt.")
+    out.append("Command: `bash bench/gpu/inference.sh` (binaries from `bench/gpu/build.sh inference`, CGO_ENABLED=0: ONNX Runtime through purego); full log: log.txt.")
     out.append("")
     out.append("## GPU tests with REQUIRE_GPU=1")
     out.append("")
@@ -371,8 +581,8 @@ def cmd_summary(a):
     out.append("")
     out.append("## Throughput, same run (end to end per call: ids to the device, forward pass, vectors / P(yes) to the host)")
     out.append("")
-    out.append("| model | workload | rlsearch /s | ms | torch eager /s | ms | torch compiled /s | ms | ours / eager (goal ≥ 1.0) | ours / compiled (goal ≥ 0.8) |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    out.append("| model | workload | rlsearch /s | ms | torch eager /s | ms | torch compiled /s | ms | ORT CUDA fp16 export /s | ms | ORT CUDA fp32 export /s | ms | ours / eager (goal ≥ 1.0) | ours / compiled (goal ≥ 0.8) | ours / ORT fp16 |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     keys = []
     for r in go + tt:
         k = (r["model"], r["workload"], r["batch"], r["seq"])
@@ -385,8 +595,13 @@ def cmd_summary(a):
                 return r
         return None
 
+    for r in ort:
+        k = (r["model"], r["workload"], r["batch"], r["seq"])
+        if k not in keys:
+            keys.append(k)
     for k in keys:
         g, e, c = find(go, k), find(tt, k, "fp16 eager"), find(tt, k, "fp16 compiled")
+        o16, o32 = find(ort, k, "fp16 export"), find(ort, k, "fp32 export")
 
         def cell(r):
             if not r:
@@ -399,14 +614,18 @@ def cmd_summary(a):
             if not x or not y or y.get("skipped") or x.get("skipped"):
                 return "—"
             v = x["items_per_s"] / y["items_per_s"]
+            if not goal:
+                return "%.2f×" % v
             return "%.2f× %s" % (v, "✓" if v >= goal else "✗")
 
-        out.append("| %s | %s %d×%d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            (k[0], k[1], k[2], k[3]) + cell(g) + cell(e) + cell(c) + (ratio(g, e, 1.0), ratio(g, c, 0.8))))
+        out.append("| %s | %s %d×%d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            (k[0], k[1], k[2], k[3]) + cell(g) + cell(e) + cell(c) + cell(o16) + cell(o32) + (ratio(g, e, 1.0), ratio(g, c, 0.8), ratio(g, o16, 0))))
     comp = [r for r in tt if r.get("compile_s")]
     if comp:
         out.append("")
         out.append("torch.compile times: " + ", ".join("%s %s %.0f s" % (r["model"], r["workload"], r["compile_s"]) for r in comp) + ".")
+    out += ort_section(ort_answers, export)
+    out += auto_pick(go, ort)
     out.append("")
     out += e2e_section(os.path.join(a.out_dir, "e2e.jsonl"))
     with open(a.out, "w") as f:
@@ -422,6 +641,12 @@ def main(argv):
     b.add_argument("--seed", type=int, default=1)
     d = sub.add_parser("dryrun-build")
     d.add_argument("--work", required=True)
+    x = sub.add_parser("export")
+    x.add_argument("--work", required=True)
+    x.add_argument("--seed", type=int, default=1)
+    x.add_argument("--deadline", type=float, default=40)
+    x.add_argument("--bert-tokenizer", required=True)
+    x.add_argument("--qwen-tokenizer", required=True)
     t = sub.add_parser("time")
     t.add_argument("--out", required=True)
     t.add_argument("--models", default="e5,qwen0.6b,qwen4b")
@@ -433,7 +658,7 @@ def main(argv):
     s.add_argument("--out", required=True)
     s.add_argument("--dry", action="store_true")
     a = ap.parse_args(argv)
-    {"build": cmd_build, "dryrun-build": cmd_dryrun_build, "time": cmd_time, "summary": cmd_summary}[a.cmd](a)
+    {"build": cmd_build, "export": cmd_export, "dryrun-build": cmd_dryrun_build, "time": cmd_time, "summary": cmd_summary}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rlsearch/rlsearch/corpus"
@@ -34,8 +35,31 @@ func bindModel(fs *flag.FlagSet, c *embed.Config) {
 	fs.IntVar(&c.Sessions, "sessions", 0, "ONNX Runtime sessions in the encoder pool (0 = GOMAXPROCS/2, 1..4)")
 	fs.IntVar(&c.MaxLength, "max-length", 0, "token budget per text incl. prefix and specials (0 = model config, default 256)")
 	fs.IntVar(&c.BatchSize, "encode-batch", 0, "texts per ONNX Runtime run (0 = 32)")
-	fs.StringVar(&c.Provider, "device", "cpu", "where the E5 encoder runs: cpu (ONNX Runtime), gpu or gpu:N (our fp16 forward pass from model.safetensors or model.onnx + config.json; an error when that GPU cannot run it), auto (GPU 0 when usable, else cpu), cuda[:N] (ONNX Runtime's CUDA execution provider, CPU when unavailable); /healthz says where and why")
+	fs.StringVar(&c.Provider, "device", "cpu", "where the E5 encoder runs: cpu (ONNX Runtime), gpu or gpu:N (our fp16 forward pass from model.safetensors or model.onnx + config.json; an error when that GPU cannot run it), auto (GPU 0 when usable and its model canary passes, else cpu; never cuda), cuda or cuda:N (ONNX Runtime's CUDA execution provider: needs `make gpu-setup`'s .cache/ort-gpu/libonnxruntime.so.1 as --ort-lib and the CUDA 13 libraries; an error naming what is missing, never the CPU); /healthz says where and why")
+	fs.Var(skipFlag{&c.SkipCanary}, "model-canary", "before the encoder serves on a GPU (--device gpu, auto, cuda), embed a fixed sample on it and on the CPU and require cosine >= 0.999 per text (auto falls back to the CPU on a mismatch, gpu/cuda refuse to start); --model-canary=false skips it")
 }
+
+// skipFlag is a boolean flag, default true, whose false sets *skip (the
+// canary flags: on unless turned off).
+type skipFlag struct{ skip *bool }
+
+func (f skipFlag) String() string {
+	if f.skip == nil {
+		return "true"
+	}
+	return strconv.FormatBool(!*f.skip)
+}
+
+func (f skipFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*f.skip = !v
+	return nil
+}
+
+func (f skipFlag) IsBoolFlag() bool { return true }
 
 // indexFlags locate an index and the model to serve its dense shard
 // (app.IndexConfig); verifyDocs is bound by serve's --verify-docs.

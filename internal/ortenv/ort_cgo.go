@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strconv"
 	"sync"
+	"unsafe"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -79,16 +79,23 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 		return nil, err
 	}
 	if cfg.CUDA {
+		if err := CheckCUDA(env.lib, cfg.Device); err != nil {
+			return nil, err
+		}
 		cu, err := ort.NewCUDAProviderOptions()
 		if err != nil {
-			return nil, fmt.Errorf("CUDA provider options: %w", err)
+			return nil, cudaAppendError(cfg.Device, fmt.Errorf("CUDA provider options: %w", err))
 		}
 		defer cu.Destroy()
-		if err := cu.Update(map[string]string{"device_id": strconv.Itoa(cfg.Device)}); err != nil {
-			return nil, fmt.Errorf("CUDA provider device_id %d: %w", cfg.Device, err)
+		kv := map[string]string{}
+		for i, k := range cudaOptionKeys {
+			kv[k] = cudaOptionValues(cfg.Device)[i]
+		}
+		if err := cu.Update(kv); err != nil {
+			return nil, cudaAppendError(cfg.Device, fmt.Errorf("CUDA provider options %v: %w", kv, err))
 		}
 		if err := opts.AppendExecutionProviderCUDA(cu); err != nil {
-			return nil, fmt.Errorf("append CUDA execution provider: %w", err)
+			return nil, cudaAppendError(cfg.Device, err)
 		}
 	}
 	if cfg.Model != nil {
@@ -128,4 +135,41 @@ func (ts *Tensors) Release() {
 	}
 	ts.values = nil
 	ts.pin.Unpin()
+}
+
+// Version is the loaded library's version string ("" before Init).
+func Version() string {
+	if !ort.IsInitialized() {
+		return ""
+	}
+	return ort.GetVersion()
+}
+
+// NewFloat16Tensor wraps data, IEEE half-precision bit patterns, as a
+// float16 tensor owned by ts (the output buffer of an fp16 export).
+func NewFloat16Tensor(ts *Tensors, shape Shape, data []uint16) (Value, error) {
+	if len(data) == 0 {
+		return nil, errors.New("ortenv: empty tensor")
+	}
+	ts.pin.Pin(&data[0])
+	t, err := ort.NewCustomDataTensor(shape, unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), 2*len(data)), ort.TensorElementDataTypeFloat16)
+	if err != nil {
+		return nil, err
+	}
+	ts.values = append(ts.values, t)
+	return t, nil
+}
+
+// ElemType names the element type of an output value: "float32",
+// "float16", or another ONNX type name.
+func ElemType(v Value) string {
+	switch t := v.(type) {
+	case *ort.Tensor[float32]:
+		return "float32"
+	case *ort.CustomDataTensor:
+		if ort.TensorElementDataType(t.DataType()) == ort.TensorElementDataTypeFloat16 {
+			return "float16"
+		}
+	}
+	return fmt.Sprint(ort.TensorElementDataType(v.DataType()))
 }

@@ -2,14 +2,20 @@
 // every package that runs ONNX models (embed, rerank), and small helpers for
 // sessions and pinned input tensors.
 //
-// ONNX Runtime keeps one OrtEnv per process (onnxruntime_go holds it in a
-// package variable), so it is loaded once, from one library, and never
-// destroyed. Build: with cgo, github.com/yalue/onnxruntime_go dlopens the
-// library at run time (ort_cgo.go). Without cgo (CGO_ENABLED=0, the static
-// binaries bench/gpu/build.sh makes for GPU machines) the same API exists
-// (ort_nocgo.go) but Init and NewSession fail with ErrNoCgo, so that the
-// packages built on it (embed, rerank) still build and serve their GPU
-// providers, which need no ONNX Runtime.
+// ONNX Runtime keeps one OrtEnv per process, so it is loaded once, from one
+// library, and never destroyed. Two bindings with the same API:
+//
+//   - with cgo, github.com/yalue/onnxruntime_go dlopens the library at run
+//     time (ort_cgo.go);
+//   - without cgo (CGO_ENABLED=0, the static binaries bench/gpu/build.sh
+//     makes for GPU machines), ORT's C API is bound through
+//     github.com/ebitengine/purego (ort_purego.go), as package cuda binds
+//     the CUDA driver. Such a binary needs no C toolchain and no particular
+//     glibc of its own (bench/gpu/README.md gives the numbers).
+//
+// ONNX Runtime's CUDA execution provider (SessionConfig.CUDA) needs the GPU
+// build of ORT (make gpu-setup: .cache/ort-gpu) and the CUDA 13 libraries;
+// CheckCUDA names what is missing before ORT is asked (cuda.go).
 package ortenv
 
 import (
@@ -30,10 +36,6 @@ const DefaultLib = "libonnxruntime.so.1"
 // ErrLibMismatch is returned by Init when ONNX Runtime was already loaded in
 // this process from a different library than the one asked for.
 var ErrLibMismatch = errors.New("ortenv: onnx runtime already loaded from another library")
-
-// ErrNoCgo is returned by Init and NewSession in a binary built without
-// cgo (CGO_ENABLED=0): ONNX Runtime cannot be loaded there.
-var ErrNoCgo = errors.New("ortenv: this binary was built without cgo (CGO_ENABLED=0), so it cannot load ONNX Runtime: use a cgo build for the cpu and cuda providers; the gpu providers run without ONNX Runtime")
 
 // Resolve returns the library path Init should load for a configured value
 // lib: lib itself, else $ONNXRUNTIME_LIB, else DefaultLib.
@@ -59,8 +61,10 @@ type SessionConfig struct {
 	// IntraOp is the intra-op thread count (inter-op is 1: the BERT and
 	// Qwen3 graphs here are sequential).
 	IntraOp int
-	// CUDA appends ORT's CUDA execution provider for GPU Device (an error
-	// when the library lacks it).
+	// CUDA appends ORT's CUDA execution provider for GPU Device. NewSession
+	// first runs CheckCUDA: every failure (no GPU build of ORT, a CUDA 13
+	// library missing, no GPU) is an error wrapping ErrNoCUDAProvider that
+	// names what is missing; nothing falls back to the CPU.
 	CUDA   bool
 	Device int
 }

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -279,4 +280,25 @@ func WikiQuestions(tb testing.TB) []WikiQuestion {
 		tb.Fatal(err)
 	}
 	return qs
+}
+
+// LogSink collects the lines of a Logf-style callback (Config.Logf of
+// embed and rerank). Safe for concurrent use.
+type LogSink struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// Logf records one line.
+func (l *LogSink) Logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+// Lines returns the lines so far.
+func (l *LogSink) Lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.lines)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/internal/canary"
 	"github.com/rlsearch/rlsearch/rerank"
 	"github.com/rlsearch/rlsearch/reward"
 	"github.com/rlsearch/rlsearch/sdk"
@@ -569,29 +570,41 @@ type placer interface {
 	Placement() (device, reason string)
 }
 
+// canaryReporter is implemented by models that ran (or skipped) the
+// startup model canary before serving on a GPU.
+type canaryReporter interface {
+	CanaryReport() canary.Report
+}
+
 var (
-	_ placer = (*embed.Encoder)(nil)
-	_ placer = (*rerank.Reranker)(nil)
+	_ placer         = (*embed.Encoder)(nil)
+	_ placer         = (*rerank.Reranker)(nil)
+	_ canaryReporter = (*embed.Encoder)(nil)
+	_ canaryReporter = (*rerank.Reranker)(nil)
 )
 
 // healthWithModels adds "models" to the /healthz fields of base (the
 // index's, with the cache's): for the query encoder (of ix; a router, ix
 // nil, has none: its shards encode) and the reranker, where each runs
-// ("cpu", "gpu:0", "cuda:0") and why (the device asked for, the GPU's
-// name, or why "auto" or "cuda" ended on the CPU). It logs the same at
-// startup.
+// ("cpu", "gpu:0", "cuda:0"), why (the device asked for, the GPU's name,
+// or why "auto" ended on the CPU) and the model canary's report
+// (internal/canary.Report: ran, passed, the measure against its bar). It
+// logs the same at startup.
 func healthWithModels(base func() map[string]any, ix *index.Index, rr *rerank.Reranker, logger *slog.Logger) func() map[string]any {
 	models := map[string]any{}
 	if ix != nil {
 		if p, ok := ix.Encoder().(placer); ok {
 			d, why := p.Placement()
 			models["encoder"] = map[string]any{"device": d, "reason": why}
+			if c, ok := p.(canaryReporter); ok {
+				models["encoder"].(map[string]any)["canary"] = c.CanaryReport()
+			}
 			logger.Info("query encoder placement", "device", d, "reason", why)
 		}
 	}
 	if rr != nil {
 		d, why := rr.Placement()
-		models["reranker"] = map[string]any{"device": d, "reason": why}
+		models["reranker"] = map[string]any{"device": d, "reason": why, "canary": rr.CanaryReport()}
 		logger.Info("reranker placement", "device", d, "reason", why)
 	}
 	return func() map[string]any {

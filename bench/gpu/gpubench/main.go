@@ -37,6 +37,12 @@
 //	    encode and search alone too) and through package server (requests
 //	    of "batch" queries; single-query requests through the batching
 //	    queue); see e2e.go
+//	{"op": "model", "kind": "e5"|"qwen3", "name": "e5-base", "model": DIR, "provider": "gpu"|"cuda"|"cpu",
+//	 "ort_lib": LIB, "parity": DIR, "workloads": [[512, 32], [128, 256]], "seconds": 2, "canary": true}
+//	    one model through embed.Open / rerank.Open on that provider (the
+//	    model canary runs as at serving; "canary": false skips it), parity
+//	    against inference.py's PyTorch fp32 references, end-to-end timing
+//	    rows (EmbedIDs / ScoreIDs); see models.go
 //	{"op": "quit"}
 //
 // -cpu replaces the GPU index with exact flat search on the CPU (for
@@ -142,9 +148,18 @@ func (b *bench) serve(in io.Reader) error {
 			b.reply(map[string]any{"ok": true})
 			break
 		}
-		res, err := b.do(c)
+		var res map[string]any
+		var err error
+		if c.Op == "model" {
+			res, err = b.doModel([]byte(line), c)
+		} else {
+			res, err = b.do(c)
+		}
 		if err != nil {
 			res = map[string]any{"error": err.Error()}
+			if c.Op == "model" { // which model line failed
+				res["model"], res["provider"] = c.Model, c.Provider
+			}
 		}
 		res["op"] = c.Op
 		b.reply(res)
@@ -192,6 +207,19 @@ func (c cmd) check() error {
 		return errors.New(`"seconds" is above 3,600 or "min_ms" above 60,000`)
 	}
 	return nil
+}
+
+// doModel is do for the "model" op, which reads fields of its own.
+func (b *bench) doModel(line []byte, c cmd) (res map[string]any, err error) {
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Op, err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("%s: panic: %v", c.Op, r)
+		}
+	}()
+	return b.modelBench(line, c)
 }
 
 func (b *bench) do(c cmd) (res map[string]any, err error) {

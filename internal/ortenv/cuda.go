@@ -10,8 +10,6 @@ import (
 	"sync"
 
 	"github.com/ebitengine/purego"
-
-	"github.com/rlsearch/rlsearch/cuda"
 )
 
 // ErrNoCUDAProvider is wrapped by every error that keeps ONNX Runtime's
@@ -103,14 +101,42 @@ func checkCUDA(lib string, device int) error {
 				ErrNoCUDAProvider, l.Soname, l.What, ProviderCUDALib, EnvCUDALibPath, os.Getenv(EnvCUDALibPath), os.Getenv("LD_LIBRARY_PATH"), l.Wheel, EnvCUDALibPath, err)
 		}
 	}
-	devs, err := cuda.Devices()
+	n, err := driverDevices()
 	if err != nil {
 		return fmt.Errorf("%w: no usable GPU for it (the NVIDIA driver's libcuda.so.1 and a device are needed): %v", ErrNoCUDAProvider, err)
 	}
-	if device < 0 || device >= len(devs) {
-		return fmt.Errorf("%w: GPU %d asked for, the driver sees %d", ErrNoCUDAProvider, device, len(devs))
+	if device < 0 || device >= n {
+		return fmt.Errorf("%w: GPU %d asked for, the driver sees %d", ErrNoCUDAProvider, device, n)
 	}
 	return nil
+}
+
+// driverDevices asks the NVIDIA driver (libcuda.so.1: cuInit, then
+// cuDeviceGetCount) how many GPUs it sees. ortenv sits below the cuda
+// package (the floors of the package documentation), so it asks the driver
+// itself rather than through cuda.Devices.
+func driverDevices() (int, error) {
+	h, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	if err != nil {
+		return 0, fmt.Errorf("libcuda.so.1: %v", err)
+	}
+	var cuInit func(flags uint32) int32
+	var cuDeviceGetCount func(count *int32) int32
+	for name, fn := range map[string]any{"cuInit": &cuInit, "cuDeviceGetCount": &cuDeviceGetCount} {
+		sym, err := purego.Dlsym(h, name)
+		if err != nil {
+			return 0, fmt.Errorf("libcuda.so.1 has no %s: %v", name, err)
+		}
+		purego.RegisterFunc(fn, sym)
+	}
+	if rc := cuInit(0); rc != 0 {
+		return 0, fmt.Errorf("cuInit: CUresult %d", rc)
+	}
+	var c int32
+	if rc := cuDeviceGetCount(&c); rc != 0 {
+		return 0, fmt.Errorf("cuDeviceGetCount: CUresult %d", rc)
+	}
+	return int(c), nil
 }
 
 // loadCUDALib dlopens soname from the first of dirs that has it (by full

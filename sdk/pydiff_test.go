@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -299,12 +300,14 @@ func loadDeliberate(tb testing.TB) map[string]string {
 	return out
 }
 
+// pydiffCPython runs run_programs.py MODE ARGS... under CPython with
+// PYTHONHASHSEED=0 and returns its output.
 func pydiffCPython(tb testing.TB, mode string, args ...string) []byte {
 	tb.Helper()
 	if _, err := os.Stat(testutil.Python); err != nil {
 		tb.Fatalf("%s is needed for %s: %v", testutil.Python, mode, err)
 	}
-	cmd := exec.Command(testutil.Python, append([]string{filepath.Join(pydiffDir, "run_programs.py"), mode, filepath.Join(pydiffDir, "programs")}, args...)...)
+	cmd := exec.Command(testutil.Python, append([]string{filepath.Join(pydiffDir, "run_programs.py"), mode}, args...)...)
 	cmd.Env = append(os.Environ(), "PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -336,9 +339,9 @@ func pydiffRequests(progs []pydiffProgram) []Request {
 //	RLSEARCH_PYDIFF_CPYTHON=1 go test ./sdk -run TestPythonDifferential  # goldens still match CPython?
 func TestPythonDifferential(t *testing.T) {
 	if *pydiffUpdate {
-		t.Logf("%s", pydiffCPython(t, "golden", filepath.Join(pydiffDir, "golden")))
+		t.Logf("%s", pydiffCPython(t, "golden", filepath.Join(pydiffDir, "programs"), filepath.Join(pydiffDir, "golden")))
 	} else if os.Getenv("RLSEARCH_PYDIFF_CPYTHON") != "" {
-		t.Logf("%s", pydiffCPython(t, "check", filepath.Join(pydiffDir, "golden")))
+		t.Logf("%s", pydiffCPython(t, "check", filepath.Join(pydiffDir, "programs"), filepath.Join(pydiffDir, "golden")))
 	}
 	progs := loadPydiffPrograms(t)
 	deliberate := loadDeliberate(t)
@@ -467,6 +470,75 @@ func TestPythonDifferential(t *testing.T) {
 	}
 }
 
+// TestPythonDifferentialStub checks that the Go stub retriever and
+// reranker of the suite answer every query as stub_sdk.py does: the
+// queries of the suite's programs (string literals given to sparse and
+// dense) plus edge cases (empty, case, non-ASCII, punctuation). It needs
+// CPython, so it runs with -update or RLSEARCH_PYDIFF_CPYTHON=1.
+func TestPythonDifferentialStub(t *testing.T) {
+	if !*pydiffUpdate && os.Getenv("RLSEARCH_PYDIFF_CPYTHON") == "" {
+		t.Skip("needs CPython: run with -update or RLSEARCH_PYDIFF_CPYTHON=1")
+	}
+	queries := []string{"", " ", "the", "a b c", "ROBIN hood", "Robin-Hood's 2018", "Björn Bengtsson", "İstanbul Kelvin K", "١٢ digits",
+		"film film film", pydiffQuestion, strings.Repeat("american film ", 40)}
+	lit := regexp.MustCompile(`(?:sparse|dense)\("([^"\\]*)"`)
+	seen := map[string]bool{}
+	for _, p := range loadPydiffPrograms(t) {
+		queries = append(queries, p.question)
+		for _, m := range lit.FindAllStringSubmatch(p.src, -1) {
+			queries = append(queries, m[1])
+		}
+	}
+	var uniq []string
+	for _, q := range queries {
+		if !seen[q] {
+			seen[q] = true
+			uniq = append(uniq, q)
+		}
+	}
+	f := filepath.Join(t.TempDir(), "queries.json")
+	raw, _ := json.Marshal(uniq)
+	if err := os.WriteFile(f, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const k = 50
+	var want []map[string][][2]any
+	out := pydiffCPython(t, "stub", f, strconv.Itoa(k))
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	rt := pydiffRuntime(t)
+	ctx := context.Background()
+	asList := func(docs []Doc) [][2]any {
+		l := make([][2]any, len(docs))
+		for i, d := range docs {
+			l[i] = [2]any{d.ID, d.Score}
+		}
+		return l
+	}
+	for i, q := range uniq {
+		sp, err := rt.Search(ctx, RouteSparse, q, k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		de, err := rt.Search(ctx, RouteDense, q, k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr, err := rt.Rerank(ctx, q, de, len(de))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][][2]any{"sparse": asList(sp), "dense": asList(de), "rerank": asList(rr)}
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(want[i])
+		if string(gj) != string(wj) {
+			t.Errorf("query %q:\ngo     %s\npython %s", q, pydiffHead(string(gj)), pydiffHead(string(wj)))
+		}
+	}
+	t.Logf("%d queries: Go and Python stubs agree", len(uniq))
+}
+
 // pydiffHead is the first 300 bytes of an observation, for messages.
 func pydiffHead(s string) string {
 	if len(s) > 300 {
@@ -525,7 +597,7 @@ func BenchmarkPythonDifferential(b *testing.B) {
 			var r struct {
 				Mean float64 `json:"mean_us"`
 			}
-			out := pydiffCPython(b, "time", "20")
+			out := pydiffCPython(b, "time", filepath.Join(pydiffDir, "programs"), "20")
 			if err := json.Unmarshal(out, &r); err != nil {
 				b.Fatalf("%v\n%s", err, out)
 			}

@@ -5,6 +5,9 @@ usage:
                                                   except hostile_* (their expectation is a
                                                   sandbox error code, not CPython output)
   run_programs.py check PROGRAMS_DIR GOLDEN_DIR    exit 1 naming each golden that differs
+  run_programs.py stub QUERIES.json K               the stub retriever and reranker's answers for
+                                                  each query: JSON [{"sparse": [[id, score]..],
+                                                  "dense": .., "rerank": ..}] (rerank of the dense list)
   run_programs.py time PROGRAMS_DIR REPEATS        exec() time per program: JSON
                                                   {"programs": n, "mean_us": .., "median_us": ..,
                                                   "per_program_us": {name: us}}
@@ -41,8 +44,22 @@ def question(src):
     return stub_sdk.DEFAULT_QUESTION
 
 
+def stub(queries, k):
+    out = []
+    for q in queries:
+        g, _ = stub_sdk.make_sdk(q)
+        sp, de = g["sparse"](q, k=k), g["dense"](q, k=k)
+        rr = g["rerank"](q, de)
+        out.append({name: [[d.id, d.score] for d in docs] for name, docs in (("sparse", sp), ("dense", de), ("rerank", rr))})
+    return out
+
+
 def main():
     mode = sys.argv[1]
+    if mode == "stub":
+        with open(sys.argv[2], encoding="utf-8") as f:
+            print(json.dumps(stub(json.load(f), int(sys.argv[3]))))
+        return
     progs = programs(sys.argv[2])
     if mode in ("golden", "check"):
         gdir = sys.argv[3]

@@ -548,46 +548,67 @@ func pydiffHead(s string) string {
 }
 
 // BenchmarkPythonDifferential runs the suite's programs through the sandbox
-// as one batch (programs/s, µs/program of wall time on all cores), and,
-// with RLSEARCH_PYDIFF_CPYTHON=1, CPython exec() of the same non-hostile
-// programs with the reference SDK, one after another on one core
-// (run_programs.py time: mean µs/program). The sandbox is also run one by
-// one over the non-hostile programs (µs/program on one goroutine), the
-// figure to set against CPython's.
+// and, with RLSEARCH_PYDIFF_CPYTHON=1, CPython exec() of the same programs
+// with the reference SDK (run_programs.py time, one after another on one
+// core), in the same run:
 //
-//	go test ./sdk -run XXX -bench PythonDifferential -benchtime 3x
+//	sandbox=batch        all programs, hostile ones included, as one RunBatch: programs/s
+//	sandbox=one-by-one   the non-hostile programs with Run on one goroutine: µs/program
+//	sandbox=identical    only those whose observation is byte-identical to CPython's
+//	                     (like for like: the same work done): µs/program
+//	cpython=exec         mean µs/program over the non-hostile programs, and
+//	                     identical-µs/program over the same subset as sandbox=identical
+//
+// Both sides include their stub retriever's scoring (64 passages per call,
+// Go against Python), so CPython's figures are an upper bound on its
+// interpreter cost.
+//
+//	RLSEARCH_PYDIFF_CPYTHON=1 go test ./sdk -run XXX -bench PythonDifferential -benchtime 3x
 func BenchmarkPythonDifferential(b *testing.B) {
 	progs := loadPydiffPrograms(b)
 	rt := pydiffRuntime(b)
 	reqs := pydiffRequests(progs)
 	ctx := context.Background()
+	var plain, same []Request
+	identical := map[string]bool{}
+	for i, p := range progs {
+		if p.hostile {
+			continue
+		}
+		plain = append(plain, reqs[i])
+		golden, err := os.ReadFile(filepath.Join(pydiffDir, "golden", p.name+".txt"))
+		if err == nil && rt.Run(ctx, reqs[i], nil).Observation == string(golden) {
+			same = append(same, reqs[i])
+			identical[p.name] = true
+		}
+	}
 	b.Run("sandbox=batch", func(b *testing.B) {
 		for b.Loop() {
 			rt.RunBatch(ctx, reqs, BatchOptions{})
 		}
 		b.ReportMetric(float64(len(reqs)*b.N)/b.Elapsed().Seconds(), "programs/s")
 	})
-	var plain []Request
-	for i, p := range progs {
-		if !p.hostile {
-			plain = append(plain, reqs[i])
-		}
-	}
-	b.Run("sandbox=one-by-one", func(b *testing.B) {
-		n := 0
-		for b.Loop() {
-			for _, r := range plain {
-				rt.Run(ctx, r, nil)
-				n++
+	for _, set := range []struct {
+		name string
+		reqs []Request
+	}{{"one-by-one", plain}, {"identical", same}} {
+		b.Run("sandbox="+set.name, func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				for _, r := range set.reqs {
+					rt.Run(ctx, r, nil)
+					n++
+				}
 			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(n), "µs/program")
-	})
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(n), "µs/program")
+			b.ReportMetric(float64(len(set.reqs)), "programs")
+		})
+	}
 	b.Run("cpython=exec", func(b *testing.B) {
 		if os.Getenv("RLSEARCH_PYDIFF_CPYTHON") == "" {
 			b.Skip("set RLSEARCH_PYDIFF_CPYTHON=1 to time CPython exec() of the same programs")
 		}
-		var us float64
+		var mean, sameMean float64
 		done := false
 		for b.Loop() {
 			if done {
@@ -595,14 +616,23 @@ func BenchmarkPythonDifferential(b *testing.B) {
 			}
 			done = true
 			var r struct {
-				Mean float64 `json:"mean_us"`
+				Mean float64            `json:"mean_us"`
+				Per  map[string]float64 `json:"per_program_us"`
 			}
 			out := pydiffCPython(b, "time", filepath.Join(pydiffDir, "programs"), "20")
 			if err := json.Unmarshal(out, &r); err != nil {
 				b.Fatalf("%v\n%s", err, out)
 			}
-			us = r.Mean
+			mean = r.Mean
+			var sum float64
+			for name := range identical {
+				sum += r.Per[name]
+			}
+			if len(identical) > 0 {
+				sameMean = sum / float64(len(identical))
+			}
 		}
-		b.ReportMetric(us, "µs/program")
+		b.ReportMetric(mean, "µs/program")
+		b.ReportMetric(sameMean, "identical-µs/program")
 	})
 }

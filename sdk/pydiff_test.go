@@ -372,6 +372,7 @@ func TestPythonDifferential(t *testing.T) {
 	cats := map[string]*tally{}
 	var all tally
 	var diffs []string
+	byCode := map[ErrorCode]int{} // differences by the sandbox's result code
 	enforce := pydiffEnforce
 	minShare := pydiffMinShare
 	if s := os.Getenv("RLSEARCH_PYDIFF_MIN"); s != "" {
@@ -438,6 +439,7 @@ func TestPythonDifferential(t *testing.T) {
 			}
 			continue
 		}
+		byCode[res.Code]++
 		diffs = append(diffs, fmt.Sprintf("%s:\n  sandbox %q\n  cpython %q", p.name, pydiffHead(res.Observation), pydiffHead(string(golden))))
 	}
 	share := float64(all.same) / float64(all.total)
@@ -455,6 +457,12 @@ func TestPythonDifferential(t *testing.T) {
 		fmt.Fprintf(&sb, "%-12s %5d %5d %5.0f%% %10d\n", k, c.total, c.same, 100*float64(c.same)/float64(c.total), c.deliberate)
 	}
 	t.Logf("per category:\n%s", sb.String())
+	codes := make([]string, 0, len(byCode))
+	for c, n := range byCode {
+		codes = append(codes, fmt.Sprintf("%s %d", c, n))
+	}
+	sort.Strings(codes)
+	t.Logf("differences (non-hostile) by the sandbox's code (ok: runs but prints something else): %s", strings.Join(codes, ", "))
 	if testing.Verbose() || enforce {
 		for _, d := range diffs {
 			t.Logf("differs: %s", d)

@@ -213,7 +213,7 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 		}
 		return fmt.Sprintf("needs %s of %s available", GiB(need.Total()), GiB(avail))
 	}
-	o := &Opened{Flat: flat}
+	o := &Opened{Flat: flat, Canary: canary.Report{What: "search canary"}}
 	noGPU := "no GPU" // why "auto" is on the CPU, in Reason
 	switch backend {
 	case BackendGPU, BackendAuto:

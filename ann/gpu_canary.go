@@ -142,11 +142,27 @@ func canaryQueryRows(iv []scanSpan) []int {
 // (index, what it is, k, rank, expected row/score and got); the GPU's own
 // errors; ctx.Err().
 func (g *GPUFlat) Canary(ctx context.Context, rows func(lo, hi int) []float32) (canary.Report, error) {
+	return SearchCanary(ctx, g, rows)
+}
+
+// SearchCanary is GPUFlat.Canary for any exact Index: a GPUFlat (whose
+// error bounds follow its storage, fp16 or int8 codes) or a Flat (the
+// bounds of an fp16 copy; bench/gpu's dry run measures the canary's CPU
+// side this way). An approximate index (HNSW) fails it by design.
+func SearchCanary(ctx context.Context, idx Index, rows func(lo, hi int) []float32) (canary.Report, error) {
 	t0 := time.Now()
-	n, d := g.Len(), g.Dim()
+	n, d := idx.Len(), idx.Dim()
 	refRows := CanaryRefRows
-	if g.cfg.canaryRows > 0 {
-		refRows = g.cfg.canaryRows
+	path := fmt.Sprintf("%T", idx)
+	paths := ""
+	var int8 bool
+	var scale, offset []float32
+	if g, ok := idx.(*GPUFlat); ok {
+		if g.cfg.canaryRows > 0 {
+			refRows = g.cfg.canaryRows
+		}
+		path, paths = strings.Join(g.Devices(), ", "), "; GPU path "+g.Paths()
+		int8, scale, offset = g.cfg.Int8, g.h.Scale, g.h.Offset
 	}
 	iv := canaryIntervals(n, refRows)
 	qrows := canaryQueryRows(iv)
@@ -182,20 +198,20 @@ func (g *GPUFlat) Canary(ctx context.Context, rows func(lo, hi int) []float32) (
 		}
 		return fmt.Sprintf("−(random unit vector %d)", qi-nq-CanaryRowQueries)
 	}
-	rep := canary.Report{What: "search canary", Ran: true, Path: strings.Join(g.Devices(), ", "), Inputs: 2 * nq, Measure: "max |Δ score|"}
+	rep := canary.Report{What: "search canary", Ran: true, Path: path, Inputs: 2 * nq, Measure: "max |Δ score|"}
 	if len(iv) == 1 {
 		rep.Reference = fmt.Sprintf("cpu exact flat over all %d rows", n)
 	} else {
 		rep.Reference = fmt.Sprintf("cpu exact flat over %d of %d rows (%d blocks) plus the rows returned", refRows, n, len(iv))
 	}
 
-	// The GPU side first, then the reference: the CPU's cost is separate.
+	// The index first, then the reference: the CPU's cost is separate.
 	cases := canaryCases()
 	got := make([][][]rlsearch.Hit, len(cases))
 	for ci, c := range cases {
-		hits, err := g.Search(ctx, q[c.lo*d:c.hi*d], c.k)
+		hits, err := idx.Search(ctx, q[c.lo*d:c.hi*d], c.k)
 		if err != nil {
-			return rep, fmt.Errorf("ann: GPU search canary: %d queries at k %d: %w", c.hi-c.lo, c.k, err)
+			return rep, fmt.Errorf("ann: search canary: %d queries at k %d: %w", c.hi-c.lo, c.k, err)
 		}
 		got[ci] = hits
 	}
@@ -241,7 +257,7 @@ func (g *GPUFlat) Canary(ctx context.Context, rows func(lo, hi int) []float32) (
 			part.lists[i] = l[:min(part.k, len(l))]
 		}
 	}
-	sc := &canaryScorer{rows: rows, dim: d, int8: g.cfg.Int8, scale: g.h.Scale, offset: g.h.Offset, memo: map[[2]int]canaryScore{}}
+	sc := &canaryScorer{rows: rows, dim: d, int8: int8, scale: scale, offset: offset, memo: map[[2]int]canaryScore{}}
 	for ci, c := range cases {
 		for i, hits := range got[ci] {
 			qi := c.lo + i
@@ -255,7 +271,7 @@ func (g *GPUFlat) Canary(ctx context.Context, rows func(lo, hi int) []float32) (
 			if err != nil {
 				rep.Seconds = time.Since(t0).Seconds()
 				rep.Failure = fmt.Sprintf("query %d (%s), batch of %d, k %d: %v", qi, what(qi), c.hi-c.lo, c.k, err)
-				return rep, fmt.Errorf("%w: %s (GPU path %s)", ErrGPUCanary, rep.Failure, g.Paths())
+				return rep, fmt.Errorf("%w: %s%s", ErrGPUCanary, rep.Failure, paths)
 			}
 		}
 		if err := ctx.Err(); err != nil {

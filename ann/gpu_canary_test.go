@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch"
 )
 
 // canaryShard is n unit vectors of dim (fp16 or int8 storage) in which
@@ -162,4 +164,28 @@ func TestGPUCanaryOpen(t *testing.T) {
 	if o.Backend != BackendGPU || o.Canary.Ran || !strings.Contains(o.Canary.Skipped, "--gpu-canary=false") || !strings.Contains(o.Reason, "search canary skipped") {
 		t.Fatalf("skipped: backend %s, canary %+v, reason %q", o.Backend, o.Canary, o.Reason)
 	}
+}
+
+// TestSearchCanaryFlat: the canary over the CPU exact index itself passes
+// (what bench/gpu's dry run runs), and over an approximate answer fails.
+func TestSearchCanaryFlat(t *testing.T) {
+	f, _ := canaryShard(t, 2000, 48, CanaryRefRows, FP16)
+	rep, err := SearchCanary(context.Background(), f, f.Vectors)
+	if err != nil || !rep.Passed {
+		t.Fatalf("Flat against itself: %+v, %v", rep, err)
+	}
+	if _, err := SearchCanary(context.Background(), lossy{f}, f.Vectors); !errors.Is(err, ErrGPUCanary) {
+		t.Fatalf("an index that loses its best hit: %v, want ErrGPUCanary", err)
+	}
+}
+
+// lossy answers Flat's hits without the first.
+type lossy struct{ *Flat }
+
+func (l lossy) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit, error) {
+	hits, err := l.Flat.Search(ctx, q, k+1)
+	for i := range hits {
+		hits[i] = hits[i][1:]
+	}
+	return hits, err
 }

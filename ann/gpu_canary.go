@@ -280,7 +280,7 @@ func SearchCanary(ctx context.Context, idx Index, rows func(lo, hi int) []float3
 	}
 	rep.Passed = true
 	rep.Seconds = time.Since(t0).Seconds()
-	rep.Reference += fmt.Sprintf("; GPU %.3f s, CPU %.3f s", tGPU.Seconds(), rep.Seconds-tGPU.Seconds())
+	rep.Reference += fmt.Sprintf("; index %.3f s, CPU reference %.3f s", tGPU.Seconds(), rep.Seconds-tGPU.Seconds())
 	return rep, nil
 }
 

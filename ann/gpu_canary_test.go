@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/cuda"
+	"github.com/rlsearch/rlsearch/cuda/cudatest"
 )
 
 // canaryShard is n unit vectors of dim (fp16 or int8 storage) in which
@@ -188,4 +190,27 @@ func (l lossy) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit
 		hits[i] = hits[i][1:]
 	}
 	return hits, err
+}
+
+// TestGPUCanaryDevice runs the search canary on the real GPU over a
+// 100,003 × 768 shard (sampled reference: more rows than CanaryRefRows),
+// fp16 and int8: the check bench/gpu/run.sh makes on each lent device.
+// It skips without a GPU and fails under REQUIRE_GPU=1.
+func TestGPUCanaryDevice(t *testing.T) {
+	if _, err := cuda.Devices(); err != nil {
+		cudatest.Skip(t, err)
+	}
+	for _, dt := range []DType{FP16, INT8} {
+		f, _ := canaryShard(t, 100003, 768, CanaryRefRows, dt)
+		g, err := NewGPU(f, GPUConfig{Int8: dt == INT8, Logf: t.Logf})
+		if err != nil {
+			cudatest.Skip(t, err)
+		}
+		rep, err := g.Canary(context.Background(), f.Vectors)
+		g.Close()
+		if err != nil {
+			t.Fatalf("%v: %v", dt, err)
+		}
+		t.Logf("%v: %s", dt, rep)
+	}
 }

@@ -224,10 +224,12 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 				if c, ok := g.(interface{ Close() error }); ok {
 					c.Close()
 				}
-				if backend == BackendGPU {
+				if backend == BackendGPU || ctx.Err() != nil {
 					return nil, err
 				}
-				if errors.Is(err, ErrGPUCanary) {
+				if !errors.Is(err, ErrGPUCanary) {
+					logf("ann: GPU search canary could not run (%v): using the CPU", err)
+				} else {
 					loud := cfg.Logf
 					if loud == nil {
 						loud = log.Printf

@@ -154,6 +154,9 @@ func SearchCanary(ctx context.Context, idx Index, rows func(lo, hi int) []float3
 	n, d := idx.Len(), idx.Dim()
 	refRows := CanaryRefRows
 	path := fmt.Sprintf("%T", idx)
+	if _, ok := idx.(*Flat); ok {
+		path = "cpu flat"
+	}
 	paths := ""
 	var int8 bool
 	var scale, offset []float32

@@ -167,6 +167,9 @@ func SearchCanary(ctx context.Context, idx Index, rows func(lo, hi int) []float3
 		path, paths = strings.Join(g.Devices(), ", "), "; GPU path "+g.Paths()
 		int8, scale, offset = g.cfg.Int8, g.h.Scale, g.h.Offset
 	}
+	if n == 0 {
+		return canary.Report{What: "search canary", Skipped: "empty shard: nothing to compare"}, nil
+	}
 	iv := canaryIntervals(n, refRows)
 	qrows := canaryQueryRows(iv)
 	nq := CanaryRowQueries + CanaryRandomQueries

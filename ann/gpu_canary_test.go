@@ -59,9 +59,14 @@ func TestGPUCanaryRef(t *testing.T) {
 		{"int8", 3000, INT8, GPUConfig{refDevices: 2, Int8: true}, CanaryRefRows},
 		{"int8/sampled", 5000, INT8, GPUConfig{refDevices: 1, Int8: true, canaryRows: 2048}, 2048},
 		{"small", 40, FP16, GPUConfig{refDevices: 1}, CanaryRefRows},
+		{"dim31", 500, FP16, GPUConfig{refDevices: 2}, CanaryRefRows},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, _ := canaryShard(t, tc.n, 64, tc.refRows, tc.dt)
+			dim := 64
+			if strings.HasPrefix(tc.name, "dim31") {
+				dim = 31
+			}
+			f, _ := canaryShard(t, tc.n, dim, tc.refRows, tc.dt)
 			g, err := NewGPU(f, tc.cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -165,6 +170,19 @@ func TestGPUCanaryOpen(t *testing.T) {
 	defer o.Close()
 	if o.Backend != BackendGPU || o.Canary.Ran || !strings.Contains(o.Canary.Skipped, "--gpu-canary=false") || !strings.Contains(o.Reason, "search canary skipped") {
 		t.Fatalf("skipped: backend %s, canary %+v, reason %q", o.Backend, o.Canary, o.Reason)
+	}
+}
+
+// TestGPUCanaryEmpty: an empty shard has nothing to compare; the canary
+// says so instead of failing.
+func TestGPUCanaryEmpty(t *testing.T) {
+	f, err := NewFlat(nil, 16, FP16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := SearchCanary(context.Background(), f, f.Vectors)
+	if err != nil || rep.Ran || !strings.Contains(rep.Skipped, "empty") {
+		t.Fatalf("empty shard: %+v, %v", rep, err)
 	}
 }
 

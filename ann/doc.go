@@ -34,6 +34,33 @@
 //	o, err := ann.Open(ctx, ann.Config{Path: "dense.shard"}) // Backend "auto"
 //	hits, err := o.Search(ctx, queries, 10)                   // o.Backend: "gpu", "flat" or "hnsw"
 //
+// # GPU search canary
+//
+// Before Open serves search from a GPUFlat ("auto" or "gpu"), it runs
+// GPUFlat.Canary (SearchCanary; gpu_canary.go): 128 fixed queries (32
+// shard rows spread over the reference rows, 32 unit vectors from a PCG
+// seeded 0x5ea2c4, and the negations of both) in the batches that reach
+// every pipeline (128, 64, 16 and 1 queries at k 10 and 100; 2 queries at
+// k 2,049 > kernels.KMax), against Flat.Search over the reference rows:
+// the whole shard up to CanaryRefRows (65,536) rows, else 16 blocks of
+// 4,096 rows spread from the first row to the last, plus every row the
+// GPU returned (rescored). Compared: the hit count; the GPU's own order
+// (descending score, equal scores by ascending row, no row twice); each
+// score within its row's error bound e(r) + 2^-20 of the exact float64
+// ⟨q, x⟩, where e(r) sums the fp16 roundings the GPU makes (of q and x, or
+// of q∘scale over int8 codes) and 2·d·2^-24·Σ|q̂x̂| for the fp32
+// accumulation (≈ 1e-4 for unit vectors at d 768, at most ≈ 1.1e-3);
+// the rows rank by rank against the exact top-k, a different row allowed
+// only where the two exact scores are within twice the list's largest
+// bound (a tie within the error). The CPU side is fixed (128 × 65,536 ×
+// d multiply-adds) whatever the shard size; a dropped row outside the
+// reference rows is not seen. On a mismatch "auto" serves on the CPU,
+// logs one line "ann: GPU SEARCH CANARY FAILED, NOT SERVING SEARCH FROM
+// THE GPU: query I (…), batch of B, k K: rank R: expected row … got row
+// …" and keeps the report in Opened.Canary (/healthz dense.canary);
+// "gpu" fails with an error wrapping ErrGPUCanary naming the same.
+// Config.SkipGPUCanary (rlsearch --gpu-canary=false) skips it.
+//
 // No cgo and no build tags: the GPU index binds the driver at run time
 // through package cuda and falls back (Open) when there is none; its
 // pipelines are described in README.md and gpu_scan.go.

@@ -86,6 +86,11 @@ type GPUConfig struct {
 	refDevices int
 	tileRows   int
 	scanCap    int
+	// canaryRows > 0 replaces CanaryRefRows; fault makes the reference
+	// devices faulty at global row faultRow (refOps.fault).
+	canaryRows int
+	fault      string
+	faultRow   int
 }
 
 // Validate reports the first bad field.
@@ -365,7 +370,9 @@ func newGPU(h Header, next RowSource, cfg GPUConfig) (*GPUFlat, error) {
 		var dev gpuDevice
 		var err error
 		if cfg.refDevices > 0 {
-			dev = &refDevice{ops: newRefOps(h.Dim, g.rows[d], i8), id: d}
+			ops := newRefOps(h.Dim, g.rows[d], i8)
+			ops.fault, ops.faultRow = cfg.fault, cfg.faultRow-g.base[d]
+			dev = &refDevice{ops: ops, id: d}
 		} else {
 			dev, err = openCUDADevice(ordinals[d], h.Dim, g.rows[d], i8, cfg.Logf)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/x448/float16"
@@ -44,7 +45,22 @@ type refOps struct {
 	count []int32
 	flags []int32
 	cand  []kernels.Pair
+
+	// fault makes this a faulty device for the search canary's tests:
+	// faultWrong adds 0.05 to the score of local row faultRow,
+	// faultDrop makes it NaN (the row never ranks), faultSwap swaps the
+	// first two entries of equal score of each best list the GPU
+	// selection returns (a tie broken by descending row).
+	fault    string
+	faultRow int
 }
+
+// Faults of refOps.fault.
+const (
+	faultWrong = "wrong"
+	faultDrop  = "drop"
+	faultSwap  = "swap"
+)
 
 func newRefOps(dim, rows int, i8 *int8Quant) *refOps {
 	return &refOps{dim: dim, corpus: make([]float32, rows*dim), i8: i8}
@@ -141,6 +157,14 @@ func (o *refOps) scoreRows(lo, rows, nq int) []float32 {
 			}
 			out[qi*rows+r] = s
 		}
+		if f := o.faultRow - lo; f >= 0 && f < rows {
+			switch o.fault {
+			case faultWrong:
+				out[qi*rows+f] += 0.05
+			case faultDrop:
+				out[qi*rows+f] = float32(math.NaN())
+			}
+		}
 	}
 	o.memo[key] = out
 	return out
@@ -199,7 +223,19 @@ func (o *refOps) merge(nq, k, cap int) error {
 }
 
 func (o *refOps) readScan(nq, k int) ([]kernels.Pair, []int32, error) {
-	return slices.Clone(o.best[:nq*k]), slices.Clone(o.flags[:nq]), nil
+	best := slices.Clone(o.best[:nq*k])
+	if o.fault == faultSwap {
+		for qi := 0; qi < nq; qi++ {
+			b := best[qi*k : (qi+1)*k]
+			for i := 0; i+1 < k; i++ {
+				if b[i].Row >= 0 && b[i+1].Row >= 0 && b[i].Key == b[i+1].Key {
+					b[i], b[i+1] = b[i+1], b[i]
+					break
+				}
+			}
+		}
+	}
+	return best, slices.Clone(o.flags[:nq]), nil
 }
 
 func (o *refOps) readCand(nq, cap int) ([]kernels.Pair, []int32, error) {
@@ -241,6 +277,16 @@ func (o *refOps) readScores(dst []float32, qi, rows int) error {
 func (o *refOps) readOut(s []float32, r []int32, nq, k int) error {
 	copy(s, o.os[:nq*k])
 	copy(r, o.or[:nq*k])
+	if o.fault == faultSwap {
+		for qi := 0; qi < nq; qi++ {
+			for i := qi * k; i+1 < (qi+1)*k; i++ {
+				if r[i] >= 0 && r[i+1] >= 0 && s[i] == s[i+1] {
+					r[i], r[i+1] = r[i+1], r[i]
+					break
+				}
+			}
+		}
+	}
 	return nil
 }
 

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"strings"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/canary"
 )
 
 // Index is what every vector index in this package offers: Flat, HNSW and
@@ -67,7 +69,16 @@ type Config struct {
 	// GPU (for a streamable shard, from its header before it is read),
 	// with or without a GPU; "flat" and "hnsw" ignore GPU.
 	GPU GPUConfig
-	// Logf receives the choice and its reason. Default: none.
+	// SkipGPUCanary turns the GPU search canary off (rlsearch
+	// --gpu-canary=false): by default, before "auto" or "gpu" serves
+	// search from the GPU, GPUFlat.Canary compares a fixed sample with the
+	// CPU exact search; on a mismatch "auto" serves on the CPU (one log
+	// line, the reason in Opened.Canary and Reason) and "gpu" fails with
+	// an error wrapping ErrGPUCanary that names the first differing query.
+	SkipGPUCanary bool
+	// Logf receives the choice and its reason. Default: none, except the
+	// line of a failed search canary under "auto", which goes to
+	// log.Printf when Logf is nil (it must not be lost).
 	Logf func(format string, args ...any)
 	// Memory reports the memory still available to the process; "auto"
 	// chooses a backend whose estimated resident need (EstimateMemory)
@@ -105,6 +116,12 @@ type Opened struct {
 	Reason string
 	// Flat is the shard in host memory (the exact oracle).
 	Flat *Flat
+	// Canary is the GPU search canary's report (GPUFlat.Canary): Ran
+	// false when no GPU index was made or the canary was skipped
+	// (Skipped says why); Failure names the first differing query when
+	// "auto" fell back to the CPU because of it. /healthz reports it as
+	// dense.canary.
+	Canary canary.Report
 }
 
 // Close releases the backend's resources.
@@ -196,30 +213,55 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 		}
 		return fmt.Sprintf("needs %s of %s available", GiB(need.Total()), GiB(avail))
 	}
-	o := &Opened{Flat: flat}
+	o := &Opened{Flat: flat, Canary: canary.Report{What: "search canary"}}
+	noGPU := "no GPU" // why "auto" is on the CPU, in Reason
 	switch backend {
 	case BackendGPU, BackendAuto:
 		g, err := openGPU(flat, cfg.GPU)
+		if err == nil {
+			o.Canary, err = gpuCanary(ctx, g, flat, cfg)
+			if err != nil {
+				if c, ok := g.(interface{ Close() error }); ok {
+					c.Close()
+				}
+				if backend == BackendGPU || ctx.Err() != nil {
+					return nil, err
+				}
+				if !errors.Is(err, ErrGPUCanary) {
+					logf("ann: GPU search canary could not run (%v): using the CPU", err)
+				} else {
+					loud := cfg.Logf
+					if loud == nil {
+						loud = log.Printf
+					}
+					loud("ann: GPU SEARCH CANARY FAILED, NOT SERVING SEARCH FROM THE GPU: %s; using the CPU (GPU path %s vs %s)", o.Canary.Failure, o.Canary.Path, o.Canary.Reference)
+				}
+				noGPU = "GPU search canary failed (" + cmpOr(o.Canary.Failure, err.Error()) + ")"
+			}
+		}
 		if err == nil {
 			o.Index, o.Backend, o.Reason = g, BackendGPU, fmt.Sprintf("GPU exact flat over %d vectors", flat.Len())
 			if gp, ok := g.(*GPUFlat); ok {
 				o.Reason += "; " + gp.Paths() // the pipeline per batch size (gpu_scan.go)
 			}
+			o.Reason += "; " + o.Canary.String()
 			break
 		}
 		if backend == BackendGPU {
 			return nil, fmt.Errorf("%w: %w", ErrGPUUnavailable, err)
 		}
-		logf("ann: no GPU backend (%v)", err)
+		if noGPU == "no GPU" {
+			logf("ann: no GPU backend (%v)", err)
+		}
 		if n <= flatMax {
 			o.Index, o.Backend = flat, BackendFlat
-			o.Reason = fmt.Sprintf("no GPU; %d vectors ≤ FlatMax %d: exact flat on CPU (%s kernel; %s %d-d, %s)", n, flatMax, KernelName(), dt, dim, memNote(shardNeed))
+			o.Reason = fmt.Sprintf("%s; %d vectors ≤ FlatMax %d: exact flat on CPU (%s kernel; %s %d-d, %s)", noGPU, n, flatMax, KernelName(), dt, dim, memNote(shardNeed))
 			break
 		}
 		if memErr == nil && hnswNeed.Total() > avail {
 			o.Index, o.Backend = flat, BackendFlat
-			o.Reason = fmt.Sprintf("no GPU; %d vectors > FlatMax %d but HNSW would need %s (shard %s + graph %s + codes %s + build copy %s) of %s available (%s): exact flat on CPU (%s kernel, needs %s; slower than HNSW)",
-				n, flatMax, GiB(hnswNeed.Total()), GiB(hnswNeed.Shard), GiB(hnswNeed.Graph), GiB(hnswNeed.Codes), GiB(hnswNeed.Build), GiB(avail), mem.Source, KernelName(), GiB(shardNeed.Total()))
+			o.Reason = fmt.Sprintf("%s; %d vectors > FlatMax %d but HNSW would need %s (shard %s + graph %s + codes %s + build copy %s) of %s available (%s): exact flat on CPU (%s kernel, needs %s; slower than HNSW)",
+				noGPU, n, flatMax, GiB(hnswNeed.Total()), GiB(hnswNeed.Shard), GiB(hnswNeed.Graph), GiB(hnswNeed.Codes), GiB(hnswNeed.Build), GiB(avail), mem.Source, KernelName(), GiB(shardNeed.Total()))
 			break
 		}
 		h, err := openHNSW(ctx, flat, cfg)
@@ -227,7 +269,7 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 			return nil, err
 		}
 		o.Index, o.Backend = h, BackendHNSW
-		o.Reason = fmt.Sprintf("no GPU; %d vectors > FlatMax %d: HNSW (M=%d, efSearch=%d, int8 traversal %v; %s)", n, flatMax, h.cfg.M, h.cfg.EfSearch, h.codes != nil, memNote(hnswNeed))
+		o.Reason = fmt.Sprintf("%s; %d vectors > FlatMax %d: HNSW (M=%d, efSearch=%d, int8 traversal %v; %s)", noGPU, n, flatMax, h.cfg.M, h.cfg.EfSearch, h.codes != nil, memNote(hnswNeed))
 	case BackendFlat:
 		o.Index, o.Backend, o.Reason = flat, BackendFlat, fmt.Sprintf("configured: exact flat on CPU (%s kernel; %s)", KernelName(), memNote(shardNeed))
 	case BackendHNSW:
@@ -339,4 +381,31 @@ func gpuInt8Check(cfg Config, backend string, h Header) error {
 		return fmt.Errorf("%w (rebuild the shard with rlsearch index --dtype int8, or leave the int8 GPU storage off)", err)
 	}
 	return nil
+}
+
+// gpuCanary runs the search canary on a GPU index made by openGPU, unless
+// cfg.SkipGPUCanary. The error wraps ErrGPUCanary on a mismatch.
+func gpuCanary(ctx context.Context, g Index, flat *Flat, cfg Config) (canary.Report, error) {
+	if cfg.SkipGPUCanary {
+		return canary.Report{What: "search canary", Skipped: "turned off: Config.SkipGPUCanary (--gpu-canary=false)"}, nil
+	}
+	gp, ok := g.(*GPUFlat)
+	if !ok {
+		return canary.Report{What: "search canary", Skipped: "not a GPUFlat"}, nil
+	}
+	rep, err := gp.Canary(ctx, flat.Vectors)
+	if err != nil {
+		return rep, err
+	}
+	if cfg.Logf != nil {
+		cfg.Logf("ann: %s", rep)
+	}
+	return rep, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/canary"
 )
 
 // TestDenseBackend opens one index with each ann.Open backend: auto picks
@@ -77,4 +78,35 @@ func TestDenseBackend(t *testing.T) {
 		t.Fatalf("flat ignores GPUInt8: %v", err)
 	}
 	ix.Close()
+}
+
+// TestDenseCanaryHealth: /healthz's dense.canary is the GPU search
+// canary's report (ann.Opened.Canary): without a GPU it did not run, and
+// with the canary turned off it says so (when auto found a GPU).
+func TestDenseCanaryHealth(t *testing.T) {
+	ctx := context.Background()
+	enc := hashEncoder{dim: 33, seed: 1}
+	dir := filepath.Join(t.TempDir(), "idx")
+	if _, err := Build(ctx, BuildConfig{Corpus: writeCorpus(t, smallCorpus), Dir: dir, Encoder: enc}); err != nil {
+		t.Fatal(err)
+	}
+	for _, skip := range []bool{false, true} {
+		ix, err := Open(ctx, dir, OpenConfig{Encoder: enc, SkipGPUCanary: skip})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dense := ix.Health()["dense"].(map[string]any)
+		rep, ok := dense["canary"].(canary.Report)
+		if !ok {
+			t.Fatalf("dense.canary is %T, want canary.Report", dense["canary"])
+		}
+		if ix.DenseSearch.Backend == "gpu" {
+			if rep.Ran == skip || (skip && !strings.Contains(rep.Skipped, "--gpu-canary=false")) || (!skip && !rep.Passed) {
+				t.Errorf("GPU, skip %v: canary %+v", skip, rep)
+			}
+		} else if rep.Ran || rep.String() != "no search canary" {
+			t.Errorf("CPU, skip %v: canary %+v (%s), want not run", skip, rep, rep)
+		}
+		ix.Close()
+	}
 }

@@ -8,7 +8,8 @@ import (
 
 // Health describes the served index for the server's GET /healthz: BM25
 // statistics, the dense shard (count, dim, dtype, encoder) and the dense
-// search backend chosen at Open with its reason, the query encoder, the
+// search backend chosen at Open with its reason and the GPU search
+// canary's report (dense.canary: internal/canary.Report), the query encoder, the
 // CPUs and the build time, and for a shard which one ("shard": index,
 // count, first_row, rows, total_rows, build_id, corpus_sha256). Safe for
 // concurrent use.
@@ -34,6 +35,7 @@ func (ix *Index) Health() map[string]any {
 		if ds := ix.DenseSearch; ds != nil {
 			h["dense"].(map[string]any)["search"] = ds.Backend
 			h["dense"].(map[string]any)["search_reason"] = ds.Reason
+			h["dense"].(map[string]any)["canary"] = ds.Canary // the GPU search canary (ann.GPUFlat.Canary)
 		}
 		if _, ok := ix.Retrievers()[rlsearch.RetrieverE5]; ok {
 			h["model"] = hd.EncoderID

@@ -62,6 +62,10 @@ type OpenConfig struct {
 	// dimension is not a multiple of 16, is then refused with
 	// rlsearch.ErrBadInput, with or without a GPU.
 	GPUInt8 bool
+	// SkipGPUCanary turns off the GPU search canary that runs before
+	// DenseBackend "auto" or "gpu" serves from the GPU
+	// (ann.Config.SkipGPUCanary; rlsearch --gpu-canary=false).
+	SkipGPUCanary bool
 	// BM25Parallel, when > 1, searches each query of a BM25 request that
 	// holds fewer queries than this over BM25Parallel row ranges on their
 	// own goroutines (bm25.SearchOptions.Parallel): lower latency for small
@@ -162,7 +166,7 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	if ix.Meta.Dense != nil {
 		// ann.Open reads the shard itself, so that "auto" can refuse a shard
 		// that does not fit in memory (ann.ErrNoMemory) before loading it.
-		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Path: filepath.Join(dir, DenseFile), Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, HNSWFile), HNSW: ann.HNSWConfig{EfSearch: cfg.HNSWEfSearch}, GPU: ann.GPUConfig{Int8: cfg.GPUInt8}}); err != nil {
+		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Path: filepath.Join(dir, DenseFile), Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, HNSWFile), HNSW: ann.HNSWConfig{EfSearch: cfg.HNSWEfSearch}, GPU: ann.GPUConfig{Int8: cfg.GPUInt8}, SkipGPUCanary: cfg.SkipGPUCanary}); err != nil {
 			return nil, fmt.Errorf("index: %s: %w", dir, err)
 		}
 		ix.Dense = ix.DenseSearch.Flat

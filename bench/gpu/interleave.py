@@ -20,6 +20,8 @@ cut short by its time limit keeps what it measured):
   {"kind": "load", "impl", "n", "upload_s", ...}
   {"kind": "time", "impl", "path", "n", "batch", "k", "reps", "calls", "latency_ms", "ms_all",
    "qps", "roofline_ms", "roofline_fraction", "shard_gbps"}
+  {"kind": "canary", "impl": "rlsearch", "n", "summary", "report", "int8_summary", "int8_report"}
+      (ann.SearchCanary over the resident index after each load; a mismatch is an "error" line)
   {"kind": "http", "impl": "rlsearch", "n", "closed": {...}, "open": {...}}
   {"kind": "error", "impl", "what", "error"}
 """
@@ -145,6 +147,15 @@ def main():
                     if r.get("int8_error"):  # the fp16 index is loaded; only the int8 path is missing
                         emit(kind="error", impl=p.name, path="int8", what="load int8 n=%d" % n, error=r["int8_error"])
                         log("%s int8 load n=%d failed: %s" % (p.name, n, r["int8_error"]))
+            if "rlsearch" in ok:  # the search canary as ann.Open runs it, on the resident index
+                try:
+                    r = ours.call(op="canary")
+                    emit(kind="canary", impl="rlsearch", n=n, summary=r.get("summary"), report=r.get("report"),
+                         int8_summary=r.get("int8_summary"), int8_report=r.get("int8_report"))
+                    log("rlsearch canary n=%d: %s" % (n, r.get("summary")))
+                except Exception as e:
+                    emit(kind="error", impl="rlsearch", what="canary n=%d" % n, error=str(e))
+                    log("rlsearch canary n=%d FAILED: %s" % (n, e))
             n_paths = [x for x in paths if x != "int8" or (not isinstance(loads[0], Exception) and not loads[0].get("int8_error"))]
             for b in batches:
                 impls = []  # (proc, name, path)

@@ -19,12 +19,19 @@
 #   kernels   T_KERNELS=60  rls_topk, rls_scan*, rls_filter, rls_merge on the
 #                           GPU against the Go references                  ~10 s
 #   ann       T_ANN=130     GPUFlat against the exact flat oracle, every path,
-#                           k 1…5,000, int8 (and the CPU simulations)       ~90 s
+#                           k 1…5,000, int8 (and the CPU simulations); the
+#                           search canary on the GPU (TestGPUCanaryDevice,
+#                           100,003 × 768 fp16 and int8) and on faulty
+#                           reference devices (TestGPUCanaryFaults)         ~90 s
 #   bench     T_BENCH=230   interleave.py: copy bandwidth, then for n in
 #                           $SIZES both sides load (in parallel; ours also an
 #                           int8 index of n rows for the path int8) and time
 #                           batch $BATCHES × (rlsearch paths $PATHS, torch),
-#                           $REPS rounds; then /retrieve c=32 at the largest n ~140 s
+#                           $REPS rounds, after each load the search canary
+#                           over the resident index (gpubench op canary: its
+#                           startup cost at 1M, 5M, 21M; a mismatch is an
+#                           error line and fails the run); then /retrieve
+#                           c=32 at the largest n                          ~140 s
 #   summary                 summary.py → $OUT/DATE-h200.md                  ~1 s
 # Sum of the limits: 470 s (7.8 min); expected about 4.5 min.
 set -uo pipefail
@@ -50,7 +57,7 @@ if [ $DRY = 1 ]; then
   [ -x /usr/bin/python3 ] && PY=/usr/bin/python3 # Debian's, with numpy
   OURS="$BIN/gpubench -cpu"
   TORCH="$PY bench/gpu/torch_baseline.py --serve --numpy"
-  TESTS_CUDA='TestStreamsEventsGPU|TestDeviceRoundTrip' TESTS_KERNELS='TestScanKernelsGPU|TestKernelsGPU' TESTS_ANN='TestGPUDifferential'
+  TESTS_CUDA='TestStreamsEventsGPU|TestDeviceRoundTrip' TESTS_KERNELS='TestScanKernelsGPU|TestKernelsGPU' TESTS_ANN='TestGPUDifferential|TestGPUCanary|TestSearchCanary'
   export REQUIRE_GPU=0
 fi
 for f in cuda.test kernels.test ann.test gpubench; do
@@ -98,6 +105,8 @@ PYTHONUNBUFFERED=1 timeout --kill-after=10 "$T_BENCH" $PY bench/gpu/interleave.p
 rc=$?
 [ $rc -eq 0 ] || { echo "!! benchmark failed (rc $rc$([ $rc -eq 124 ] && echo ', time limit: partial results kept')), see $OUT/bench-log.txt"; status=1; }
 grep -c '"kind": "time"' "$OUT/bench.jsonl" 2>/dev/null | sed 's/^/timings recorded: /'
+grep -h '"kind": "canary"' "$OUT/bench.jsonl" 2>/dev/null | $PY -c 'import json,sys; [print("canary n=%d: %s" % (r["n"], r["summary"])) for r in map(json.loads, sys.stdin)]'
+if grep -q '"what": "canary' "$OUT/bench.jsonl" 2>/dev/null; then echo "!! search canary failed, see $OUT/bench.jsonl"; status=1; fi
 step_time bench $t "$T_BENCH"
 
 date=$(date -u +%F)

@@ -142,6 +142,13 @@ def main():
                   f"open loop (Poisson) at {o['rate']:.0f} requests/s: throughput {o['throughput']:.0f}/s, "
                   f"p50 {o['p50_ms']:.2f} ms, p99 {o['p99_ms']:.2f} ms, {o['errors']} errors"
                   + (f"; overflows {r['overflows']}" if "overflows" in r else ""))
+    canaries = [r for r in rows if r["kind"] == "canary"]
+    if canaries:
+        print("\nGPU search canary (ann.SearchCanary, as ann.Open runs it before serving; its cost is the startup cost at each n):\n")
+        for r in canaries:
+            print(f"- n={r['n']:,}: {r.get('summary')}")
+            if r.get("int8_summary"):
+                print(f"- n={r['n']:,} int8: {r['int8_summary']}")
     errs = [r for r in rows if r["kind"] == "error"]
     if errs:
         print("\nErrors:")

@@ -41,6 +41,9 @@ func ScoreTolerance(ref float32) float64 { return MaxScoreDelta * max(1, math.Ab
 
 // Report is what a canary found, for logs and /healthz.
 type Report struct {
+	// What names the canary in String: "" is "model canary" (embed,
+	// rerank); package ann's is "search canary".
+	What string `json:"-"`
 	// Ran is false when the canary was skipped (Skipped says why) or the
 	// model serves on the CPU.
 	Ran     bool   `json:"ran"`
@@ -61,15 +64,19 @@ type Report struct {
 
 // String is the report in one line.
 func (r Report) String() string {
+	what := r.What
+	if what == "" {
+		what = "model canary"
+	}
 	switch {
 	case !r.Ran && r.Skipped != "":
-		return "model canary skipped (" + r.Skipped + ")"
+		return what + " skipped (" + r.Skipped + ")"
 	case !r.Ran:
-		return "no model canary"
+		return "no " + what
 	case r.Passed:
-		return fmt.Sprintf("model canary passed: %d inputs on %s vs %s, %s %.6g (bar %g), %.2f s", r.Inputs, r.Path, r.Reference, r.Measure, r.Value, r.Bar, r.Seconds)
+		return fmt.Sprintf(what+" passed: %d inputs on %s vs %s, %s %.6g (bar %g), %.2f s", r.Inputs, r.Path, r.Reference, r.Measure, r.Value, r.Bar, r.Seconds)
 	}
-	return fmt.Sprintf("model canary FAILED on %s vs %s: %s", r.Path, r.Reference, r.Failure)
+	return fmt.Sprintf(what+" FAILED on %s vs %s: %s", r.Path, r.Reference, r.Failure)
 }
 
 // Embeddings compares got and want, [len(names), dim] row-major each:

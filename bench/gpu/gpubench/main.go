@@ -23,6 +23,13 @@
 //	{"op": "time", "batch": B, "k": 10, "path": "auto", "calls": C}
 //	    C searches of the same B queries back to back: mean ms per call
 //	    (wall clock around Search, results on the host as for torch's .cpu())
+//	{"op": "canary"}
+//	    the GPU search canary (ann.SearchCanary, as ann.Open runs it before
+//	    serving) over the loaded index, and over the int8 one when loaded:
+//	    "report" and "int8_report" (internal/canary.Report: passed,
+//	    seconds, max |Δ score| against its bar), an "error" naming the
+//	    first differing query on a mismatch; with -cpu it runs over the
+//	    CPU flat index (the canary's CPU side, timed)
 //	{"op": "http", "concurrency": 32, "seconds": 8, "topk": 3}
 //	    /retrieve through the real HTTP layer (package server) over the
 //	    loaded index, one query per request, precomputed query vectors and
@@ -125,6 +132,7 @@ type searchIndex interface {
 type bench struct {
 	cpu     bool
 	out     *json.Encoder
+	loaded  cmd // the last "load"
 	idx     searchIndex
 	i8      searchIndex // the int8 index of "load" with "int8", or nil
 	closeFn func() error
@@ -240,6 +248,8 @@ func (b *bench) do(c cmd) (res map[string]any, err error) {
 		return b.timeSearch(c)
 	case "http":
 		return b.httpBench(c)
+	case "canary":
+		return b.canary()
 	case "e2e":
 		return b.endToEnd(c)
 	}
@@ -324,6 +334,7 @@ func (b *bench) load(c cmd) (map[string]any, error) {
 		return nil, errors.New("load: n must be positive")
 	}
 	b.queries = map[int][]float32{}
+	b.loaded = c
 	t0 := time.Now()
 	res := map[string]any{"n": n, "dim": dim}
 	if b.cpu {
@@ -403,6 +414,34 @@ func (b *bench) loadInt8(n, dim int, seed uint64, res map[string]any) error {
 	b.i8, b.closeFn = g, func() error { return errors.Join(g.Close(), prev()) }
 	res["int8_paths"] = g.Paths()
 	return nil
+}
+
+// canary runs ann.SearchCanary over the loaded index (and the int8 one).
+func (b *bench) canary() (map[string]any, error) {
+	if b.idx == nil {
+		return nil, errors.New("no index loaded")
+	}
+	dim := or(b.loaded.Dim, 768)
+	ctx := context.Background()
+	rep, err := ann.SearchCanary(ctx, b.idx, canaryRows(dim, b.loaded.Seed, false))
+	res := map[string]any{"n": b.idx.Len(), "report": rep, "summary": rep.String()}
+	if err != nil {
+		return nil, err
+	}
+	if b.i8 != nil {
+		var rows func(lo, hi int) []float32
+		if _, gpu := b.i8.(*ann.GPUFlat); gpu {
+			rows = canaryRows(dim, b.loaded.Seed, true)
+		} else { // -cpu: the int8 Flat quantised the rows again; it holds its own
+			rows = b.i8.(*ann.Flat).Vectors
+		}
+		rep8, err := ann.SearchCanary(ctx, b.i8, rows)
+		if err != nil {
+			return nil, fmt.Errorf("int8 index: %w", err)
+		}
+		res["int8_report"], res["int8_summary"] = rep8, rep8.String()
+	}
+	return res, nil
 }
 
 func (b *bench) timeSearch(c cmd) (map[string]any, error) {

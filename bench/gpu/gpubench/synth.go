@@ -133,18 +133,48 @@ func Int8Header(n, dim int) ann.Header {
 // timings (ann.GPUConfig.Int8). The first m rows do not depend on n.
 func Int8Rows(n, dim int, seed uint64) ann.RowSource {
 	return blockRows(n, dim, func() func(int, []byte) {
-		return func(row int, dst []byte) {
-			x := seed*0x94d049bb133111eb ^ uint64(row)*0x9e3779b97f4a7c15
-			for j := 0; j < dim; j += 8 {
-				v := splitmix64(&x)
-				for e := 0; e < 8 && j+e < dim; e++ {
-					c := byte(v >> (8 * e))
-					if c == 0x80 { // -128 → -127: symmetric codes
-						c = 0x81
-					}
-					dst[j+e] = c
+		return func(row int, dst []byte) { int8Row(dst[:dim], seed, row) }
+	})
+}
+
+// int8Row writes row's codes of Int8Rows into dst (len dim).
+func int8Row(dst []byte, seed uint64, row int) {
+	dim := len(dst)
+	x := seed*0x94d049bb133111eb ^ uint64(row)*0x9e3779b97f4a7c15
+	for j := 0; j < dim; j += 8 {
+		v := splitmix64(&x)
+		for e := 0; e < 8 && j+e < dim; e++ {
+			c := byte(v >> (8 * e))
+			if c == 0x80 { // -128 → -127: symmetric codes
+				c = 0x81
+			}
+			dst[j+e] = c
+		}
+	}
+}
+
+// canaryRows returns rows [lo, hi) of the loaded corpus widened to
+// float32 as the index holds them (ann.SearchCanary's rows): UnitRows'
+// vectors rounded to fp16, or Int8Rows' codes times Int8Header's scale.
+func canaryRows(dim int, seed uint64, codes8 bool) func(lo, hi int) []float32 {
+	scale := Int8Header(1, dim).Scale[0]
+	return func(lo, hi int) []float32 {
+		out := make([]float32, (hi-lo)*dim)
+		codes := make([]byte, dim)
+		for r := lo; r < hi; r++ {
+			v := out[(r-lo)*dim : (r-lo+1)*dim]
+			if codes8 {
+				int8Row(codes, seed, r)
+				for j, c := range codes {
+					v[j] = scale * float32(int8(c))
 				}
+				continue
+			}
+			unitRow(v, seed, r)
+			for j, f := range v {
+				v[j] = float16.Frombits(toF16(f)).Float32()
 			}
 		}
-	})
+		return out
+	}
 }

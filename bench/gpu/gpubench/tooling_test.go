@@ -116,7 +116,7 @@ func TestInterleaveDryRun(t *testing.T) {
 		}
 		seen[kind]++
 	}
-	for k, want := range map[string]int{"time rlsearch auto": 2, "time rlsearch tiled": 2, "time rlsearch int8": 2, "time torch ": 2, "load": 2, "copy": 2, "http": 1} {
+	for k, want := range map[string]int{"time rlsearch auto": 2, "time rlsearch tiled": 2, "time rlsearch int8": 2, "time torch ": 2, "load": 2, "copy": 2, "http": 1, "canary": 1} {
 		if seen[k] != want {
 			t.Errorf("%d %q rows, want %d (all: %v)", seen[k], k, want, seen)
 		}
@@ -125,7 +125,7 @@ func TestInterleaveDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("summary.py: %v\n%s", err, sum)
 	}
-	for _, want := range []string{"| 3,000 | 1 |", "| 3,000 | 5 |", "| 3,000 | 5 | tiled |", "| 3,000 | 5 | int8 |", "int8 shard on the GPU", "/retrieve (package server"} {
+	for _, want := range []string{"| 3,000 | 1 |", "| 3,000 | 5 |", "| 3,000 | 5 | tiled |", "| 3,000 | 5 | int8 |", "int8 shard on the GPU", "/retrieve (package server", "GPU search canary", "n=3,000: search canary passed", "n=3,000 int8: search canary passed"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
 		}

@@ -231,6 +231,8 @@ type searcher struct {
 	cands   []cand // max-heap by score (best on top)
 	res     []cand // min-heap by score (worst on top)
 	qcode   []float32
+	ids     []int32   // one adjacency list's unvisited nodes, scored together
+	sims    []float32 // their scores
 }
 
 func (h *HNSW) getSearcher() *searcher {
@@ -274,6 +276,34 @@ func (h *HNSW) newScorer(q []float32, useCodes bool, buf []float32) scorer {
 	return sc
 }
 
+// scoreRows sets out[j] = sc.score(ids[j]) for every j (bit for bit), in
+// one kernel call over the in-memory codes or float32 rows, so that the
+// next row's memory is fetched while the current one is scored.
+func (sc *scorer) scoreRows(ids []int32, out []float32) {
+	h := sc.h
+	switch {
+	case sc.codes:
+		dotRowsI8(sc.qs, h.codes, ids, out)
+		for j := range ids {
+			out[j] = sc.qoff + out[j]
+		}
+	case h.vecs != nil:
+		dotRowsF32(sc.q, h.vecs[:h.n*h.dim], ids, out)
+	default:
+		for j, id := range ids {
+			out[j] = sc.score(id)
+		}
+	}
+}
+
+// scratch returns s.ids and s.sims with room for one adjacency list.
+func (h *HNSW) scratch(s *searcher) ([]int32, []float32) {
+	if c := 2*h.cfg.M + 1; cap(s.ids) < c {
+		s.ids, s.sims = make([]int32, 0, c), make([]float32, c)
+	}
+	return s.ids[:0], s.sims
+}
+
 func (sc *scorer) score(i int32) float32 {
 	h := sc.h
 	if sc.codes {
@@ -307,13 +337,17 @@ func (h *HNSW) searchLayer(s *searcher, sc *scorer, eps []cand, ef, l int, limit
 		if len(s.res) >= ef && better(s.res[0], c) {
 			break
 		}
+		ids, sims := h.scratch(s)
 		for _, nb := range h.neighbours(c.id, l) {
 			if nb >= limit || s.visited[nb] == s.gen {
 				continue
 			}
 			s.visited[nb] = s.gen
-			sim := sc.score(nb)
-			nc := cand{nb, sim}
+			ids = append(ids, nb)
+		}
+		sc.scoreRows(ids, sims)
+		for j, nb := range ids {
+			nc := cand{nb, sims[j]}
 			if len(s.res) < ef || better(nc, s.res[0]) {
 				s.cands = pushMax(s.cands, nc)
 				s.res = pushMin(s.res, nc, ef)

@@ -284,3 +284,140 @@ i8loop:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func dotRowsF32AVX2(q *float32, base *float32, ids *int32, nids int, dbytes int, stride int, out *float32)
+//
+// out[i] = q · row(ids[i]) over the first dbytes bytes (a positive multiple
+// of 64) of each row, row(j) = base + j*stride, for i < nids (> 0). The sums
+// run in exactly dotF32AVX2's order, so each out[i] equals its result
+// bit for bit. While row i is scored, row i+1 is prefetched line by line
+// (the graph's neighbours lie anywhere in memory, so the hardware
+// prefetcher cannot find them).
+TEXT ·dotRowsF32AVX2(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ base+8(FP), R8
+	MOVQ ids+16(FP), R9
+	MOVQ nids+24(FP), R10
+	MOVQ dbytes+32(FP), CX
+	MOVQ stride+40(FP), R11
+	MOVQ out+48(FP), R12
+	MOVQ CX, DX
+	ANDQ $-128, DX
+	// DI = row(ids[0]); prefetch its first lines.
+	MOVLQSX (R9), DI
+	IMULQ R11, DI
+	ADDQ  R8, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 64(DI)
+	PREFETCHT0 128(DI)
+	PREFETCHT0 192(DI)
+rloop:
+	// BX = row(ids[i+1]) when i+1 < nids, else the current row.
+	MOVQ DI, BX
+	CMPQ R10, $1
+	JBE  noNext
+	MOVLQSX 4(R9), BX
+	IMULQ R11, BX
+	ADDQ  R8, BX
+noNext:
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ DX, DX
+	JZ   r16
+r32loop:
+	PREFETCHT0 (BX)(AX*1)
+	PREFETCHT0 64(BX)(AX*1)
+	VMOVUPS (SI)(AX*1), Y4
+	VMOVUPS 32(SI)(AX*1), Y5
+	VMOVUPS 64(SI)(AX*1), Y6
+	VMOVUPS 96(SI)(AX*1), Y7
+	VFMADD231PS (DI)(AX*1), Y4, Y0
+	VFMADD231PS 32(DI)(AX*1), Y5, Y1
+	VFMADD231PS 64(DI)(AX*1), Y6, Y2
+	VFMADD231PS 96(DI)(AX*1), Y7, Y3
+	ADDQ $128, AX
+	CMPQ AX, DX
+	JB   r32loop
+r16:
+	CMPQ AX, CX
+	JAE  rdone
+	PREFETCHT0 (BX)(AX*1)
+	VMOVUPS (SI)(AX*1), Y4
+	VMOVUPS 32(SI)(AX*1), Y5
+	VFMADD231PS (DI)(AX*1), Y4, Y0
+	VFMADD231PS 32(DI)(AX*1), Y5, Y1
+	ADDQ $64, AX
+	JMP  r16
+rdone:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	MOVSS X0, (R12)
+	ADDQ $4, R12
+	ADDQ $4, R9
+	MOVQ BX, DI
+	DECQ R10
+	JNZ  rloop
+	VZEROUPPER
+	RET
+
+// func dotRowsI8AVX2(q *float32, base *int8, ids *int32, nids int, n int, stride int, out *float32)
+//
+// out[i] = q · codes(ids[i]) over the first n values (a positive multiple
+// of 16), codes(j) = base + j*stride, in exactly dotI8AVX2's order; row
+// i+1 is prefetched while row i is scored.
+TEXT ·dotRowsI8AVX2(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ base+8(FP), R8
+	MOVQ ids+16(FP), R9
+	MOVQ nids+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ stride+40(FP), R11
+	MOVQ out+48(FP), R12
+	MOVLQSX (R9), DI
+	IMULQ R11, DI
+	ADDQ  R8, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 64(DI)
+irloop:
+	MOVQ DI, BX
+	CMPQ R10, $1
+	JBE  inoNext
+	MOVLQSX 4(R9), BX
+	IMULQ R11, BX
+	ADDQ  R8, BX
+inoNext:
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+ir8loop:
+	PREFETCHT0 (BX)(AX*1)
+	VPMOVSXBD (DI)(AX*1), Y4
+	VPMOVSXBD 8(DI)(AX*1), Y5
+	VCVTDQ2PS Y4, Y4
+	VCVTDQ2PS Y5, Y5
+	VFMADD231PS (SI)(AX*4), Y4, Y0
+	VFMADD231PS 32(SI)(AX*4), Y5, Y1
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JB   ir8loop
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	MOVSS X0, (R12)
+	ADDQ $4, R12
+	ADDQ $4, R9
+	MOVQ BX, DI
+	DECQ R10
+	JNZ  irloop
+	VZEROUPPER
+	RET

@@ -303,14 +303,21 @@ TEXT ·dotRowsF32AVX2(SB), NOSPLIT, $0-56
 	MOVQ out+48(FP), R12
 	MOVQ CX, DX
 	ANDQ $-128, DX
-	// DI = row(ids[0]); prefetch its first lines.
+	// Prefetch the first two lines of every row, so that their misses
+	// overlap; the rest of row i+1 is prefetched while row i is scored.
+	XORQ AX, AX
+pfloop:
+	MOVLQSX (R9)(AX*4), DI
+	IMULQ R11, DI
+	PREFETCHT0 (R8)(DI*1)
+	PREFETCHT0 64(R8)(DI*1)
+	INCQ AX
+	CMPQ AX, R10
+	JB   pfloop
+	// DI = row(ids[0]).
 	MOVLQSX (R9), DI
 	IMULQ R11, DI
 	ADDQ  R8, DI
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-	PREFETCHT0 128(DI)
-	PREFETCHT0 192(DI)
 rloop:
 	// BX = row(ids[i+1]) when i+1 < nids, else the current row.
 	MOVQ DI, BX

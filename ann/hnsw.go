@@ -86,6 +86,7 @@ type HNSW struct {
 	n      int
 	vecs   []float32 // own float32 copy, or f32 of src, or nil when src widens
 	src    *Flat     // shared shard storage after ShareVectors; nil when h owns vecs
+	rr     *FP16Rows // mapped fp16 re-rank rows after RerankOn; then vecs and src are nil
 	codes  []int8
 	scale  []float32
 	offset []float32
@@ -151,7 +152,37 @@ func (h *HNSW) rowVec(i int32, buf []float32) []float32 {
 	if h.vecs != nil {
 		return h.vec(i)
 	}
+	if h.rr != nil {
+		return h.rr.row(int(i), buf)
+	}
 	return h.src.widen(buf[:h.dim], int(i), int(i)+1)
+}
+
+// RerankOn makes h a compressed graph: traversal on its int8 codes (the
+// graph must have been built with Int8, or shared over an int8 shard), and
+// the final EfSearch candidates re-scored on r's fp16 rows (the same
+// vectors, rounded to fp16; r is memory-mapped, so only the rows touched
+// by re-ranking need to be resident). h drops its float32 vectors and its
+// shard: resident memory becomes the codes (Dim bytes + 8·Dim once for the
+// scales) plus the graph. Scores are q·fp16(x) accumulated in float32
+// (recall@10 against float32 exact: ann/README.md). r must stay open while
+// h searches. After RerankOn, Add and Save return errors. Not safe
+// concurrently with Search. Errors: ErrDim when r's shape differs,
+// ErrBadInput without int8 codes.
+func (h *HNSW) RerankOn(r *FP16Rows) error {
+	if r.Len() != h.n || r.Dim() != h.dim {
+		return fmt.Errorf("%w: fp16 rows are %d × %d, graph %d × %d", ErrDim, r.Len(), r.Dim(), h.n, h.dim)
+	}
+	if h.codes == nil {
+		return fmt.Errorf("%w: ann: RerankOn needs a graph with int8 codes (HNSWConfig.Int8)", rlsearch.ErrBadInput)
+	}
+	if h.src != nil && h.src.i8 != nil {
+		// The codes are the shard's: copy them so that the shard can go.
+		h.codes = slices.Clone(h.codes)
+		h.scale, h.offset = slices.Clone(h.scale), slices.Clone(h.offset)
+	}
+	h.rr, h.vecs, h.src = r, nil, nil
+	return nil
 }
 
 // ShareVectors makes h read its vectors from f, the shard it was built
@@ -503,8 +534,8 @@ func (h *HNSW) add(ctx context.Context, vecs []float32, own bool) error {
 		return fmt.Errorf("%w: %d values is not a multiple of dim %d", ErrDim, len(vecs), d)
 	}
 	add := len(vecs) / d
-	if h.src != nil {
-		return errors.New("ann: Add after ShareVectors: the graph no longer owns its vectors (build from the float32 vectors, then share)")
+	if h.src != nil || h.rr != nil {
+		return errors.New("ann: Add after ShareVectors or RerankOn: the graph no longer owns its vectors (build from the float32 vectors, then share)")
 	}
 	if h.n+add > math.MaxInt32 {
 		return fmt.Errorf("%w: ann: %d vectors exceed the int32 row limit", rlsearch.ErrBadInput, h.n+add)
@@ -798,9 +829,12 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 
 // MemoryBytes reports the bytes held by vectors, codes and graph; after
 // ShareVectors the shard's storage is not counted (vectors is 0, and codes
-// is 0 over an int8 shard).
+// is 0 over an int8 shard); after RerankOn the mapped fp16 rows are not
+// counted (vectors is 0).
 func (h *HNSW) MemoryBytes() (vectors, codes, graph int) {
-	if h.src == nil {
+	if h.rr != nil {
+		codes = len(h.codes) + 8*len(h.scale)
+	} else if h.src == nil {
 		vectors = 4 * len(h.vecs)
 		codes = len(h.codes) + 8*len(h.scale)
 	} else if h.src.i8 == nil {

@@ -428,3 +428,108 @@ ir8loop:
 	JNZ  irloop
 	VZEROUPPER
 	RET
+
+// Single-query kernels for batch 1: dotTileAVX512's arithmetic for query 0
+// alone (one accumulator per row, the same fold and horizontal-add order),
+// so each score equals the 4-query kernel's bit for bit, at a quarter of
+// its FMAs. out[r] receives row r's score. The fp16 form converts each row
+// in registers (VCVTPH2PS is exact), reading half the bytes of fp32.
+#define Q1ZERO VPXORD Z0, Z0, Z0; VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; VPXORD Z3, Z3, Z3; VPXORD Z4, Z4, Z4; VPXORD Z5, Z5, Z5
+#define Q1RED(z, y, x, off) VEXTRACTF64X4 $1, z, Y31; VADDPS Y31, y, y; VHADDPS y, y, y; VHADDPS y, y, y; VEXTRACTF128 $1, y, X15; VADDPS X15, x, x; VMOVSS x, off(DX)
+
+// func dotQ1F32AVX512(q *float32, x *float32, xs uintptr, dbytes uintptr, sextets uintptr, out *float32)
+// dbytes: bytes of q (and of each row) used, a multiple of 64; xs: row stride in bytes.
+TEXT ·dotQ1F32AVX512(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ xs+16(FP), R9
+	MOVQ dbytes+24(FP), CX
+	MOVQ sextets+32(FP), R10
+	MOVQ out+40(FP), DX
+q1frow:
+	TESTQ R10, R10
+	JZ    q1fdone
+	LEAQ  (DI)(R9*1), R15
+	LEAQ  (DI)(R9*2), R13
+	LEAQ  (R13)(R9*1), R8
+	LEAQ  (R13)(R9*2), R14
+	LEAQ  (R14)(R9*1), BX
+	Q1ZERO
+	XORQ  AX, AX
+q1fd:
+	VMOVUPS (SI)(AX*1), Z30
+	VFMADD231PS (DI)(AX*1), Z30, Z0
+	VFMADD231PS (R15)(AX*1), Z30, Z1
+	VFMADD231PS (R13)(AX*1), Z30, Z2
+	VFMADD231PS (R8)(AX*1), Z30, Z3
+	VFMADD231PS (R14)(AX*1), Z30, Z4
+	VFMADD231PS (BX)(AX*1), Z30, Z5
+	ADDQ  $64, AX
+	CMPQ  AX, CX
+	JB    q1fd
+	Q1RED(Z0, Y0, X0, 0)
+	Q1RED(Z1, Y1, X1, 4)
+	Q1RED(Z2, Y2, X2, 8)
+	Q1RED(Z3, Y3, X3, 12)
+	Q1RED(Z4, Y4, X4, 16)
+	Q1RED(Z5, Y5, X5, 20)
+	ADDQ  $24, DX
+	LEAQ  (BX)(R9*1), DI
+	DECQ  R10
+	JMP   q1frow
+q1fdone:
+	VZEROUPPER
+	RET
+
+// func dotQ1F16AVX512(q *float32, x *uint16, xs uintptr, dbytes uintptr, sextets uintptr, out *float32)
+// dbytes: bytes of q used (a multiple of 64; each row contributes half as
+// many bytes of fp16); xs: row stride in bytes.
+TEXT ·dotQ1F16AVX512(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ xs+16(FP), R9
+	MOVQ dbytes+24(FP), CX
+	MOVQ sextets+32(FP), R10
+	MOVQ out+40(FP), DX
+q1hrow:
+	TESTQ R10, R10
+	JZ    q1hdone
+	LEAQ  (DI)(R9*1), R15
+	LEAQ  (DI)(R9*2), R13
+	LEAQ  (R13)(R9*1), R8
+	LEAQ  (R13)(R9*2), R14
+	LEAQ  (R14)(R9*1), BX
+	Q1ZERO
+	XORQ  AX, AX
+	XORQ  R11, R11
+q1hd:
+	VMOVUPS (SI)(AX*1), Z30
+	VCVTPH2PS (DI)(R11*1), Z24
+	VCVTPH2PS (R15)(R11*1), Z25
+	VCVTPH2PS (R13)(R11*1), Z26
+	VCVTPH2PS (R8)(R11*1), Z27
+	VCVTPH2PS (R14)(R11*1), Z28
+	VCVTPH2PS (BX)(R11*1), Z29
+	VFMADD231PS Z30, Z24, Z0
+	VFMADD231PS Z30, Z25, Z1
+	VFMADD231PS Z30, Z26, Z2
+	VFMADD231PS Z30, Z27, Z3
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z5
+	ADDQ  $64, AX
+	ADDQ  $32, R11
+	CMPQ  AX, CX
+	JB    q1hd
+	Q1RED(Z0, Y0, X0, 0)
+	Q1RED(Z1, Y1, X1, 4)
+	Q1RED(Z2, Y2, X2, 8)
+	Q1RED(Z3, Y3, X3, 12)
+	Q1RED(Z4, Y4, X4, 16)
+	Q1RED(Z5, Y5, X5, 20)
+	ADDQ  $24, DX
+	LEAQ  (BX)(R9*1), DI
+	DECQ  R10
+	JMP   q1hrow
+q1hdone:
+	VZEROUPPER
+	RET

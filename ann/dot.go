@@ -94,6 +94,38 @@ func dotRowsI8(q []float32, codes []int8, ids []int32, out []float32) {
 	}
 }
 
+// dotRowsF16 sets out[i] = dotF32(q, float32(row ids[i] of rows)) for the
+// rows of row-major fp16 bits ([rows, len(q)]), converting in registers
+// where F16C is available; each result equals dotF32 of q and the widened
+// row bit for bit.
+func dotRowsF16(q []float32, rows []uint16, ids []int32, out []float32) {
+	d := len(q)
+	out = out[:len(ids)]
+	if dotRowsF16Asm == nil || d < 16 || len(ids) == 0 {
+		buf := make([]float32, d)
+		for i, id := range ids {
+			for j, b := range rows[int(id)*d : (int(id)+1)*d] {
+				buf[j] = f16table[b]
+			}
+			out[i] = dotF32(q, buf)
+		}
+		return
+	}
+	checkRows(ids, len(rows)/d)
+	n := d &^ 15
+	dotRowsF16Asm(&q[0], &rows[0], &ids[0], len(ids), n, 2*d, &out[0])
+	if n < d {
+		var buf [15]float32
+		for i, id := range ids {
+			t := buf[:d-n]
+			for j, b := range rows[int(id)*d+n : (int(id)+1)*d] {
+				t[j] = f16table[b]
+			}
+			out[i] += dot(q[n:], t)
+		}
+	}
+}
+
 // checkRows panics (an internal bug: ids come from the graph) when an id is
 // outside [0, rows), before an assembly kernel reads it.
 func checkRows(ids []int32, rows int) {
@@ -110,4 +142,6 @@ func checkRows(ids []int32, rows int) {
 var (
 	dotRowsAsm   func(q, base *float32, ids *int32, nids, dbytes, stride int, out *float32)
 	dotRowsI8Asm func(q *float32, base *int8, ids *int32, nids, n, stride int, out *float32)
+	// dotRowsF16Asm: fp16 rows (n values, a positive multiple of 16).
+	dotRowsF16Asm func(q *float32, base *uint16, ids *int32, nids, n, stride int, out *float32)
 )

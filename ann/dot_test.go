@@ -82,3 +82,28 @@ func TestFlatBatch1MatchesBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestDotRowsF16MatchesDot checks the fp16 re-rank kernel against dotF32 of
+// the widened rows, bit for bit.
+func TestDotRowsF16MatchesDot(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	for _, d := range []int{1, 15, 16, 17, 31, 32, 33, 48, 128, 768, 784} {
+		const rows = 40
+		vecs := randVecs(rng, rows, d)
+		bits := make([]uint16, rows*d)
+		encodeF16(bits, vecs)
+		q := randVecs(rng, 1, d)
+		ids := []int32{rows - 1, 0, 5, 5, 17}
+		out := make([]float32, len(ids))
+		dotRowsF16(q, bits, ids, out)
+		w := make([]float32, d)
+		for i, id := range ids {
+			for j, b := range bits[int(id)*d : (int(id)+1)*d] {
+				w[j] = f16table[b]
+			}
+			if want := dotF32(q, w); out[i] != want {
+				t.Errorf("dim %d row %d: %v, dotF32 of the widened row %v", d, id, out[i], want)
+			}
+		}
+	}
+}

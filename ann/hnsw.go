@@ -816,12 +816,26 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 	ep := h.greedy(&sc, h.top, 0, int32(h.n))
 	res := h.searchLayer(s, &sc, []cand{ep}, ef, 0, int32(h.n))
 	hits := make([]rlsearch.Hit, len(res))
-	for i, c := range res {
-		sim := c.s
-		if sc.codes {
-			sim = dotF32(q, h.rowVec(c.id, sc.row))
+	if sc.codes && h.rr != nil {
+		// Re-rank on the mapped fp16 rows in one call (converted in
+		// registers, next row prefetched), as dotF32 of the widened rows.
+		ids := make([]int32, len(res))
+		sims := make([]float32, len(res))
+		for i, c := range res {
+			ids[i] = c.id
 		}
-		hits[i] = rlsearch.Hit{Row: c.id, Score: sim}
+		dotRowsF16(q, h.rr.rows, ids, sims)
+		for i, c := range res {
+			hits[i] = rlsearch.Hit{Row: c.id, Score: sims[i]}
+		}
+	} else {
+		for i, c := range res {
+			sim := c.s
+			if sc.codes {
+				sim = dotF32(q, h.rowVec(c.id, sc.row))
+			}
+			hits[i] = rlsearch.Hit{Row: c.id, Score: sim}
+		}
 	}
 	slices.SortFunc(hits, cmpHit)
 	return hits[:min(k, len(hits))]

@@ -30,10 +30,16 @@ func dotQ1F32AVX512(q *float32, x *float32, xs uintptr, dbytes uintptr, sextets 
 //go:noescape
 func dotQ1F16AVX512(q *float32, x *uint16, xs uintptr, dbytes uintptr, sextets uintptr, out *float32)
 
+//go:noescape
+func dotRowsF16AVX2(q *float32, base *uint16, ids *int32, nids, n, stride int, out *float32)
+
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		dotAsm, dotI8Asm = dotF32AVX2, dotI8AVX2
 		dotRowsAsm, dotRowsI8Asm = dotRowsF32AVX2, dotRowsI8AVX2
+		if cpu.X86.HasF16C {
+			dotRowsF16Asm = dotRowsF16AVX2
+		}
 		avx2 := &tileKernel{name: "avx2", rows: 3, width: 8, asm: dotTileAVX2}
 		tileKernels = append(tileKernels, avx2)
 		defaultKernel = avx2

@@ -533,3 +533,80 @@ q1hd:
 q1hdone:
 	VZEROUPPER
 	RET
+
+// func dotRowsF16AVX2(q *float32, base *uint16, ids *int32, nids int, n int, stride int, out *float32)
+//
+// out[i] = q · float32(row(ids[i])) over the first n values (a positive
+// multiple of 16) of each fp16 row, row(j) = base + j*stride bytes, with
+// the rows converted in registers (VCVTPH2PS, exact) and summed in exactly
+// dotF32AVX2's order: each out[i] equals dotF32AVX2 of q and the widened
+// row bit for bit. Row i+1 is prefetched while row i is scored.
+TEXT ·dotRowsF16AVX2(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ base+8(FP), R8
+	MOVQ ids+16(FP), R9
+	MOVQ nids+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ stride+40(FP), R11
+	MOVQ out+48(FP), R12
+	SHLQ $1, CX          // CX = bytes of fp16 per row used
+	MOVQ CX, DX
+	ANDQ $-64, DX        // 32 values = 64 bytes of fp16 per main step
+	MOVLQSX (R9), DI
+	IMULQ R11, DI
+	ADDQ  R8, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 64(DI)
+hrloop:
+	MOVQ DI, BX
+	CMPQ R10, $1
+	JBE  hnoNext
+	MOVLQSX 4(R9), BX
+	IMULQ R11, BX
+	ADDQ  R8, BX
+hnoNext:
+	XORQ AX, AX          // fp16 byte offset; q offset is 2*AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ DX, DX
+	JZ   h16
+h32loop:
+	PREFETCHT0 (BX)(AX*1)
+	VCVTPH2PS (DI)(AX*1), Y4
+	VCVTPH2PS 16(DI)(AX*1), Y5
+	VCVTPH2PS 32(DI)(AX*1), Y6
+	VCVTPH2PS 48(DI)(AX*1), Y7
+	VFMADD231PS (SI)(AX*2), Y4, Y0
+	VFMADD231PS 32(SI)(AX*2), Y5, Y1
+	VFMADD231PS 64(SI)(AX*2), Y6, Y2
+	VFMADD231PS 96(SI)(AX*2), Y7, Y3
+	ADDQ $64, AX
+	CMPQ AX, DX
+	JB   h32loop
+h16:
+	CMPQ AX, CX
+	JAE  hdone
+	VCVTPH2PS (DI)(AX*1), Y4
+	VCVTPH2PS 16(DI)(AX*1), Y5
+	VFMADD231PS (SI)(AX*2), Y4, Y0
+	VFMADD231PS 32(SI)(AX*2), Y5, Y1
+	ADDQ $32, AX
+	JMP  h16
+hdone:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	MOVSS X0, (R12)
+	ADDQ $4, R12
+	ADDQ $4, R9
+	MOVQ BX, DI
+	DECQ R10
+	JNZ  hrloop
+	VZEROUPPER
+	RET

@@ -225,6 +225,24 @@ func (f *Flat) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit
 				lo := t * tileRows
 				hi := min(lo+tileRows, f.h.Count)
 				n := hi - lo
+				// One query: score the whole rows in place (no padding of
+				// the query block, no widening); the last tile's rows past a
+				// multiple of kern.rows go through the padded path below.
+				if full := n / kern.rows * kern.rows; nq == 1 && kern.scoreQ1(q, f, lo, full, scores) {
+					h := &heaps[0]
+					for r := 0; r < full; r++ {
+						s := scores[r]
+						if len(h.h) == h.k && s < h.h[0].Score {
+							continue
+						}
+						h.push(int32(lo+r), s)
+					}
+					if full == n {
+						continue
+					}
+					lo += full
+					n -= full
+				}
 				padded := (n + kern.rows - 1) / kern.rows * kern.rows
 				tile := f.widen(scratch, lo, hi)
 				if padded != n {

@@ -86,6 +86,7 @@ type HNSW struct {
 	n      int
 	vecs   []float32 // own float32 copy, or f32 of src, or nil when src widens
 	src    *Flat     // shared shard storage after ShareVectors; nil when h owns vecs
+	rr     *FP16Rows // mapped fp16 re-rank rows after RerankOn; then vecs and src are nil
 	codes  []int8
 	scale  []float32
 	offset []float32
@@ -151,7 +152,37 @@ func (h *HNSW) rowVec(i int32, buf []float32) []float32 {
 	if h.vecs != nil {
 		return h.vec(i)
 	}
+	if h.rr != nil {
+		return h.rr.row(int(i), buf)
+	}
 	return h.src.widen(buf[:h.dim], int(i), int(i)+1)
+}
+
+// RerankOn makes h a compressed graph: traversal on its int8 codes (the
+// graph must have been built with Int8, or shared over an int8 shard), and
+// the final EfSearch candidates re-scored on r's fp16 rows (the same
+// vectors, rounded to fp16; r is memory-mapped, so only the rows touched
+// by re-ranking need to be resident). h drops its float32 vectors and its
+// shard: resident memory becomes the codes (Dim bytes + 8·Dim once for the
+// scales) plus the graph. Scores are q·fp16(x) accumulated in float32
+// (recall@10 against float32 exact: ann/README.md). r must stay open while
+// h searches. After RerankOn, Add and Save return errors. Not safe
+// concurrently with Search. Errors: ErrDim when r's shape differs,
+// ErrBadInput without int8 codes.
+func (h *HNSW) RerankOn(r *FP16Rows) error {
+	if r.Len() != h.n || r.Dim() != h.dim {
+		return fmt.Errorf("%w: fp16 rows are %d × %d, graph %d × %d", ErrDim, r.Len(), r.Dim(), h.n, h.dim)
+	}
+	if h.codes == nil {
+		return fmt.Errorf("%w: ann: RerankOn needs a graph with int8 codes (HNSWConfig.Int8)", rlsearch.ErrBadInput)
+	}
+	if h.src != nil && h.src.i8 != nil {
+		// The codes are the shard's: copy them so that the shard can go.
+		h.codes = slices.Clone(h.codes)
+		h.scale, h.offset = slices.Clone(h.scale), slices.Clone(h.offset)
+	}
+	h.rr, h.vecs, h.src = r, nil, nil
+	return nil
 }
 
 // ShareVectors makes h read its vectors from f, the shard it was built
@@ -231,6 +262,8 @@ type searcher struct {
 	cands   []cand // max-heap by score (best on top)
 	res     []cand // min-heap by score (worst on top)
 	qcode   []float32
+	ids     []int32   // one adjacency list's unvisited nodes, scored together
+	sims    []float32 // their scores
 }
 
 func (h *HNSW) getSearcher() *searcher {
@@ -274,6 +307,34 @@ func (h *HNSW) newScorer(q []float32, useCodes bool, buf []float32) scorer {
 	return sc
 }
 
+// scoreRows sets out[j] = sc.score(ids[j]) for every j (bit for bit), in
+// one kernel call over the in-memory codes or float32 rows, so that the
+// next row's memory is fetched while the current one is scored.
+func (sc *scorer) scoreRows(ids []int32, out []float32) {
+	h := sc.h
+	switch {
+	case sc.codes:
+		dotRowsI8(sc.qs, h.codes, ids, out)
+		for j := range ids {
+			out[j] = sc.qoff + out[j]
+		}
+	case h.vecs != nil:
+		dotRowsF32(sc.q, h.vecs[:h.n*h.dim], ids, out)
+	default:
+		for j, id := range ids {
+			out[j] = sc.score(id)
+		}
+	}
+}
+
+// scratch returns s.ids and s.sims with room for one adjacency list.
+func (h *HNSW) scratch(s *searcher) ([]int32, []float32) {
+	if c := 2*h.cfg.M + 1; cap(s.ids) < c {
+		s.ids, s.sims = make([]int32, 0, c), make([]float32, c)
+	}
+	return s.ids[:0], s.sims
+}
+
 func (sc *scorer) score(i int32) float32 {
 	h := sc.h
 	if sc.codes {
@@ -307,13 +368,17 @@ func (h *HNSW) searchLayer(s *searcher, sc *scorer, eps []cand, ef, l int, limit
 		if len(s.res) >= ef && better(s.res[0], c) {
 			break
 		}
+		ids, sims := h.scratch(s)
 		for _, nb := range h.neighbours(c.id, l) {
 			if nb >= limit || s.visited[nb] == s.gen {
 				continue
 			}
 			s.visited[nb] = s.gen
-			sim := sc.score(nb)
-			nc := cand{nb, sim}
+			ids = append(ids, nb)
+		}
+		sc.scoreRows(ids, sims)
+		for j, nb := range ids {
+			nc := cand{nb, sims[j]}
 			if len(s.res) < ef || better(nc, s.res[0]) {
 				s.cands = pushMax(s.cands, nc)
 				s.res = pushMin(s.res, nc, ef)
@@ -469,8 +534,8 @@ func (h *HNSW) add(ctx context.Context, vecs []float32, own bool) error {
 		return fmt.Errorf("%w: %d values is not a multiple of dim %d", ErrDim, len(vecs), d)
 	}
 	add := len(vecs) / d
-	if h.src != nil {
-		return errors.New("ann: Add after ShareVectors: the graph no longer owns its vectors (build from the float32 vectors, then share)")
+	if h.src != nil || h.rr != nil {
+		return errors.New("ann: Add after ShareVectors or RerankOn: the graph no longer owns its vectors (build from the float32 vectors, then share)")
 	}
 	if h.n+add > math.MaxInt32 {
 		return fmt.Errorf("%w: ann: %d vectors exceed the int32 row limit", rlsearch.ErrBadInput, h.n+add)
@@ -751,12 +816,26 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 	ep := h.greedy(&sc, h.top, 0, int32(h.n))
 	res := h.searchLayer(s, &sc, []cand{ep}, ef, 0, int32(h.n))
 	hits := make([]rlsearch.Hit, len(res))
-	for i, c := range res {
-		sim := c.s
-		if sc.codes {
-			sim = dotF32(q, h.rowVec(c.id, sc.row))
+	if sc.codes && h.rr != nil {
+		// Re-rank on the mapped fp16 rows in one call (converted in
+		// registers, next row prefetched), as dotF32 of the widened rows.
+		ids := make([]int32, len(res))
+		sims := make([]float32, len(res))
+		for i, c := range res {
+			ids[i] = c.id
 		}
-		hits[i] = rlsearch.Hit{Row: c.id, Score: sim}
+		dotRowsF16(q, h.rr.rows, ids, sims)
+		for i, c := range res {
+			hits[i] = rlsearch.Hit{Row: c.id, Score: sims[i]}
+		}
+	} else {
+		for i, c := range res {
+			sim := c.s
+			if sc.codes {
+				sim = dotF32(q, h.rowVec(c.id, sc.row))
+			}
+			hits[i] = rlsearch.Hit{Row: c.id, Score: sim}
+		}
 	}
 	slices.SortFunc(hits, cmpHit)
 	return hits[:min(k, len(hits))]
@@ -764,9 +843,12 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 
 // MemoryBytes reports the bytes held by vectors, codes and graph; after
 // ShareVectors the shard's storage is not counted (vectors is 0, and codes
-// is 0 over an int8 shard).
+// is 0 over an int8 shard); after RerankOn the mapped fp16 rows are not
+// counted (vectors is 0).
 func (h *HNSW) MemoryBytes() (vectors, codes, graph int) {
-	if h.src == nil {
+	if h.rr != nil {
+		codes = len(h.codes) + 8*len(h.scale)
+	} else if h.src == nil {
 		vectors = 4 * len(h.vecs)
 		codes = len(h.codes) + 8*len(h.scale)
 	} else if h.src.i8 == nil {

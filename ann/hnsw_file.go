@@ -39,6 +39,9 @@ const (
 // file, sync, rename); layout in FORMAT.md. zstd compresses every block
 // (vectors byte-shuffled). Not safe concurrently with Add.
 func (h *HNSW) Save(path string, zstd bool) error {
+	if h.rr != nil {
+		return errors.New("ann: Save after RerankOn: the graph holds no vectors to save (save before RerankOn)")
+	}
 	return writeGraphFile(path, func(bw *bufio.Writer) error { return h.write(bw, zstd) })
 }
 

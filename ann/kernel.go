@@ -9,6 +9,12 @@ type tileKernel struct {
 	rows  int // rows scored per kernel step; tiles are padded to a multiple
 	width int // floats per vector step; the d % width tail is added in Go
 	asm   func(q *float32, qs uintptr, x *float32, xs uintptr, dbytes uintptr, steps uintptr, out *float32)
+	// q1f32 and q1f16, when set, score one query against rows read in place
+	// (fp32 or fp16 storage) with asm's arithmetic for query 0: out[r] is
+	// bit for bit what asm would put at out[4r] (batch 1 without padding
+	// the query block or widening the tile). nil: batch 1 uses asm.
+	q1f32 func(q *float32, x *float32, xs uintptr, dbytes uintptr, steps uintptr, out *float32)
+	q1f16 func(q *float32, x *uint16, xs uintptr, dbytes uintptr, steps uintptr, out *float32)
 }
 
 var goKernel = &tileKernel{name: "go", rows: 1, width: 1}
@@ -50,4 +56,47 @@ func (k *tileKernel) score(q []float32, tile []float32, rows, d int, out []float
 	for r := 0; r < rows; r++ {
 		out[4*r], out[4*r+1], out[4*r+2], out[4*r+3] = dot4(q0, q1, q2, q3, tile[r*d:(r+1)*d])
 	}
+}
+
+// scoreQ1 computes out[r] = q · row r for one query q ([d]) and rows r <
+// rows (a multiple of k.rows) of f's storage from row lo, in place, when
+// k has a single-query kernel for f's dtype; bit for bit score's out[4r]
+// for q in query slot 0. It reports false (out untouched) otherwise.
+func (k *tileKernel) scoreQ1(q []float32, f *Flat, lo, rows int, out []float32) bool {
+	d := f.h.Dim
+	dv := d / k.width * k.width
+	if dv == 0 || rows == 0 {
+		return false
+	}
+	switch {
+	case f.f32 != nil && k.q1f32 != nil:
+		x := f.f32[lo*d : (lo+rows)*d]
+		_ = out[rows-1]
+		k.q1f32(&q[0], &x[0], uintptr(4*d), uintptr(4*dv), uintptr(rows/k.rows), &out[0])
+		if dv < d {
+			for r := 0; r < rows; r++ {
+				t := x[r*d+dv : (r+1)*d]
+				s, _, _, _ := dot4(q[dv:d], q[dv:d], q[dv:d], q[dv:d], t)
+				out[r] += s
+			}
+		}
+	case f.f16 != nil && k.q1f16 != nil:
+		x := f.f16[lo*d : (lo+rows)*d]
+		_ = out[rows-1]
+		k.q1f16(&q[0], &x[0], uintptr(2*d), uintptr(4*dv), uintptr(rows/k.rows), &out[0])
+		if dv < d {
+			var buf [16]float32
+			for r := 0; r < rows; r++ {
+				t := buf[:d-dv]
+				for j := range t {
+					t[j] = f16table[x[r*d+dv+j]]
+				}
+				s, _, _, _ := dot4(q[dv:d], q[dv:d], q[dv:d], q[dv:d], t)
+				out[r] += s
+			}
+		}
+	default:
+		return false
+	}
+	return true
 }

@@ -18,15 +18,34 @@ func dotF32AVX2(a, b *float32, n int) float32
 //go:noescape
 func dotI8AVX2(a *float32, c *int8, n int) float32
 
+//go:noescape
+func dotRowsF32AVX2(q, base *float32, ids *int32, nids, dbytes, stride int, out *float32)
+
+//go:noescape
+func dotRowsI8AVX2(q *float32, base *int8, ids *int32, nids, n, stride int, out *float32)
+
+//go:noescape
+func dotQ1F32AVX512(q *float32, x *float32, xs uintptr, dbytes uintptr, sextets uintptr, out *float32)
+
+//go:noescape
+func dotQ1F16AVX512(q *float32, x *uint16, xs uintptr, dbytes uintptr, sextets uintptr, out *float32)
+
+//go:noescape
+func dotRowsF16AVX2(q *float32, base *uint16, ids *int32, nids, n, stride int, out *float32)
+
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		dotAsm, dotI8Asm = dotF32AVX2, dotI8AVX2
+		dotRowsAsm, dotRowsI8Asm = dotRowsF32AVX2, dotRowsI8AVX2
+		if cpu.X86.HasF16C {
+			dotRowsF16Asm = dotRowsF16AVX2
+		}
 		avx2 := &tileKernel{name: "avx2", rows: 3, width: 8, asm: dotTileAVX2}
 		tileKernels = append(tileKernels, avx2)
 		defaultKernel = avx2
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
-		avx512 := &tileKernel{name: "avx512", rows: 6, width: 16, asm: dotTileAVX512}
+		avx512 := &tileKernel{name: "avx512", rows: 6, width: 16, asm: dotTileAVX512, q1f32: dotQ1F32AVX512, q1f16: dotQ1F16AVX512}
 		tileKernels = append(tileKernels, avx512)
 		defaultKernel = avx512
 	}

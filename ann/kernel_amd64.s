@@ -284,3 +284,329 @@ i8loop:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func dotRowsF32AVX2(q *float32, base *float32, ids *int32, nids int, dbytes int, stride int, out *float32)
+//
+// out[i] = q · row(ids[i]) over the first dbytes bytes (a positive multiple
+// of 64) of each row, row(j) = base + j*stride, for i < nids (> 0). The sums
+// run in exactly dotF32AVX2's order, so each out[i] equals its result
+// bit for bit. While row i is scored, row i+1 is prefetched line by line
+// (the graph's neighbours lie anywhere in memory, so the hardware
+// prefetcher cannot find them).
+TEXT ·dotRowsF32AVX2(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ base+8(FP), R8
+	MOVQ ids+16(FP), R9
+	MOVQ nids+24(FP), R10
+	MOVQ dbytes+32(FP), CX
+	MOVQ stride+40(FP), R11
+	MOVQ out+48(FP), R12
+	MOVQ CX, DX
+	ANDQ $-128, DX
+	// Prefetch the first two lines of every row, so that their misses
+	// overlap; the rest of row i+1 is prefetched while row i is scored.
+	XORQ AX, AX
+pfloop:
+	MOVLQSX (R9)(AX*4), DI
+	IMULQ R11, DI
+	PREFETCHT0 (R8)(DI*1)
+	PREFETCHT0 64(R8)(DI*1)
+	INCQ AX
+	CMPQ AX, R10
+	JB   pfloop
+	// DI = row(ids[0]).
+	MOVLQSX (R9), DI
+	IMULQ R11, DI
+	ADDQ  R8, DI
+rloop:
+	// BX = row(ids[i+1]) when i+1 < nids, else the current row.
+	MOVQ DI, BX
+	CMPQ R10, $1
+	JBE  noNext
+	MOVLQSX 4(R9), BX
+	IMULQ R11, BX
+	ADDQ  R8, BX
+noNext:
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ DX, DX
+	JZ   r16
+r32loop:
+	PREFETCHT0 (BX)(AX*1)
+	PREFETCHT0 64(BX)(AX*1)
+	VMOVUPS (SI)(AX*1), Y4
+	VMOVUPS 32(SI)(AX*1), Y5
+	VMOVUPS 64(SI)(AX*1), Y6
+	VMOVUPS 96(SI)(AX*1), Y7
+	VFMADD231PS (DI)(AX*1), Y4, Y0
+	VFMADD231PS 32(DI)(AX*1), Y5, Y1
+	VFMADD231PS 64(DI)(AX*1), Y6, Y2
+	VFMADD231PS 96(DI)(AX*1), Y7, Y3
+	ADDQ $128, AX
+	CMPQ AX, DX
+	JB   r32loop
+r16:
+	CMPQ AX, CX
+	JAE  rdone
+	PREFETCHT0 (BX)(AX*1)
+	VMOVUPS (SI)(AX*1), Y4
+	VMOVUPS 32(SI)(AX*1), Y5
+	VFMADD231PS (DI)(AX*1), Y4, Y0
+	VFMADD231PS 32(DI)(AX*1), Y5, Y1
+	ADDQ $64, AX
+	JMP  r16
+rdone:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	MOVSS X0, (R12)
+	ADDQ $4, R12
+	ADDQ $4, R9
+	MOVQ BX, DI
+	DECQ R10
+	JNZ  rloop
+	VZEROUPPER
+	RET
+
+// func dotRowsI8AVX2(q *float32, base *int8, ids *int32, nids int, n int, stride int, out *float32)
+//
+// out[i] = q · codes(ids[i]) over the first n values (a positive multiple
+// of 16), codes(j) = base + j*stride, in exactly dotI8AVX2's order; row
+// i+1 is prefetched while row i is scored.
+TEXT ·dotRowsI8AVX2(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ base+8(FP), R8
+	MOVQ ids+16(FP), R9
+	MOVQ nids+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ stride+40(FP), R11
+	MOVQ out+48(FP), R12
+	MOVLQSX (R9), DI
+	IMULQ R11, DI
+	ADDQ  R8, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 64(DI)
+irloop:
+	MOVQ DI, BX
+	CMPQ R10, $1
+	JBE  inoNext
+	MOVLQSX 4(R9), BX
+	IMULQ R11, BX
+	ADDQ  R8, BX
+inoNext:
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+ir8loop:
+	PREFETCHT0 (BX)(AX*1)
+	VPMOVSXBD (DI)(AX*1), Y4
+	VPMOVSXBD 8(DI)(AX*1), Y5
+	VCVTDQ2PS Y4, Y4
+	VCVTDQ2PS Y5, Y5
+	VFMADD231PS (SI)(AX*4), Y4, Y0
+	VFMADD231PS 32(SI)(AX*4), Y5, Y1
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JB   ir8loop
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	MOVSS X0, (R12)
+	ADDQ $4, R12
+	ADDQ $4, R9
+	MOVQ BX, DI
+	DECQ R10
+	JNZ  irloop
+	VZEROUPPER
+	RET
+
+// Single-query kernels for batch 1: dotTileAVX512's arithmetic for query 0
+// alone (one accumulator per row, the same fold and horizontal-add order),
+// so each score equals the 4-query kernel's bit for bit, at a quarter of
+// its FMAs. out[r] receives row r's score. The fp16 form converts each row
+// in registers (VCVTPH2PS is exact), reading half the bytes of fp32.
+#define Q1ZERO VPXORD Z0, Z0, Z0; VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; VPXORD Z3, Z3, Z3; VPXORD Z4, Z4, Z4; VPXORD Z5, Z5, Z5
+#define Q1RED(z, y, x, off) VEXTRACTF64X4 $1, z, Y31; VADDPS Y31, y, y; VHADDPS y, y, y; VHADDPS y, y, y; VEXTRACTF128 $1, y, X15; VADDPS X15, x, x; VMOVSS x, off(DX)
+
+// func dotQ1F32AVX512(q *float32, x *float32, xs uintptr, dbytes uintptr, sextets uintptr, out *float32)
+// dbytes: bytes of q (and of each row) used, a multiple of 64; xs: row stride in bytes.
+TEXT ·dotQ1F32AVX512(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ xs+16(FP), R9
+	MOVQ dbytes+24(FP), CX
+	MOVQ sextets+32(FP), R10
+	MOVQ out+40(FP), DX
+q1frow:
+	TESTQ R10, R10
+	JZ    q1fdone
+	LEAQ  (DI)(R9*1), R15
+	LEAQ  (DI)(R9*2), R13
+	LEAQ  (R13)(R9*1), R8
+	LEAQ  (R13)(R9*2), R14
+	LEAQ  (R14)(R9*1), BX
+	Q1ZERO
+	XORQ  AX, AX
+q1fd:
+	VMOVUPS (SI)(AX*1), Z30
+	VFMADD231PS (DI)(AX*1), Z30, Z0
+	VFMADD231PS (R15)(AX*1), Z30, Z1
+	VFMADD231PS (R13)(AX*1), Z30, Z2
+	VFMADD231PS (R8)(AX*1), Z30, Z3
+	VFMADD231PS (R14)(AX*1), Z30, Z4
+	VFMADD231PS (BX)(AX*1), Z30, Z5
+	ADDQ  $64, AX
+	CMPQ  AX, CX
+	JB    q1fd
+	Q1RED(Z0, Y0, X0, 0)
+	Q1RED(Z1, Y1, X1, 4)
+	Q1RED(Z2, Y2, X2, 8)
+	Q1RED(Z3, Y3, X3, 12)
+	Q1RED(Z4, Y4, X4, 16)
+	Q1RED(Z5, Y5, X5, 20)
+	ADDQ  $24, DX
+	LEAQ  (BX)(R9*1), DI
+	DECQ  R10
+	JMP   q1frow
+q1fdone:
+	VZEROUPPER
+	RET
+
+// func dotQ1F16AVX512(q *float32, x *uint16, xs uintptr, dbytes uintptr, sextets uintptr, out *float32)
+// dbytes: bytes of q used (a multiple of 64; each row contributes half as
+// many bytes of fp16); xs: row stride in bytes.
+TEXT ·dotQ1F16AVX512(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ xs+16(FP), R9
+	MOVQ dbytes+24(FP), CX
+	MOVQ sextets+32(FP), R10
+	MOVQ out+40(FP), DX
+q1hrow:
+	TESTQ R10, R10
+	JZ    q1hdone
+	LEAQ  (DI)(R9*1), R15
+	LEAQ  (DI)(R9*2), R13
+	LEAQ  (R13)(R9*1), R8
+	LEAQ  (R13)(R9*2), R14
+	LEAQ  (R14)(R9*1), BX
+	Q1ZERO
+	XORQ  AX, AX
+	XORQ  R11, R11
+q1hd:
+	VMOVUPS (SI)(AX*1), Z30
+	VCVTPH2PS (DI)(R11*1), Z24
+	VCVTPH2PS (R15)(R11*1), Z25
+	VCVTPH2PS (R13)(R11*1), Z26
+	VCVTPH2PS (R8)(R11*1), Z27
+	VCVTPH2PS (R14)(R11*1), Z28
+	VCVTPH2PS (BX)(R11*1), Z29
+	VFMADD231PS Z30, Z24, Z0
+	VFMADD231PS Z30, Z25, Z1
+	VFMADD231PS Z30, Z26, Z2
+	VFMADD231PS Z30, Z27, Z3
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z5
+	ADDQ  $64, AX
+	ADDQ  $32, R11
+	CMPQ  AX, CX
+	JB    q1hd
+	Q1RED(Z0, Y0, X0, 0)
+	Q1RED(Z1, Y1, X1, 4)
+	Q1RED(Z2, Y2, X2, 8)
+	Q1RED(Z3, Y3, X3, 12)
+	Q1RED(Z4, Y4, X4, 16)
+	Q1RED(Z5, Y5, X5, 20)
+	ADDQ  $24, DX
+	LEAQ  (BX)(R9*1), DI
+	DECQ  R10
+	JMP   q1hrow
+q1hdone:
+	VZEROUPPER
+	RET
+
+// func dotRowsF16AVX2(q *float32, base *uint16, ids *int32, nids int, n int, stride int, out *float32)
+//
+// out[i] = q · float32(row(ids[i])) over the first n values (a positive
+// multiple of 16) of each fp16 row, row(j) = base + j*stride bytes, with
+// the rows converted in registers (VCVTPH2PS, exact) and summed in exactly
+// dotF32AVX2's order: each out[i] equals dotF32AVX2 of q and the widened
+// row bit for bit. Row i+1 is prefetched while row i is scored.
+TEXT ·dotRowsF16AVX2(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ base+8(FP), R8
+	MOVQ ids+16(FP), R9
+	MOVQ nids+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ stride+40(FP), R11
+	MOVQ out+48(FP), R12
+	SHLQ $1, CX          // CX = bytes of fp16 per row used
+	MOVQ CX, DX
+	ANDQ $-64, DX        // 32 values = 64 bytes of fp16 per main step
+	MOVLQSX (R9), DI
+	IMULQ R11, DI
+	ADDQ  R8, DI
+	PREFETCHT0 (DI)
+	PREFETCHT0 64(DI)
+hrloop:
+	MOVQ DI, BX
+	CMPQ R10, $1
+	JBE  hnoNext
+	MOVLQSX 4(R9), BX
+	IMULQ R11, BX
+	ADDQ  R8, BX
+hnoNext:
+	XORQ AX, AX          // fp16 byte offset; q offset is 2*AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ DX, DX
+	JZ   h16
+h32loop:
+	PREFETCHT0 (BX)(AX*1)
+	VCVTPH2PS (DI)(AX*1), Y4
+	VCVTPH2PS 16(DI)(AX*1), Y5
+	VCVTPH2PS 32(DI)(AX*1), Y6
+	VCVTPH2PS 48(DI)(AX*1), Y7
+	VFMADD231PS (SI)(AX*2), Y4, Y0
+	VFMADD231PS 32(SI)(AX*2), Y5, Y1
+	VFMADD231PS 64(SI)(AX*2), Y6, Y2
+	VFMADD231PS 96(SI)(AX*2), Y7, Y3
+	ADDQ $64, AX
+	CMPQ AX, DX
+	JB   h32loop
+h16:
+	CMPQ AX, CX
+	JAE  hdone
+	VCVTPH2PS (DI)(AX*1), Y4
+	VCVTPH2PS 16(DI)(AX*1), Y5
+	VFMADD231PS (SI)(AX*2), Y4, Y0
+	VFMADD231PS 32(SI)(AX*2), Y5, Y1
+	ADDQ $32, AX
+	JMP  h16
+hdone:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	MOVSS X0, (R12)
+	ADDQ $4, R12
+	ADDQ $4, R9
+	MOVQ BX, DI
+	DECQ R10
+	JNZ  hrloop
+	VZEROUPPER
+	RET

@@ -21,7 +21,15 @@ const (
 	// BuildAVX2 is Debian's faiss source rebuilt with FAISS_OPT_LEVEL=avx2
 	// by bench/peers/setup-faiss-avx2.sh (`make bench-setup`): the fair peer.
 	BuildAVX2 = "avx2"
+	// BuildHNSWLib is not a faiss build: Debian's python3-hnswlib, run by
+	// the same script (its "lib" field) for the hnsw suite only.
+	BuildHNSWLib = "hnswlib"
 )
+
+// hnswlibAvailable reports whether Debian's python imports hnswlib.
+func hnswlibAvailable() bool {
+	return exec.Command(Python, "-c", "import hnswlib").Run() == nil
+}
 
 // openmpBLAS is where Debian's libopenblas0-openmp puts its libblas.so.3 and
 // libopenblas.so.0. Putting it first on LD_LIBRARY_PATH gives faiss an
@@ -73,6 +81,15 @@ func faissEnv(o Options, build string, threads int) []string {
 
 // faissSystem is the System name of a build, with faiss's version.
 func faissSystem(build string, e []string) (string, error) {
+	if build == BuildHNSWLib {
+		cmd := exec.Command(Python, "-c", "import hnswlib, importlib.metadata as m; print(m.version('hnswlib'))")
+		cmd.Env = e
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("%w: import hnswlib: %v: %s (apt-get install python3-hnswlib)", ErrMissing, err, strings.TrimSpace(string(out)))
+		}
+		return "hnswlib-" + strings.TrimSpace(string(out)), nil
+	}
 	cmd := exec.Command(Python, "-c", "import faiss; print(faiss.__version__)")
 	cmd.Env = e
 	out, err := cmd.CombinedOutput()
@@ -89,6 +106,7 @@ func faissSystem(build string, e []string) (string, error) {
 // faissJob is the JSON job of faiss_peer.py.
 type faissJob struct {
 	System  string     `json:"system"`
+	Lib     string     `json:"lib,omitempty"` // "hnswlib", or faiss when empty
 	Threads int        `json:"threads"`
 	K       int        `json:"k"`
 	TimeS   float64    `json:"time_s"`
@@ -118,6 +136,13 @@ func runFaiss(ctx context.Context, suite string, o Options, progress io.Writer) 
 		} else {
 			fmt.Fprintf(progress, "peers: faiss AVX2 build missing in %s: only Debian's generic (scalar HNSW) faiss runs; `make bench-setup` builds the fair peer\n", avx2Dir(o))
 		}
+		if suite == "hnsw" {
+			if hnswlibAvailable() {
+				builds = append(builds, BuildHNSWLib)
+			} else {
+				fmt.Fprintf(progress, "peers: hnswlib missing (apt-get install python3-hnswlib): no hnswlib rows\n")
+			}
+		}
 	}
 	var rows []bench.Row
 	for _, build := range builds {
@@ -129,6 +154,12 @@ func runFaiss(ctx context.Context, suite string, o Options, progress io.Writer) 
 			}
 			job := faissJob{System: sys, Threads: t, K: o.K, TimeS: o.Duration.Seconds(), Reps: o.Reps, Batches: o.Batches,
 				M: o.M, EFC: o.EFConstruction, EFs: o.EFSearch, Out: filepath.Join(o.WorkDir, fmt.Sprintf("faiss-%s-%s-%d.json", suite, build, t))}
+			if build == BuildHNSWLib {
+				if suite != "hnsw" {
+					continue
+				}
+				job.Lib = "hnswlib"
+			}
 			for _, v := range o.Vectors {
 				job.Sets = append(job.Sets, faissSet{Name: v.Name, Mode: suite, Base: v.Base, Queries: v.Queries, Normalize: v.Normalize})
 			}

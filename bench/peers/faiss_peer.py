@@ -4,7 +4,7 @@
   /usr/bin/python3 faiss_peer.py JOB.json
 
 JOB.json (written by the Go side):
-  {"system": "faiss-1.7.3-avx2", "threads": 2, "k": 10, "time_s": 2.0, "reps": 3,
+  {"system": "faiss-1.7.3-avx2", "lib": "faiss"|"hnswlib", "threads": 2, "k": 10, "time_s": 2.0, "reps": 3,
    "batches": [1, 64], "M": 16, "efc": 100, "efs": [16, 64, 256], "out": "rows.json",
    "sets": [{"name": "bge", "mode": "flat"|"hnsw", "base": "b.fvecs", "queries": "q.fvecs",
              "normalize": false}]}
@@ -25,11 +25,62 @@ import sys
 import time
 
 import numpy as np
-import faiss
 
 job = json.load(open(sys.argv[1]))
 T = int(job["threads"])
-faiss.omp_set_num_threads(T)
+LIB = job.get("lib", "faiss")
+if LIB == "hnswlib":
+    import hnswlib
+else:
+    import faiss
+    faiss.omp_set_num_threads(T)
+
+
+class HNSWLib:
+    """hnswlib's Index (space "ip") behind the two faiss calls measure() and main() make:
+    search(q, k) and hnsw.efSearch. knn_query runs the batch on num_threads = T threads (hnswlib's
+    own ParallelFor over queries); batch 1 runs on the calling thread."""
+
+    class _Params:
+        def __init__(self, outer):
+            self.outer = outer
+            self.efConstruction = 0
+
+        @property
+        def efSearch(self):
+            return self.outer.ef
+
+        @efSearch.setter
+        def efSearch(self, ef):
+            self.outer.ef = ef
+            self.outer.index.set_ef(ef)
+
+    def __init__(self, d, m):
+        self.d, self.m, self.ef = d, m, 10
+        self.index = None
+        self.hnsw = HNSWLib._Params(self)
+
+    def add(self, xb):
+        self.index = hnswlib.Index(space="ip", dim=self.d)
+        self.index.init_index(max_elements=len(xb), ef_construction=self.hnsw.efConstruction, M=self.m, random_seed=1)
+        self.index.add_items(xb, np.arange(len(xb)), num_threads=T)
+        self.index.set_ef(self.ef)
+
+    def search(self, q, k):
+        labels, dist = self.index.knn_query(q, k=k, num_threads=T if len(q) > 1 else 1)
+        return 1 - dist, labels.astype(np.int64)
+
+
+def lib_note():
+    if LIB == "hnswlib":
+        try:
+            import importlib.metadata as md
+            v = md.version("hnswlib")
+        except Exception:
+            v = getattr(hnswlib, "__version__", "unknown")
+        return f"hnswlib {v} (Debian python3-hnswlib), space ip, knn_query num_threads={T}"
+    return (f"faiss {faiss.__version__} ({faiss.get_compile_options().strip()}), BLAS {blas_mapped()}, "
+            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}")
 
 
 def read_vecs(path):
@@ -124,8 +175,7 @@ def measure(index, xq, b, k, min_s):
 
 def main():
     k, reps, min_s = int(job["k"]), int(job["reps"]), float(job["time_s"])
-    note = (f"faiss {faiss.__version__} ({faiss.get_compile_options().strip()}), BLAS {blas_mapped()}, "
-            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}")
+    note = lib_note()
     rows = []
     for st in job["sets"]:
         xb, xq = read_vecs(st["base"]), read_vecs(st["queries"])
@@ -136,6 +186,8 @@ def main():
             sys.exit(f"faiss_peer: {st['name']}: queries are {xq.shape[1]}-d, base {d}-d")
         base = {"data": st["name"], "n": n, "dim": d, "k": k, "threads": T}
         if st["mode"] == "flat":
+            if LIB != "faiss":
+                sys.exit(f"faiss_peer: lib {LIB} has no flat mode")
             index = faiss.IndexFlatIP(d)
             index.add(xb)
             for b in job["batches"]:
@@ -146,7 +198,10 @@ def main():
                       file=sys.stderr, flush=True)
         else:
             gt = cached_truth(st, xb, xq, k)
-            index = faiss.IndexHNSWFlat(d, int(job["M"]), faiss.METRIC_INNER_PRODUCT)
+            if LIB == "hnswlib":
+                index = HNSWLib(d, int(job["M"]))
+            else:
+                index = faiss.IndexHNSWFlat(d, int(job["M"]), faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = int(job["efc"])
             t0 = time.perf_counter()
             index.add(xb)

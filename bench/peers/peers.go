@@ -92,7 +92,8 @@ type Options struct {
 	// {16, 64, 256} ({64} when Quick): faiss's and ours' usual settings.
 	M, EFConstruction int
 	EFSearch          []int
-	// FaissBuilds are the faiss builds measured: BuildDebian, BuildAVX2;
+	// FaissBuilds are the faiss builds measured: BuildDebian, BuildAVX2,
+	// and BuildHNSWLib (hnswlib, hnsw suite only);
 	// default both, the AVX2 one only when `make bench-setup` built it.
 	FaissBuilds []string
 	// OMPWaitPolicy for faiss; default "PASSIVE" (idle OpenMP threads sleep
@@ -218,8 +219,8 @@ func (o Options) Validate() error {
 		}
 	}
 	for _, b := range o.FaissBuilds {
-		if b != BuildDebian && b != BuildAVX2 {
-			return fmt.Errorf("%w: FaissBuilds holds %q (want %q or %q)", ErrOptions, b, BuildDebian, BuildAVX2)
+		if b != BuildDebian && b != BuildAVX2 && b != BuildHNSWLib {
+			return fmt.Errorf("%w: FaissBuilds holds %q (want %q, %q or %q)", ErrOptions, b, BuildDebian, BuildAVX2, BuildHNSWLib)
 		}
 	}
 	switch {
@@ -291,6 +292,9 @@ func available(suite string, o Options) error {
 	case "flat", "hnsw":
 		if err := pyImports(nil, "faiss", "numpy"); err != nil {
 			return fmt.Errorf("%w: Debian python3-faiss/python3-numpy (make bench-setup): %v", ErrMissing, err)
+		}
+		if slices.Contains(o.FaissBuilds, BuildHNSWLib) && !hnswlibAvailable() {
+			return fmt.Errorf("%w: Debian python3-hnswlib (apt-get install python3-hnswlib)", ErrMissing)
 		}
 		if slices.Contains(o.FaissBuilds, BuildAVX2) && !avx2Built(o) {
 			return fmt.Errorf("%w: the AVX2 faiss build in %s (make bench-setup, about 7 min on 2 cores)", ErrMissing, avx2Dir(o))

@@ -28,7 +28,8 @@ func Flat() bench.Suite {
 // "hnsw.efc") on the real vector sets ("hnsw.data", default all three;
 // quick bge-base) at efSearch "hnsw.ef" (default 16,64,128; quick
 // 32,128): one query per call on 1 thread (per-query latency) and batches
-// of 64 on every other thread count; recall@10 in Extra. "hnsw.n" and
+// of 64 on every other thread count ("hnsw.batch" = 1,64 runs both sizes
+// on every thread count); recall@10 in Extra. "hnsw.n" and
 // "hnsw.queries" cap the rows as for flat.
 func HNSW() bench.Suite {
 	return bench.Suite{Name: "hnsw", Doc: "HNSW search (ann.HNSW) on bge-base, SIFT and Fashion-MNIST: queries/s and recall@10 by efSearch and threads", Setup: setupHNSW}
@@ -183,6 +184,14 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
+	// "hnsw.batch": batch sizes run at every thread count (e.g. 1,64 for
+	// the full grid); unset, batch 1 on one thread and 64 on the others.
+	var grid []int
+	if g := env.Get("hnsw", "batch", ""); g != "" {
+		if grid, err = ints("hnsw.batch", g); err != nil {
+			return nil, nil, err
+		}
+	}
 	var cases []bench.Case
 	for _, vs := range sets {
 		t0 := time.Now()
@@ -195,17 +204,22 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 		note := fmt.Sprintf("%s: %s; graph built in %.1fs on %d threads", vs.Name, vs.Note, build.Seconds(), maxThreads(env))
 		for _, ef := range efs {
 			for _, t := range env.Threads {
-				b := 64
-				if t == 1 {
-					b = 1
+				bs := grid
+				if bs == nil {
+					bs = []int{64}
+					if t == 1 {
+						bs = []int{1}
+					}
 				}
-				p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "M": mv[0], "efc": efc[0], "ef": ef, "k": 10, "threads": t, "batch": b}
-				config := peers.HNSWConfig(vs.Name, vs.N, vs.Dim, mv[0], efc[0], ef, 10, b, t)
-				c, err := searchCase(env, h, vs, config, p, b, t, note, func() { h.SetEfSearch(ef) })
-				if err != nil {
-					return nil, nil, err
+				for _, b := range bs {
+					p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "M": mv[0], "efc": efc[0], "ef": ef, "k": 10, "threads": t, "batch": b}
+					config := peers.HNSWConfig(vs.Name, vs.N, vs.Dim, mv[0], efc[0], ef, 10, b, t)
+					c, err := searchCase(env, h, vs, config, p, b, t, note, func() { h.SetEfSearch(ef) })
+					if err != nil {
+						return nil, nil, err
+					}
+					cases = append(cases, c)
 				}
-				cases = append(cases, c)
 			}
 		}
 	}

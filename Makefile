@@ -107,7 +107,7 @@ clean:
 # selected per process through LD_LIBRARY_PATH, the system libblas alternative is left alone), the Search-R1-style
 # server's FastAPI + uvicorn + Xapian, Lucene; then faiss rebuilt with its AVX2 kernels into .cache/faiss-avx2
 # (bench/peers/setup-faiss-avx2.sh: about 7 minutes on 2 busy cores, once). Not part of `make test`.
-BENCH_APT := python3-faiss python3-numpy libopenblas0-openmp python3-fastapi python3-uvicorn python3-xapian \
+BENCH_APT := python3-faiss python3-numpy libopenblas0-openmp python3-fastapi python3-uvicorn python3-xapian python3-hnswlib \
 	liblucene8-java libjackson2-core-java default-jdk-headless
 bench-apt:
 	@dpkg -s $(BENCH_APT) >/dev/null 2>&1 || { apt-get update -qq && \

@@ -139,7 +139,7 @@ func (t *translator) parse() (string, error) {
 			t.flags |= f
 		}
 		if t.flags&A != 0 && t.flags&U != 0 {
-			return "", t.errf(-1, "bad inline flag: flags 'a', 'u' and 'L' are incompatible")
+			return "", t.errf(-1, "bad inline flags: flags 'a', 'u' and 'L' are incompatible")
 		}
 		t.i = j + 1
 	}
@@ -171,7 +171,7 @@ func (t *translator) flagOf(c rune, pos int) (Flags, error) {
 	case 'x':
 		return X, nil
 	case 'L':
-		return 0, t.errf(pos, "bad inline flag: cannot use 'L' flag with a str pattern")
+		return 0, t.errf(pos, "bad inline flags: cannot use 'L' flag with a str pattern")
 	}
 	return 0, t.errf(pos, "unknown flag")
 }
@@ -425,7 +425,7 @@ func (t *translator) group(fl Flags, depth int, pos int) (item, error) {
 				if t.i >= len(t.src) {
 					return item{}, t.errf(t.i, "unexpected end of pattern")
 				}
-				return item{}, t.errf(t.i, "unknown extension ?P%c", t.src[t.i])
+				return item{}, t.errf(pos+1, "unknown extension ?P%c", t.src[t.i])
 			}
 		case c == '=' || c == '!':
 			return item{}, t.unsupported(pos, "lookahead (?"+string(c)+"…)", "match more text and check it in code, or split the pattern in two searches")
@@ -436,7 +436,7 @@ func (t *translator) group(fl Flags, depth int, pos int) (item, error) {
 			if t.i+1 >= len(t.src) {
 				return item{}, t.errf(t.i+1, "unexpected end of pattern")
 			}
-			return item{}, t.errf(t.i, "unknown extension ?<%c", t.src[t.i+1])
+			return item{}, t.errf(pos+1, "unknown extension ?<%c", t.src[t.i+1])
 		case c == '#':
 			for t.i < len(t.src) && t.src[t.i] != ')' {
 				t.i++
@@ -463,19 +463,19 @@ func (t *translator) group(fl Flags, depth int, pos int) (item, error) {
 					t.i++
 					if t.i >= len(t.src) || !strings.ContainsRune("imsx", t.src[t.i]) {
 						if t.i < len(t.src) && strings.ContainsRune("aLu", t.src[t.i]) {
-							return item{}, t.errf(t.i, "bad inline flag: cannot turn off flags 'a', 'u' and 'L'")
+							return item{}, t.errf(t.i+1, "bad inline flags: cannot turn off flags 'a', 'u' and 'L'")
 						}
 						return item{}, t.errf(t.i, "missing flag")
 					}
 					continue
 				}
-				f, err := t.flagOf(ch, t.i)
+				f, err := t.flagOf(ch, t.i+1)
 				if err != nil {
 					return item{}, err
 				}
 				if neg {
 					if f&(A|U) != 0 {
-						return item{}, t.errf(t.i, "bad inline flag: cannot turn off flags 'a', 'u' and 'L'")
+						return item{}, t.errf(t.i+1, "bad inline flags: cannot turn off flags 'a', 'u' and 'L'")
 					}
 					off |= f
 				} else {
@@ -487,11 +487,11 @@ func (t *translator) group(fl Flags, depth int, pos int) (item, error) {
 				return item{}, t.errf(t.i, "missing -, : or )")
 			}
 			if t.src[t.i] == ')' {
-				return item{}, t.errf(pos+1, "global flags not at the start of the expression")
+				return item{}, t.errf(pos, "global flags not at the start of the expression")
 			}
 			t.i++ // ':'
 			if on&off != 0 {
-				return item{}, t.errf(t.i-1, "bad inline flag: flag turned on and off")
+				return item{}, t.errf(t.i-1, "bad inline flags: flag turned on and off")
 			}
 			inner = (fl | on) &^ off
 			if on&A != 0 {
@@ -507,7 +507,7 @@ func (t *translator) group(fl Flags, depth int, pos int) (item, error) {
 				scoped = "(?-i:"
 			}
 		default:
-			return item{}, t.errf(t.i, "unknown extension ?%c", c)
+			return item{}, t.errf(pos+1, "unknown extension ?%c", c)
 		}
 	}
 	idx := 0
@@ -632,6 +632,10 @@ func (t *translator) escape(fl Flags, pos int) (item, error) {
 			j++
 		}
 		ref := string(t.src[pos+1 : j])
+		t.i = j
+		if n, _ := strconv.Atoi(ref); n > t.ngroups {
+			return item{}, t.errf(pos+1, "invalid group reference %d", n)
+		}
 		return item{}, t.unsupported(pos, "the backreference \\"+ref, "capture the group and compare it in code, e.g. m.group(1) == m.group(2)")
 	}
 	r, err := t.charEscape(c, pos, false)

@@ -289,6 +289,9 @@ func (r *Regexp) ParseTemplate(repl string) (*Template, error) {
 				return nil, &Error{Msg: "missing <", Pos: i + 1}
 			}
 			j := i + 2
+			if j >= len(src) {
+				return nil, &Error{Msg: "missing group name", Pos: j}
+			}
 			for j < len(src) && src[j] != '>' {
 				j++
 			}

@@ -50,11 +50,42 @@ type Regexp struct {
 	NumGroups  int            // number of capturing groups
 	GroupIndex map[string]int // named groups
 	groupNames []string       // index → name ("" when unnamed)
-	re         *regexp.Regexp // search from the start
-	from       *regexp.Regexp // \A(?s:.)(?s:.)*?(P): search from a later position
-	anchored   *regexp.Regexp // \A(?:P)
-	full       *regexp.Regexp // \A(?:P)\z
+	plain      *engines       // $ as \z
+	lastNL     *engines       // $ as (?m:$): for subjects whose only "\n" is the last byte
 	goSyntax   string
+}
+
+// engines are the compiled forms of one RE2 translation.
+type engines struct {
+	re       *regexp.Regexp // search from the start
+	from     *regexp.Regexp // \A(?s:.)(?s:.)*?(P): search from a later position
+	anchored *regexp.Regexp // \A(?:P)
+	full     *regexp.Regexp // \A(?:P)\z
+}
+
+// dollarMark stands for a non-MULTILINE $ in the translation; a raw NUL
+// never appears otherwise (lit escapes control characters).
+const dollarMark = "\x00"
+
+func newEngines(g string) (*engines, error) {
+	e := &engines{}
+	var err error
+	if e.re, err = regexp.Compile(g); err != nil {
+		return nil, &Error{Msg: "pattern not supported by the linear-time engine: " + err.Error(), Pos: -1, Unsupported: true}
+	}
+	e.from = regexp.MustCompile(`\A(?s:.)(?s:.)*?(` + g + `)`)
+	e.anchored = regexp.MustCompile(`\A(?:` + g + `)`)
+	e.full = regexp.MustCompile(`\A(?:` + g + `)\z`)
+	return e, nil
+}
+
+// eng picks the engines for a subject: CPython's $ also matches before a
+// final "\n", which (?m:$) gives exactly when no other "\n" precedes it.
+func (r *Regexp) eng(s string) *engines {
+	if r.lastNL != nil && len(s) > 0 && s[len(s)-1] == '\n' && strings.IndexByte(s, '\n') == len(s)-1 {
+		return r.lastNL
+	}
+	return r.plain
 }
 
 // GoSyntax is the RE2 pattern the Python pattern became.
@@ -83,13 +114,16 @@ func Compile(pattern string, flags Flags) (*Regexp, error) {
 	if r.Flags&A == 0 {
 		r.Flags |= U
 	}
-	var cerr error
-	if r.re, cerr = regexp.Compile(g); cerr != nil {
-		return nil, &Error{Msg: "pattern not supported by the linear-time engine: " + cerr.Error(), Pos: -1, Unsupported: true}
+	r.goSyntax = strings.ReplaceAll(g, dollarMark, `\z`)
+	var err2 error
+	if r.plain, err2 = newEngines(r.goSyntax); err2 != nil {
+		return nil, err2
 	}
-	r.from = regexp.MustCompile(`\A(?s:.)(?s:.)*?(` + g + `)`)
-	r.anchored = regexp.MustCompile(`\A(?:` + g + `)`)
-	r.full = regexp.MustCompile(`\A(?:` + g + `)\z`)
+	if strings.Contains(g, dollarMark) {
+		if r.lastNL, err2 = newEngines(strings.ReplaceAll(g, dollarMark, `(?m:$)`)); err2 != nil {
+			return nil, err2
+		}
+	}
 	return r, nil
 }
 
@@ -370,7 +404,7 @@ func (t *translator) atom(fl Flags, depth int) (item, error) {
 		if fl&M != 0 {
 			return item{s: `(?m:$)`}, nil
 		}
-		return item{s: `\z`}, nil
+		return item{s: dollarMark}, nil
 	case '[':
 		s, err := t.class(fl, pos)
 		return item{s: s, repeat: true}, err

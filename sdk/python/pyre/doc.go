@@ -29,9 +29,10 @@
 //
 // # Known differences from CPython 3.11
 //
-//   - `$` without MULTILINE matches only at the very end of the string;
-//     CPython also matches just before a final "\n". Use \Z-free patterns or
-//     strip the text first; (?m)$ behaves as in CPython.
+//   - `$` without MULTILINE matches at the end and, as in CPython, just
+//     before a final "\n" — except in a subject that also holds an earlier
+//     "\n", where it matches only at the very end (RE2 has no lookahead).
+//     (?m)$ behaves as in CPython everywhere.
 //   - \b and \B use ASCII word characters (RE2); CPython uses Unicode word
 //     characters for str patterns, so a boundary next to a non-ASCII letter
 //     can differ.

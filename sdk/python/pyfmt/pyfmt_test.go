@@ -383,3 +383,15 @@ func percentRender(tmpl string, args []pyval) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// TestZeroPadGroupingWide is the fuzz find 20f468f2f980ac2e: a wide zero
+// padded spec with grouping took quadratic time.
+func TestZeroPadGroupingWide(t *testing.T) {
+	got, err := IntFormat(big.NewInt(5), "018000,") // CPython: 18001 characters
+	if err != nil || len(got) != 18001 || got[len(got)-5:] != "0,005" || got[0] != '0' {
+		t.Fatalf("len %d err %v tail %q", len(got), err, got[len(got)-5:])
+	}
+	if got, _ := IntFormat(big.NewInt(5), "017999,"); len(got) != 17999 {
+		t.Fatal(len(got))
+	}
+}

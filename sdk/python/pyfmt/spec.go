@@ -334,27 +334,35 @@ func layout(s Spec, defAlign byte, sign, prefix, digits, rest string, group int)
 }
 
 // groupDigits inserts sep every n digits from the right; with minw > 0 it
-// pads with zeros (and separators) until the result is at least minw long.
+// pads with zeros (and separators) until the result is at least minw long,
+// never starting with a separator (CPython's zero padding with grouping).
 func groupDigits(d, sep string, n, minw int) string {
-	for {
-		var b []byte
-		cnt := 0
-		for i := len(d) - 1; i >= 0; i-- {
-			if cnt == n {
-				b = append(b, sep[0])
-				cnt = 0
-			}
-			b = append(b, d[i])
-			cnt++
+	glen := func(k int) int { return k + (k-1)/n }
+	if k := len(d); glen(k) < minw {
+		// smallest k' > k with glen(k') >= minw
+		k2 := minw - minw/(n+1)
+		if k2 < k {
+			k2 = k
 		}
-		for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
-			b[i], b[j] = b[j], b[i]
+		for k2 > k && glen(k2-1) >= minw {
+			k2--
 		}
-		if len(b) >= minw {
-			return string(b)
+		for glen(k2) < minw {
+			k2++
 		}
-		d = "0" + d
+		d = strings.Repeat("0", k2-k) + d
 	}
+	b := make([]byte, 0, glen(len(d)))
+	first := len(d) % n
+	if first == 0 {
+		first = n
+	}
+	b = append(b, d[:first]...)
+	for i := first; i < len(d); i += n {
+		b = append(b, sep[0])
+		b = append(b, d[i:i+n]...)
+	}
+	return string(b)
 }
 
 // FormatStr formats a str with a parsed spec, as str.__format__.

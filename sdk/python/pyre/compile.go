@@ -73,9 +73,14 @@ func newEngines(g string) (*engines, error) {
 	if e.re, err = regexp.Compile(g); err != nil {
 		return nil, &Error{Msg: "pattern not supported by the linear-time engine: " + err.Error(), Pos: -1, Unsupported: true}
 	}
-	e.from = regexp.MustCompile(`\A(?s:.)(?s:.)*?(` + g + `)`)
-	e.anchored = regexp.MustCompile(`\A(?:` + g + `)`)
-	e.full = regexp.MustCompile(`\A(?:` + g + `)\z`)
+	for _, v := range []struct {
+		dst  **regexp.Regexp
+		expr string
+	}{{&e.from, `\A(?s:.)(?s:.)*?(` + g + `)`}, {&e.anchored, `\A(?:` + g + `)`}, {&e.full, `\A(?:` + g + `)\z`}} {
+		if *v.dst, err = regexp.Compile(v.expr); err != nil {
+			return nil, &Error{Msg: "pattern not supported by the linear-time engine: " + err.Error(), Pos: -1, Unsupported: true}
+		}
+	}
 	return e, nil
 }
 

@@ -145,6 +145,26 @@ func TestFormatSpec(t *testing.T) {
 	c.done()
 }
 
+func TestFormatRandomSpecs(t *testing.T) {
+	tb := loadTables(t)
+	c := &counter{t: t, name: "format_random"}
+	for _, r := range tb["format_random"] {
+		kind, sp, want := str(t, r[0]), str(t, r[2]), str(t, r[3])
+		var got string
+		switch kind {
+		case "float":
+			got = out(FloatFormat(flt(t, r[1]), sp))
+		case "int":
+			v, _ := new(big.Int).SetString(str(t, r[1]), 10)
+			got = out(IntFormat(v, sp))
+		default:
+			got = out(StrFormat(str(t, r[1]), sp))
+		}
+		c.check(fmt.Sprintf("format(%s %s, %q)", kind, r[1], sp), got, want)
+	}
+	c.done()
+}
+
 func TestRound(t *testing.T) {
 	tb := loadTables(t)
 	c := &counter{t: t, name: "round"}

@@ -91,7 +91,7 @@ func ParseSpec(spec string) (Spec, error) {
 	if i < len(rs) && (rs[i] == ',' || rs[i] == '_') {
 		s.Grouping = byte(rs[i])
 		i++
-		if i < len(rs) && (rs[i] == ',' || rs[i] == '_') {
+		if i < len(rs) && (rs[i] == ',' || rs[i] == '_') && rs[i] != rune(s.Grouping) {
 			return s, specErr("Cannot specify both ',' and '_'.")
 		}
 	}

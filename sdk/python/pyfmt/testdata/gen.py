@@ -50,11 +50,24 @@ reprs = ['', 'a', "'", '"', '\'"', 'it\'s', 'say "hi"', '\\', '\n\r\t', '\x00\x0
          '\U0010ffff', '\uffff', '\u0378', '\u00a0', '\u1680', 'caf\u00e9 \u65e5\u672c', '\t\'x\'\t', '\x1b[0m',
          '\u0300', '\U0001d400', '\ue000', '\U000f0000']
 
+# random specs: every piece of the grammar, in and out of order
+pieces = ['', '<', '>', '^', '=', 'x<', '0=', '*^', '+', '-', ' ', 'z', '#', '0', '1', '7', '12', ',', '_', '.0', '.1',
+          '.3', '.12', 'b', 'c', 'd', 'e', 'E', 'f', 'F', 'g', 'G', 'n', 'o', 's', 'x', 'X', '%']
+rspecs = set()
+while len(rspecs) < 600:
+    k = rnd.randint(1, 5)
+    rspecs.add(''.join(rnd.choice(pieces) for _ in range(k)))
+rspecs = sorted(rspecs)
+
 table = {}
 table['float_repr'] = [[fkey(f), repr(f)] for f in floats]
 table['str_repr'] = [[s, repr(s), ascii(s)] for s in reprs]
 table['format_float'] = [[fkey(f), sp, res(lambda: format(f, sp))] for f in floats[:60] for sp in specs_num] + \
     [[fkey(f), sp, res(lambda: format(f, sp))] for f in floats[60:] for sp in ['', '.2f', '.3g', 'e', '.1', ',.2f', '%']]
+table['format_random'] = [['float', fkey(f), sp, res(lambda: format(f, sp))] for sp in rspecs
+                          for f in [0.0, -0.0, 1234.5678, -0.000123, 1e20, float('inf'), float('nan')]] + \
+    [['int', str(i), sp, res(lambda: format(i, sp))] for sp in rspecs for i in [0, -7, 255, 1234567, 10**20]] + \
+    [['str', s, sp, res(lambda: format(s, sp))] for sp in rspecs for s in ['', 'h\u00e9llo']]
 table['format_int'] = [[str(i), sp, res(lambda: format(i, sp))] for i in ints for sp in specs_num]
 table['format_str'] = [[s, sp, res(lambda: format(s, sp))] for s in strs for sp in specs_str]
 nds = [0, 1, 2, 3, 5, 10, 17, -1, -2, -5, 400, -400, 308, -308, 323, 324]
@@ -81,4 +94,4 @@ ptemps = ['%d', '%i', '%u', '%5d', '%-5d|', '%05d', '%+d', '% d', '%.3d', '%x', 
 table['percent'] = [[t, [fkey(a) if isinstance(a, float) else a for a in ar],
                      [type(a).__name__ for a in ar], res(lambda: t % ar)] for t in ptemps for ar in pargs]
 
-json.dump(table, open(sys.argv[1] if len(sys.argv) > 1 else 'testdata/cpython.json', 'w'), ensure_ascii=False, indent=0)
+json.dump(table, open(sys.argv[1] if len(sys.argv) > 1 else 'testdata/cpython.json', 'w'), ensure_ascii=False, separators=(',', ':'))

@@ -51,6 +51,7 @@ type Regexp struct {
 	GroupIndex map[string]int // named groups
 	groupNames []string       // index → name ("" when unnamed)
 	plain      *engines       // $ as \z
+	empty      *engines       // for the empty subject when the pattern has \B
 	lastNL     *engines       // $ as (?m:$): for subjects whose only "\n" is the last byte
 	goSyntax   string
 }
@@ -66,6 +67,12 @@ type engines struct {
 // dollarMark stands for a non-MULTILINE $ in the translation; a raw NUL
 // never appears otherwise (lit escapes control characters).
 const dollarMark = "\x00"
+
+// nonBoundaryMark stands for \B: CPython's \B never matches in an empty
+// subject, RE2's does.
+const nonBoundaryMark = "\x01"
+
+const never = `[^\x{0}-\x{10ffff}]`
 
 func newEngines(g string) (*engines, error) {
 	e := &engines{}
@@ -87,6 +94,9 @@ func newEngines(g string) (*engines, error) {
 // eng picks the engines for a subject: CPython's $ also matches before a
 // final "\n", which (?m:$) gives exactly when no other "\n" precedes it.
 func (r *Regexp) eng(s string) *engines {
+	if len(s) == 0 && r.empty != nil {
+		return r.empty
+	}
 	if r.lastNL != nil && len(s) > 0 && s[len(s)-1] == '\n' && strings.IndexByte(s, '\n') == len(s)-1 {
 		return r.lastNL
 	}
@@ -118,6 +128,15 @@ func Compile(pattern string, flags Flags) (*Regexp, error) {
 	r := &Regexp{Pattern: pattern, Flags: t.flags | (flags &^ (L)), NumGroups: t.ngroups, GroupIndex: t.names, groupNames: t.groupNames, goSyntax: g}
 	if r.Flags&A == 0 {
 		r.Flags |= U
+	}
+	hasNB := strings.Contains(g, nonBoundaryMark)
+	if hasNB {
+		e, err := newEngines(strings.ReplaceAll(strings.ReplaceAll(g, nonBoundaryMark, never), dollarMark, `\z`))
+		if err != nil {
+			return nil, err
+		}
+		r.empty = e
+		g = strings.ReplaceAll(g, nonBoundaryMark, `\B`)
 	}
 	r.goSyntax = strings.ReplaceAll(g, dollarMark, `\z`)
 	var err2 error
@@ -651,7 +670,7 @@ func (t *translator) escape(fl Flags, pos int) (item, error) {
 	case 'b':
 		return item{s: `\b`}, nil
 	case 'B':
-		return item{s: `\B`}, nil
+		return item{s: nonBoundaryMark}, nil
 	}
 	if s, ok := shorthand(c, fl); ok {
 		return item{s: s, repeat: true}, nil

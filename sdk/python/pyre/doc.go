@@ -41,6 +41,9 @@
 //   - After an empty match the next search starts one character later;
 //     CPython can still take a non-empty match at the same position when the
 //     pattern prefers the empty one (a*?, (|a)).
+//   - A repeated group whose last iteration matched empty text reports the
+//     previous iteration's span (RE2 does not take the empty iteration):
+//     re.search('(.{,2})+', 'abc').span(1) is (3, 3) in CPython, (2, 3) here.
 //   - pos / endpos arguments are not provided.
 //   - \N{name} escapes are refused (no Unicode name table).
 //   - Invalid UTF-8 in a pattern or subject is read as U+FFFD by RE2.

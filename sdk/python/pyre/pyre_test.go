@@ -36,6 +36,9 @@ func loadRows(t *testing.T) []row {
 		if out, err := exec.Command("python3", "testdata/gen.py", "testdata/cpython.json").CombinedOutput(); err != nil {
 			t.Fatalf("gen.py: %v\n%s", err, out)
 		}
+		if out, err := exec.Command("python3", "testdata/genrand.py").CombinedOutput(); err != nil {
+			t.Fatalf("genrand.py: %v\n%s", err, out)
+		}
 	}
 	b, err := os.ReadFile("testdata/cpython.json")
 	if err != nil {
@@ -176,5 +179,43 @@ func TestRefusalTeaches(t *testing.T) {
 	want := `re: the backreference \1 is not supported: the sandbox runs regular expressions in linear time; capture the group and compare it in code, e.g. m.group(1) == m.group(2) at position 6`
 	if err.Error() != want {
 		t.Fatalf("got %q", err.Error())
+	}
+}
+
+// TestCPythonRandom runs the random-pattern table (testdata/genrand.py).
+func TestCPythonRandom(t *testing.T) {
+	b, err := os.ReadFile("testdata/cpython_random.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw [][]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	pass, fail := 0, 0
+	for _, rr := range raw {
+		var x row
+		json.Unmarshal(rr[0], &x.Pattern)
+		json.Unmarshal(rr[1], &x.Flags)
+		json.Unmarshal(rr[2], &x.Subject)
+		json.Unmarshal(rr[3], &x.Template)
+		got := norm(t, goResult(x.Pattern, x.Flags, x.Subject, x.Template))
+		var want any
+		json.Unmarshal(rr[4], &want)
+		if reflect.DeepEqual(got, want) {
+			pass++
+			continue
+		}
+		fail++
+		if fail <= 30 {
+			t.Logf("%q flags=%d on %q:\n got  %v\n want %v", x.Pattern, x.Flags, x.Subject, got, want)
+		}
+	}
+	t.Logf("random: %d/%d rows match CPython", pass, pass+fail)
+	// The rest fall under doc.go's known differences (\b/\B next to é,
+	// a non-empty match after an empty one at the same place, empty last
+	// iterations of a repeated group). The floor catches regressions.
+	if pass < 365 {
+		t.Errorf("random table: %d/%d rows match CPython, below the floor of 365", pass, pass+fail)
 	}
 }

@@ -141,5 +141,6 @@ cases = [
     # documented differences
     (r'abc$', 0, 'abc\n', 'X'), (r'a$', 0, 'b\na\n', 'X'), (r'$', 0, 'ab\n', '!'), (r'\bcaf\b', 0, 'caf\u00e9', '#'), (r'a*?', 0, 'aa', '-'), (r'(?i)k', A, '\u212a', '#'),
 ]
-rows = [[p, fl, s, t, run(p, fl, s, t)] for p, fl, s, t in cases]
-json.dump(rows, open(sys.argv[1] if len(sys.argv) > 1 else 'testdata/cpython.json', 'w'), ensure_ascii=True, indent=0)
+if __name__ == "__main__":
+    rows = [[p, fl, s, t, run(p, fl, s, t)] for p, fl, s, t in cases]
+    json.dump(rows, open(sys.argv[1] if len(sys.argv) > 1 else "testdata/cpython.json", "w"), ensure_ascii=True, indent=0)

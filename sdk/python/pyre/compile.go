@@ -40,6 +40,9 @@ func (e *Error) Error() string {
 
 const linearHint = "the sandbox runs regular expressions in linear time"
 
+// maxNesting bounds group nesting (RE2 refuses deeper expressions too).
+const maxNesting = 500
+
 // MaxRepeat is RE2's limit on a counted repetition.
 const MaxRepeat = 1000
 
@@ -441,6 +444,9 @@ func (t *translator) atom(fl Flags, depth int) (item, error) {
 }
 
 func (t *translator) group(fl Flags, depth int, pos int) (item, error) {
+	if depth >= maxNesting {
+		return item{}, t.unsupported(pos, fmt.Sprintf("nesting groups more than %d deep", maxNesting), "flatten the pattern")
+	}
 	capture := true
 	name := ""
 	inner := fl

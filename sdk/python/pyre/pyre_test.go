@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -217,5 +218,14 @@ func TestCPythonRandom(t *testing.T) {
 	// iterations of a repeated group). The floor catches regressions.
 	if pass < 365 {
 		t.Errorf("random table: %d/%d rows match CPython, below the floor of 365", pass, pass+fail)
+	}
+}
+
+func TestDeepNestingRefused(t *testing.T) {
+	p := strings.Repeat("(", 100000) + "a" + strings.Repeat(")", 100000)
+	_, err := Compile(p, 0)
+	var e *Error
+	if !errors.As(err, &e) || !e.Unsupported {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -390,3 +390,16 @@ func allDigits(s string) bool {
 	}
 	return s != ""
 }
+
+// Escape is re.escape (Python 3.7+): a backslash before each of
+// ()[]{}?*+-|^$\.&~# and the whitespace characters \t\n\r\v\f and space.
+func Escape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x80 && strings.ContainsRune("()[]{}?*+-|^$\\.&~# \t\n\r\v\f", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -229,3 +229,16 @@ func TestDeepNestingRefused(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestEscape: expected values from CPython 3.11's re.escape.
+func TestEscape(t *testing.T) {
+	for _, c := range [][2]string{{"a.b*c", `a\.b\*c`}, {"x y\tz", "x\\ y\\\tz"}, {"100%_ok!", "100%_ok!"},
+		{"café (1)", `café\ \(1\)`}, {"-~#&", `\-\~\#\&`}, {`日@"`, `日@"`}} {
+		if got := Escape(c[0]); got != c[1] {
+			t.Errorf("Escape(%q) = %q, CPython %q", c[0], got, c[1])
+		}
+		if m := MustCompile(Escape(c[0]), 0).Fullmatch(c[0]); m == nil {
+			t.Errorf("escaped %q does not match itself", c[0])
+		}
+	}
+}

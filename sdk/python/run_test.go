@@ -25,7 +25,17 @@ func run(t testing.TB, src string) string {
 }
 
 func itoa(n int) string {
-	return strings.TrimSpace(strings.Repeat(" ", 0) + func() string { s := ""; if n == 0 { return "0" }; for n > 0 { s = string(rune('0'+n%10)) + s; n /= 10 }; return s }())
+	return strings.TrimSpace(strings.Repeat(" ", 0) + func() string {
+		s := ""
+		if n == 0 {
+			return "0"
+		}
+		for n > 0 {
+			s = string(rune('0'+n%10)) + s
+			n /= 10
+		}
+		return s
+	}())
 }
 
 func TestSmoke(t *testing.T) {

@@ -113,7 +113,6 @@ type Program struct {
 	mod  *File
 }
 
-
 // Compile parses and compiles src. Errors are *Error.
 func Compile(src string) (*Program, error) {
 	mod, err := Parse(src)

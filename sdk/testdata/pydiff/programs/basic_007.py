@@ -1,0 +1,3 @@
+# question: who composed Christus Apollo
+docs = sparse(question, k=3)
+print(docs)

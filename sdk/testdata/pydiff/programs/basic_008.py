@@ -1,0 +1,3 @@
+# question: who composed Christus Apollo
+docs = dense('Christus Apollo cantata', k=5)
+print(docs[:2])

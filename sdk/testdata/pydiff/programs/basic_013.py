@@ -1,0 +1,3 @@
+# question: who directed Last Vegas
+docs = sparse(question, k=3)
+print(docs)

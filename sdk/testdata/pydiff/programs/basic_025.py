@@ -1,0 +1,4 @@
+results = sparse("film director", k=5)
+print("Found", len(results), "results")
+for r in results[:3]:
+    print(r)

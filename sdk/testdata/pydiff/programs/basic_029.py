@@ -1,0 +1,4 @@
+results = sparse("county seat Virginia", k=5)
+print("Found", len(results), "results")
+for r in results[:3]:
+    print(r)

@@ -1,0 +1,2 @@
+print(question)
+print(sparse(question, k=1)[0])

@@ -1,0 +1,3 @@
+x = sparse("nonexistentword qqq", k=5)
+print(x)
+print(len(x))

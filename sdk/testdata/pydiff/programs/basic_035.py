@@ -1,0 +1,3 @@
+docs = sparse(question)
+print(len(docs))
+print(docs[-1].title)

@@ -1,0 +1,3 @@
+docs = sparse("song", k=5)
+flags = [("Garth" in d.text) for d in docs]
+print(flags, flags.count(True))

@@ -1,0 +1,6 @@
+groups = {}
+for d in fuse(sparse("county seat Virginia", k=10), dense("county seat Virginia", k=10)):
+    key = "/".join(d.routes)
+    groups.setdefault(key, []).append(d.title)
+for k in sorted(groups):
+    print(k, len(groups[k]), groups[k][:2])

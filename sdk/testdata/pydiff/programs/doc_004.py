@@ -1,0 +1,2 @@
+docs = sparse("film", k=3)
+print(sorted(docs))

@@ -1,0 +1,2 @@
+d = sparse("film", k=1)[0]
+print(d.url)

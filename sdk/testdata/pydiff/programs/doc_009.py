@@ -1,0 +1,5 @@
+docs = dense(question, k=5)
+print(str(docs[0]))
+print(repr(docs[1]))
+print("%s" % docs[2])
+print("{}".format(docs[3]))

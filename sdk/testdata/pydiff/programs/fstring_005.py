@@ -1,0 +1,5 @@
+# question: who directed Last Vegas
+docs = sparse('Last Vegas 2013 comedy film', k=3)
+for i, d in enumerate(docs, 1):
+    print(f"{i}. {d.title} (score={d.score:.2f})")
+print(f"{len(docs)} docs for {question!r}")

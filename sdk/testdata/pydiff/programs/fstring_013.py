@@ -1,0 +1,2 @@
+items = ["a", "b"]
+print(f"items: {', '.join(items)}; count={len(items)}; first={items[0]!r}")

@@ -1,0 +1,3 @@
+# sandbox: budget_exceeded
+while True:
+    pass

@@ -1,0 +1,5 @@
+# sandbox: budget_exceeded
+x = 0
+while True:
+    x += 1
+print(x)

@@ -1,0 +1,3 @@
+# sandbox: budget_exceeded
+s = "x" * 10**10
+print(len(s))

@@ -1,0 +1,3 @@
+# sandbox: budget_exceeded
+xs = [0] * 10**9
+print(len(xs))

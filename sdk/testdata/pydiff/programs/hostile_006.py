@@ -1,0 +1,4 @@
+# sandbox: budget_exceeded
+s = "ab"
+while True:
+    s = s + s

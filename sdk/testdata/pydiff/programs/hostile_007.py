@@ -1,0 +1,4 @@
+# sandbox: budget_exceeded
+xs = []
+while True:
+    xs.append(len(xs))

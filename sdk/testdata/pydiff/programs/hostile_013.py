@@ -1,0 +1,3 @@
+# sandbox: budget_exceeded
+while True:
+    sparse("film", k=1)

@@ -1,0 +1,2 @@
+# sandbox: unsupported_feature
+print(open("/etc/passwd").read())

@@ -1,0 +1,3 @@
+# sandbox: unsupported_feature
+with open("/tmp/x", "w") as f:
+    f.write("x")

@@ -1,0 +1,2 @@
+# sandbox: unsupported_feature
+exec("print(1)")

@@ -1,0 +1,2 @@
+# sandbox: unsupported_feature
+print(eval("1 + 1"))

@@ -1,0 +1,3 @@
+# sandbox: unsupported_feature
+import os
+print(os.listdir("/"))

@@ -1,0 +1,3 @@
+# sandbox: unsupported_feature
+import subprocess
+subprocess.run(["ls"])

@@ -1,0 +1,3 @@
+# sandbox: unsupported_feature
+from os import path
+print(path.exists('/'))

@@ -1,0 +1,3 @@
+# sandbox: unsupported_feature
+import sys
+sys.exit(0)

@@ -1,0 +1,3 @@
+# sandbox: unsupported_feature
+os = __import__("os")
+print(os.getcwd())

@@ -1,0 +1,2 @@
+# sandbox: unsupported_feature
+print(sparse.__globals__)

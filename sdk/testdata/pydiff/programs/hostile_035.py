@@ -1,0 +1,3 @@
+# sandbox: unsupported_feature
+x = input()
+print(x)

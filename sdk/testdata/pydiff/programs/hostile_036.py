@@ -1,0 +1,2 @@
+# sandbox: unsupported_feature
+breakpoint()

@@ -1,0 +1,4 @@
+# question: what is the main airport of Casablanca
+docs = sparse('Casablanca airport', k=4)
+for d in docs:
+    print("%-28s %6.2f %s" % (d.title[:28], d.score, ",".join(d.routes)))

@@ -1,0 +1,4 @@
+# question: who directed Last Vegas
+docs = dense(question, k=3)
+for i, d in enumerate(docs, 1):
+    print(i, d.title, sep=". ")

@@ -1,0 +1,4 @@
+# question: who wrote Song of Solomon
+docs = dense(question, k=3)
+for i, d in enumerate(docs, 1):
+    print(i, d.title, sep=". ")

@@ -1,0 +1,4 @@
+print("a", "b", "c", sep=", ")
+print("x", end="")
+print("y")
+print()

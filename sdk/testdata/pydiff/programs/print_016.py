@@ -1,0 +1,1 @@
+print(['a', "b'c", 'd"e', 'tab\tnew\nline'])

@@ -1,0 +1,3 @@
+print("Evidence:")
+print(sparse(question, k=2))
+print("Done.")

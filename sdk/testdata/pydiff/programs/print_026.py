@@ -1,0 +1,6 @@
+print(None)
+print(True, False)
+print(0.1 + 0.2)
+print(1/3)
+print(2**100)
+print(10/2)

@@ -1,0 +1,5 @@
+print({"a": 1, "b": [True, None]})
+print({1, 2, 3})
+print(set())
+print({})
+print(())

@@ -1,0 +1,2 @@
+print("Björn", "Ángel", "Gaboš", "–")
+print(["Björn", "–"])

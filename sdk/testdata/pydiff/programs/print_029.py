@@ -1,0 +1,2 @@
+for d in sparse("Virginia", k=3):
+    print(f"- {d.title} ({d.id})")

@@ -1,0 +1,3 @@
+print("before")
+docs = sparse(question, k=100)
+print("after")

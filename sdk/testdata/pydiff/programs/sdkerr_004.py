@@ -1,0 +1,2 @@
+docs = sparse("American", k=30)
+print(docs)

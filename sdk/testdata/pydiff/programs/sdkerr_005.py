@@ -1,0 +1,1 @@
+docs = dense(question, k=0)

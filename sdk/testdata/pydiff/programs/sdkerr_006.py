@@ -1,0 +1,1 @@
+print(rerank(question, sparse("film", k=5), k=60))

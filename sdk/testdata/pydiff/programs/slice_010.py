@@ -1,0 +1,4 @@
+docs = sparse('Ernst Heinrich Lindemann', k=3)
+for d in docs:
+    print(d.title + ": " + d.text[:60])
+    print("   ..." + d.text[-40:])

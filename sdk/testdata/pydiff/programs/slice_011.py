@@ -1,0 +1,2 @@
+for d in dense("anything", k=20):
+    print(len(d.text), d.text[:25], "|", d.title[:10])

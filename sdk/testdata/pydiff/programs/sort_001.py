@@ -1,0 +1,5 @@
+docs = sparse("film director", k=8)
+by_len = sorted(docs, key=lambda d: len(d.text))
+print([d.title for d in by_len[:3]])
+by_title = sorted(docs, key=lambda d: d.title.lower(), reverse=True)
+print([d.title for d in by_title[:3]])

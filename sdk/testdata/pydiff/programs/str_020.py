@@ -1,0 +1,3 @@
+q = question.lower().replace("who", "").replace("?", "").strip()
+print(repr(q))
+print(sparse(q, k=2))

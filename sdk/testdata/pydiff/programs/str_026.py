@@ -1,0 +1,2 @@
+name = "otto bathurst"
+print(name.title(), " ".join(w.capitalize() for w in name.split()), name.upper().split())

@@ -1,0 +1,4 @@
+try:
+    x = int("abc")
+except ValueError as e:
+    print("bad int:", e)

@@ -1,0 +1,4 @@
+try:
+    raise ValueError("custom message")
+except ValueError as e:
+    print("caught", str(e))

@@ -1,0 +1,7 @@
+try:
+    try:
+        {}["k"]
+    except KeyError:
+        raise ValueError("wrapped")
+except ValueError as e:
+    print("outer", e)

@@ -1,0 +1,4 @@
+try:
+    x = undefined_name
+except NameError as e:
+    print("name:", e)

@@ -1,0 +1,4 @@
+try:
+    int(None)
+except (TypeError, ValueError) as e:
+    print("conv:", e)

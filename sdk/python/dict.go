@@ -467,6 +467,8 @@ func pyHash(v Value) int64 {
 			h = 590923713
 		}
 		return int64(h)
+	case Hasher:
+		return v.PyHash()
 	case Object:
 		k, _ := v.Key().(string)
 		return hashStr(k)

@@ -319,9 +319,12 @@ func (st *execState) runPython(ctx context.Context, src, question string, res *R
 		CheckEvery: stepChunk,
 		Budget: func(kind, what string, need, used, limit uint64) error {
 			var e *Error
-			if kind == "memory" {
+			switch kind {
+			case "depth":
+				e = newErr(CodeBudget, ErrBudget, "recursion budget exceeded: calling %s would nest %d calls, the cap is %d (use a loop)", what, need, limit)
+			case "memory":
 				e = newErr(CodeBudget, ErrBudget, "memory budget exceeded: %s would allocate about %s; %s of the program's %s are already used", what, fmtBytes(need), fmtBytes(used), fmtBytes(limit))
-			} else {
+			default:
 				e = newErr(CodeBudget, ErrBudget, "step budget of %d steps exceeded: %s needs about %d steps, %d are used", limit, what, need, used)
 			}
 			st.stop.CompareAndSwap(nil, e)
@@ -408,6 +411,10 @@ func (st *execState) pyError(th *python.Thread, err error) error {
 	var e *Error
 	if errors.As(err, &e) {
 		return &Error{Code: e.Code, Msg: line + e.Msg, err: e}
+	}
+	var u *python.Unsupported
+	if errors.As(err, &u) {
+		return &Error{Code: CodeUnsupported, Msg: line + u.Msg, err: err}
 	}
 	return &Error{Code: CodeInternal, Msg: line + err.Error(), err: err}
 }

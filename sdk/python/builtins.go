@@ -474,6 +474,30 @@ func init() {
 		a := argParse(t, "isinstance", args, kw, "obj", "class_or_tuple")
 		return isInstance(t, a[0], a[1])
 	})
+	reg("type", cost1, func(t *Thread, args []Value, kw []KV) Value {
+		if len(args) != 1 || len(kw) > 0 {
+			t.raise(TypeError, "type() takes 1 argument in this sandbox (classes cannot be created)")
+		}
+		return typeOf(args[0])
+	})
+	for _, b := range []struct {
+		name string
+		base int
+		pre  string
+	}{{"hex", 16, "0x"}, {"oct", 8, "0o"}, {"bin", 2, "0b"}} {
+		b := b
+		reg(b.name, cost1, func(t *Thread, args []Value, kw []KV) Value {
+			a := argParse(t, b.name, args, kw, "number")
+			x, ok := toBig(a[0])
+			if !ok {
+				t.raise(TypeError, "'%s' object cannot be interpreted as an integer", typeName(a[0]))
+			}
+			if x.Sign() < 0 {
+				return "-" + b.pre + new(big.Int).Neg(x).Text(b.base)
+			}
+			return b.pre + x.Text(b.base)
+		})
+	}
 	reg("callable", cost1, func(t *Thread, args []Value, kw []KV) Value {
 		a := argParse(t, "callable", args, kw, "obj")
 		switch a[0].(type) {
@@ -485,8 +509,8 @@ func init() {
 	reg("getattr", cost1, func(t *Thread, args []Value, kw []KV) Value {
 		a := argParse(t, "getattr", args, kw, "object", "name", "default?")
 		name := asStr(t, a[1], "attribute name")
-		if strings.HasPrefix(name, "__") {
-			t.raise(AttributeError, "dunder attributes are not available in this sandbox")
+		if strings.HasPrefix(name, "__") && name != "__name__" {
+			t.Stop(&Unsupported{"getattr of dunder attribute " + StrRepr(name) + " is not supported; use the value's own attributes (d.id, d.title, d.text, d.score) and isinstance()"})
 		}
 		if a[2] != nil {
 			return getAttrDefault(t, a[0], name, a[2])

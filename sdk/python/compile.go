@@ -704,6 +704,9 @@ func (c *compiler) loadName(s *scope, name string, line int) exprFn {
 			panic(&Exception{Class: NameError, Args: []Value{"cannot access free variable '" + name + "' where it is not associated with a value in enclosing scope"}, Line: line})
 		}
 	}
+	if why, ok := refusedBuiltins[name]; ok && !s.root().locals[name] {
+		panic(refuse(line, "%s() is not available: %s", name, why))
+	}
 	return func(fr *frame) Value {
 		if v, ok := fr.t.globals[name]; ok {
 			return v
@@ -714,6 +717,42 @@ func (c *compiler) loadName(s *scope, name string, line int) exprFn {
 		fr.t.line = line
 		panic(nameError(name, line))
 	}
+}
+
+// refusedBuiltins are Python builtins a program may not use, with the fix.
+var refusedBuiltins = map[string]string{
+	"open":         "programs cannot read or write files; use the retrieval primitives (dense, sparse, doc)",
+	"exec":         "programs cannot run generated code; write the code directly",
+	"eval":         "programs cannot evaluate code; for numbers use int(s) or float(s), for JSON json.loads(s)",
+	"compile":      "programs cannot compile code; write the code directly",
+	"__import__":   "import the allowed modules with `import math` (allowed: " + "math, re, collections, itertools, functools, heapq, statistics, json, string)",
+	"input":        "programs get no interactive input; the question is in the variable `question`",
+	"globals":      "programs cannot inspect their namespace; use the variables directly",
+	"locals":       "programs cannot inspect their namespace; use the variables directly",
+	"vars":         "programs cannot inspect objects; use a dict",
+	"breakpoint":   "there is no debugger; print() what you want to see",
+	"exit":         "end the program by reaching its last line",
+	"quit":         "end the program by reaching its last line",
+	"help":         "print() what you want to see",
+	"memoryview":   "there are no bytes in this sandbox; use str",
+	"bytearray":    "there are no bytes in this sandbox; use str",
+	"bytes":        "there are no bytes in this sandbox; use str",
+	"setattr":      "values have no settable attributes; use a dict",
+	"delattr":      "values have no settable attributes; use a dict",
+	"super":        "classes are not supported; use functions and dicts",
+	"object":       "classes are not supported; use functions and dicts",
+	"classmethod":  "classes are not supported; use functions and dicts",
+	"staticmethod": "classes are not supported; use functions and dicts",
+	"property":     "classes are not supported; use functions and dicts",
+	"id":           "object identity is not observable; compare with == or `is None`",
+	"dir":          "programs cannot inspect objects; a Doc has .id .title .text .contents .score .routes",
+}
+
+func (s *scope) root() *scope {
+	for s.parent != nil {
+		s = s.parent
+	}
+	return s
 }
 
 func nameError(name string, line int) *Exception {
@@ -1032,7 +1071,7 @@ func (fn *Function) call(t *Thread, args []Value, kw []KV) Value {
 	code := fn.code
 	t.step()
 	if t.depth >= maxCallDepth {
-		t.raise(RecursionError, "maximum recursion depth exceeded (%d nested calls in this sandbox)", maxCallDepth)
+		t.Stop(t.budgetErr("depth", fn.Name+"()", uint64(t.depth+1), uint64(t.depth), maxCallDepth))
 	}
 	vars := make(map[string]Value, len(code.params)+4)
 	ps := code.params

@@ -35,5 +35,11 @@ type Hasher interface{ PyHash() int64 }
 // StrHash is CPython's hash of a str under PYTHONHASHSEED=0.
 func StrHash(s string) int64 { return hashStr(s) }
 
+// Unsupported is the error that stops a program using a refused
+// construct at run time (getattr of a dunder name): unsupported_feature.
+type Unsupported struct{ Msg string }
+
+func (u *Unsupported) Error() string { return u.Msg }
+
 // Universe lists the builtin names a program sees (for TestCostRules).
 func Universe() map[string]Value { return universe }

@@ -99,7 +99,7 @@ func getAttr(t *Thread, v Value, name string) Value {
 		t.raise(AttributeError, "module '%s' has no attribute '%s' in this sandbox; it has: %s", mod.Name, name, strings.Join(sortedKeys(mod.Attrs), ", "))
 	}
 	if o, ok := v.(Object); ok {
-		t.raise(AttributeError, "'%s' object has no attribute '%s' (it has: %s)", o.TypeName(), name, strings.Join(o.AttrNames(), ", "))
+		t.raise(AttributeError, "'%s' object has no attribute '%s'", o.TypeName(), name)
 	}
 	if e, ok := v.(*Exception); ok {
 		_ = e
@@ -444,8 +444,12 @@ func costPad(t *Thread, recv Value, args []Value) {
 
 func init() {
 	S := func(v Value) string { return v.(string) }
-	reg("str", "lower", costCopy, func(t *Thread, r Value, a []Value, kw []KV) Value { return strings.ToLower(S(r)) })
-	reg("str", "upper", costCopy, func(t *Thread, r Value, a []Value, kw []KV) Value { return strings.ToUpper(S(r)) })
+	reg("str", "lower", costCopy, func(t *Thread, r Value, a []Value, kw []KV) Value {
+		return strings.ToLower(strings.ReplaceAll(S(r), "\u0130", "i\u0307"))
+	})
+	reg("str", "upper", costCopy, func(t *Thread, r Value, a []Value, kw []KV) Value {
+		return strings.ReplaceAll(strings.ToUpper(S(r)), "ß", "SS")
+	})
 	reg("str", "casefold", costCopy, func(t *Thread, r Value, a []Value, kw []KV) Value {
 		return strings.ReplaceAll(strings.ToLower(S(r)), "ß", "ss")
 	})
@@ -809,7 +813,30 @@ func init() {
 		return strFormat(t, S(r), nil, kws)
 	})
 	reg("str", "expandtabs", costPad, func(t *Thread, r Value, a []Value, kw []KV) Value {
-		return strings.ReplaceAll(S(r), "\t", "        ")
+		x := argParse(t, "expandtabs", a, kw, "tabsize?")
+		ts := 8
+		if x[0] != nil {
+			ts = int(toInt(t, x[0], "tabsize"))
+		}
+		var sb strings.Builder
+		col := 0
+		for _, c := range S(r) {
+			switch c {
+			case '\t':
+				if ts > 0 {
+					n := ts - col%ts
+					sb.WriteString(strings.Repeat(" ", n))
+					col += n
+				}
+			case '\n', '\r':
+				sb.WriteRune(c)
+				col = 0
+			default:
+				sb.WriteRune(c)
+				col++
+			}
+		}
+		return sb.String()
 	})
 	reg("str", "encode", cost1, func(t *Thread, r Value, a []Value, kw []KV) Value {
 		t.raise(TypeError, "str.encode() is not available: this sandbox has no bytes type; work with str")
@@ -1156,6 +1183,33 @@ func counterUpdate(t *Thread, d *Dict, src Value, sign int64) {
 func counterOp(t *Thread, op string, a, b *Dict) Value {
 	out := NewDict()
 	out.Counter = true
+	if op == "&" || op == "|" {
+		for _, kv := range a.Items() {
+			w, ok := b.Get(kv[0])
+			v := kv[1]
+			if ok {
+				c, _ := compareValues(v, w)
+				if op == "&" && c > 0 || op == "|" && c < 0 {
+					v = w
+				}
+			} else if op == "&" {
+				continue
+			}
+			if c, _ := compareValues(v, int64(0)); c > 0 {
+				out.Set(kv[0], v)
+			}
+		}
+		if op == "|" {
+			for _, kv := range b.Items() {
+				if _, ok := a.Get(kv[0]); !ok {
+					if c, _ := compareValues(kv[1], int64(0)); c > 0 {
+						out.Set(kv[0], kv[1])
+					}
+				}
+			}
+		}
+		return out
+	}
 	for _, kv := range a.Items() {
 		v := kv[1]
 		if w, ok := b.Get(kv[0]); ok {

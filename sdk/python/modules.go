@@ -10,6 +10,13 @@ import (
 	"unicode/utf8"
 )
 
+// cmpKey is a functools.cmp_to_key wrapper: it orders by calling fn.
+type cmpKey struct {
+	t  *Thread
+	fn Value
+	v  Value
+}
+
 // Deque is collections.deque.
 type Deque struct {
 	V      []Value
@@ -425,15 +432,42 @@ func init() {
 			return acc
 		})
 		modFn(a, "functools", "cmp_to_key", cost1, func(t *Thread, args []Value, kw []KV) Value {
-			t.raise(TypeError, "functools.cmp_to_key is not available in this sandbox; sort with key= (a tuple key sorts by several fields)")
-			return nil
+			x := argParse(t, "cmp_to_key", args, kw, "mycmp")
+			fn := x[0]
+			return &Builtin{Name: "functools.KeyWrapper", Fn: func(t *Thread, args []Value, kw []KV) Value {
+				y := argParse(t, "K", args, kw, "obj")
+				return &cmpKey{t: t, fn: fn, v: y[0]}
+			}}
 		})
 		return &Module{Name: "functools", Attrs: a}
 	}
 	moduleMakers["heapq"] = makeHeapq
 	moduleMakers["statistics"] = makeStatistics
 	moduleMakers["string"] = func() *Module {
+		capwords := mkBuiltin("string.capwords", costCopy, func(t *Thread, args []Value, kw []KV) Value {
+			x := argParse(t, "capwords", args, kw, "s", "sep?")
+			s := asStr(t, x[0], "s")
+			var parts []Value
+			sep := " "
+			if x[1] != nil && x[1] != None {
+				sep = asStr(t, x[1], "sep")
+				parts = strValues(strings.Split(s, sep))
+			} else {
+				parts = splitWhitespace(s, -1)
+			}
+			out := make([]string, len(parts))
+			for i, p := range parts {
+				w := p.(string)
+				if w != "" {
+					c, n := utf8.DecodeRuneInString(w)
+					w = strings.ToUpper(string(c)) + strings.ToLower(w[n:])
+				}
+				out[i] = w
+			}
+			return strings.Join(out, sep)
+		})
 		return &Module{Name: "string", Attrs: map[string]Value{
+			"capwords":        capwords,
 			"ascii_letters":   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
 			"ascii_lowercase": "abcdefghijklmnopqrstuvwxyz",
 			"ascii_uppercase": "ABCDEFGHIJKLMNOPQRSTUVWXYZ",

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"math/bits"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -166,7 +167,7 @@ func binary(t *Thread, op string, x, y Value) Value {
 			return setOp(t, op, a, b)
 		}
 	case *Dict:
-		if b, ok := y.(*Dict); ok && op == "|" {
+		if b, ok := y.(*Dict); ok && op == "|" && !(a.Counter && b.Counter) {
 			t.Charge("dict |", uint64(a.Len()+b.Len())*entryBytes, uint64(a.Len()+b.Len()))
 			d := a.Copy()
 			for _, kv := range b.Items() {
@@ -174,8 +175,14 @@ func binary(t *Thread, op string, x, y Value) Value {
 			}
 			return d
 		}
-		if b, ok := y.(*Dict); ok && a.Counter && b.Counter && (op == "+" || op == "-") {
+		if b, ok := y.(*Dict); ok && a.Counter && b.Counter && (op == "+" || op == "-" || op == "&" || op == "|") {
 			return counterOp(t, op, a, b)
+		}
+	}
+	if op == "+" {
+		switch x.(type) {
+		case string, *List, Tuple:
+			t.raise(TypeError, "can only concatenate %s (not \"%s\") to %s", typeName(x), typeName(y), typeName(x))
 		}
 	}
 	// int * str, int * list
@@ -351,12 +358,12 @@ func bigOp(t *Thread, op string, a, b *big.Int) Value {
 	case "*":
 		rb := ab + bb
 		if rb > maxBigBits {
-			t.raise(OverflowError, "integer result of about %d bits is too large for this sandbox (the limit is %d bits)", rb, maxBigBits)
+			t.Stop(t.budgetErr("memory", "an integer of about "+strconv.FormatUint(rb, 10)+" bits", rb/8, t.Mem, maxBigBits/8))
 		}
 		t.Charge("int *", rb/8+32, (ab/64+1)*(bb/64+1)/64)
 	case "<<":
 		if !b.IsInt64() || uint64(b.Int64())+ab > maxBigBits {
-			t.raise(OverflowError, "integer result too large for this sandbox (the limit is %d bits)", maxBigBits)
+			t.Stop(t.budgetErr("memory", "an integer of over a million bits", maxBigBits/8+1, t.Mem, maxBigBits/8))
 		}
 		t.Charge("int <<", (ab+uint64(b.Int64()))/8+32, 1)
 	case "**":
@@ -369,7 +376,7 @@ func bigOp(t *Thread, op string, a, b *big.Int) Value {
 			if ab <= 1 && a.Sign() >= 0 {
 				return normBig(a) // 0 or 1
 			}
-			t.raise(OverflowError, "integer result too large for this sandbox (the limit is %d bits)", maxBigBits)
+			t.Stop(t.budgetErr("memory", "an integer of over a million bits", maxBigBits/8+1, t.Mem, maxBigBits/8))
 		}
 		rb := ab * uint64(b.Int64())
 		t.Charge("int **", rb/8+32, (rb/64+1)*(rb/64+1)/64)

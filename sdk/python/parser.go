@@ -919,8 +919,8 @@ func (p *parser) atomExpr() Expr {
 				p.fail("invalid syntax: expected an attribute name after `.`, found %s", describe(nt))
 			}
 			p.next()
-			if strings.HasPrefix(nt.s, "__") && strings.HasSuffix(nt.s, "__") {
-				panic(refuse(nt.line, "dunder attribute access (`.%s`) is not supported; use the builtins (len(x), str(x), type(x).__name__ → type(x) is not available either: use isinstance)", nt.s))
+			if strings.HasPrefix(nt.s, "__") && strings.HasSuffix(nt.s, "__") && nt.s != "__name__" {
+				panic(refuse(nt.line, "dunder attribute access (`.%s`) is not supported; use the builtins: len(x), str(x), isinstance(x, str), type(x).__name__", nt.s))
 			}
 			x = &Attr{pos{t.line}, x, nt.s}
 		default:

@@ -41,7 +41,7 @@ type Thread struct {
 }
 
 // maxCallDepth bounds Python recursion (RecursionError past it).
-const maxCallDepth = 200
+const maxCallDepth = 1000
 
 // Cancel stops the program at its next check with err (uncatchable).
 func (t *Thread) Cancel(err error) { t.cancel.CompareAndSwap(nil, &err) }
@@ -123,6 +123,7 @@ func Compile(src string) (*Program, error) {
 	var prog *Program
 	if err := c.protect(func() {
 		sc := newModuleScope(mod.Body)
+		collectStmts(mod.Body, sc)
 		prog = &Program{body: c.stmts(sc, mod.Body), mod: mod}
 	}); err != nil {
 		return nil, err

@@ -260,6 +260,57 @@ func init() {
 	}
 }
 
+var typeCache = map[string]*Type{}
+
+// typeOf is type(v): the builtin type object for v's type.
+func typeOf(v Value) Value {
+	switch x := v.(type) {
+	case *Exception:
+		return x.Class
+	case bool:
+		return typeBool
+	case int64, *big.Int:
+		return typeInt
+	case float64:
+		return typeFloat
+	case string:
+		return typeStr
+	case *List:
+		return typeList
+	case Tuple:
+		return typeTuple
+	case *Set:
+		if x.Frozen {
+			return typeFrozenset
+		}
+		return typeSet
+	case *Range:
+		return typeRange
+	case *Dict:
+		if x.Default == nil && !x.Counter && !x.Ordered {
+			return typeDict
+		}
+	}
+	name := typeName(v)
+	if ty, ok := typeCache[name]; ok {
+		return ty
+	}
+	return &Type{Name: name, Is: func(w Value) bool { return typeName(w) == name }, Call: func(t *Thread, args []Value, kw []KV) Value {
+		t.raise(TypeError, "cannot create '%s' instances", name)
+		return nil
+	}}
+}
+
+func init() {
+	for _, n := range []string{"NoneType", "function", "builtin_function_or_method", "type", "module", "generator", "Doc"} {
+		n := n
+		typeCache[n] = &Type{Name: n, Is: func(w Value) bool { return typeName(w) == n }, Call: func(t *Thread, args []Value, kw []KV) Value {
+			t.raise(TypeError, "cannot create '%s' instances", n)
+			return nil
+		}}
+	}
+}
+
 // dictUpdate adds a mapping or an iterable of pairs to d.
 func dictUpdate(t *Thread, d *Dict, src Value) {
 	if m, ok := src.(*Dict); ok {

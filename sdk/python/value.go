@@ -382,6 +382,15 @@ func writeRepr(sb *strings.Builder, v Value, depth int) {
 				sb.WriteString(")")
 				return
 			}
+			sb.WriteByte('[')
+			for i, kv := range v.Items() {
+				if i > 0 {
+					sb.WriteString(", ")
+				}
+				writeRepr(sb, Tuple{kv[0], kv[1]}, depth+1)
+			}
+			sb.WriteString("])")
+			return
 		}
 		sb.WriteByte('{')
 		items := v.Items()
@@ -740,6 +749,17 @@ func compareValues(a, b Value) (int, bool) {
 		return compareNumbers(a, b)
 	}
 	switch x := a.(type) {
+	case *cmpKey:
+		y, ok := b.(*cmpKey)
+		if !ok {
+			return 0, false
+		}
+		r := CallValue(x.t, x.fn, []Value{x.v, y.v}, nil)
+		c, ok := compareNumbers(r, int64(0))
+		if !ok {
+			x.t.raise(TypeError, "the comparison function must return a number, not %s", typeName(r))
+		}
+		return c, true
 	case string:
 		y, ok := b.(string)
 		if !ok {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strings"
 
 	"github.com/rlsearch/rlsearch/sdk/python"
@@ -130,13 +131,18 @@ func (st *execState) pyBuiltins(question string) map[string]python.Value {
 			}
 			k := DefaultK
 			if a[1] != nil {
-				n, ok := a[1].(int64)
-				if !ok {
+				switch n := a[1].(type) {
+				case int64:
+					k = int(max(min(n, math.MaxInt32), math.MinInt32))
+				case *big.Int:
+					st.pyFail(t, newErr(CodeRuntime, ErrBadArgument, "%s: k = %s is out of range", r, n.String()))
+				default:
 					st.pyFail(t, newErr(CodeRuntime, ErrBadArgument, "%s: k must be an int, got %s", r, python.TypeNameOf(a[1])))
 				}
-				k = int(max(min(n, math.MaxInt32), math.MinInt32))
 			}
-			t.Charge(r, uint64(max(k, 0))*200, uint64(max(k, 0)))
+			if k >= 1 && k <= st.b.MaxWidth {
+				t.Charge(r, uint64(k)*200, uint64(k))
+			}
 			docs, err := st.search(r, q, k)
 			if err != nil {
 				st.pyFail(t, err)
@@ -314,12 +320,15 @@ func (st *execState) runPython(ctx context.Context, src, question string, res *R
 		return false
 	}
 	th := &python.Thread{
-		MaxSteps:   st.b.MaxSteps,
-		MaxMem:     uint64(st.b.MaxMemoryBytes),
-		CheckEvery: stepChunk,
+		MaxSteps:      st.b.MaxSteps,
+		MaxMem:        uint64(st.b.MaxMemoryBytes),
+		CheckEvery:    stepChunk,
+		MaxPrintBytes: DefaultMaxObservationBytes,
 		Budget: func(kind, what string, need, used, limit uint64) error {
 			var e *Error
 			switch kind {
+			case "observation":
+				e = newErr(CodeBudget, ErrBudget, "observation budget exceeded: over %d bytes printed", limit)
 			case "depth":
 				e = newErr(CodeBudget, ErrBudget, "recursion budget exceeded: calling %s would nest %d calls, the cap is %d (use a loop)", what, need, limit)
 			case "memory":

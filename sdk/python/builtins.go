@@ -90,6 +90,31 @@ func costRender(t *Thread, recv Value, args []Value) {
 	t.Charge("render", n, n/kib+1)
 }
 
+// costPrint: print's rendering, refused past Thread.MaxPrintBytes before
+// anything is rendered.
+func costPrint(t *Thread, recv Value, args []Value) {
+	var n uint64
+	for _, a := range args {
+		n += sizeEstimate(t, a)
+	}
+	if t.MaxPrintBytes > 0 && n > 4*t.MaxPrintBytes {
+		// sizeEstimate counts 4 bytes per string byte (escapes): compare the
+		// plain size too before refusing
+		var plain uint64
+		for _, a := range args {
+			if s, ok := a.(string); ok {
+				plain += uint64(len(s))
+			} else {
+				plain += sizeEstimate(t, a) / 4
+			}
+		}
+		if plain > t.MaxPrintBytes {
+			t.Stop(t.budgetErr("observation", "print", plain, 0, t.MaxPrintBytes))
+		}
+	}
+	t.Charge("print", n, n/kib+1)
+}
+
 type builtinDef struct {
 	fn   func(t *Thread, args []Value, kw []KV) Value
 	cost costRule
@@ -198,7 +223,7 @@ func init() {
 		t.raise(TypeError, "object of type '%s' has no len()", typeName(args[0]))
 		return nil
 	})
-	reg("print", costRender, builtinPrint)
+	reg("print", costPrint, builtinPrint)
 	reg("repr", costRender, func(t *Thread, args []Value, kw []KV) Value {
 		a := argParse(t, "repr", args, kw, "obj")
 		return Repr(a[0])

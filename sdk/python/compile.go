@@ -1311,6 +1311,33 @@ func (c *compiler) expr(s *scope, x Expr) exprFn {
 		return func(fr *frame) Value { return Tuple(elts(fr)) }
 	case *SetExpr:
 		elts := c.elts(s, x.Elts)
+		constant := len(x.Elts) > 2
+		for _, e := range x.Elts {
+			constant = constant && isConstExpr(e)
+		}
+		if constant {
+			// CPython folds a display of ≥ 3 constants into a frozenset
+			// constant and builds the set by merging it: its order.
+			return func(fr *frame) Value {
+				vs := elts(fr)
+				fr.t.line = line
+				fr.t.Charge("set literal", uint64(len(vs))*entryBytes*2, uint64(len(vs)))
+				frozen := NewSet()
+				for _, v := range vs {
+					frozen.Add(v)
+				}
+				// the compiler's constant merging rebuilds the frozenset
+				// from its own iteration order (merge_consts_recursive)
+				again := NewSet()
+				for _, v := range frozen.Keys() {
+					again.Add(v)
+				}
+				frozen = again
+				st := NewSet()
+				st.merge(frozen)
+				return st
+			}
+		}
 		return func(fr *frame) Value {
 			vs := elts(fr)
 			fr.t.line = line
@@ -1401,6 +1428,27 @@ func (c *compiler) expr(s *scope, x Expr) exprFn {
 		}
 	}
 	panic(syntaxErr(line, "unsupported expression"))
+}
+
+// isConstExpr reports whether CPython's AST optimizer folds x to a constant.
+func isConstExpr(x Expr) bool {
+	switch x := x.(type) {
+	case *IntLit, *FloatLit, *StrLit, *NoneLit, *BoolLit, *EllipsisLit:
+		return true
+	case *UnaryOp:
+		switch x.X.(type) {
+		case *IntLit, *FloatLit:
+			return x.Op == "-" || x.Op == "+" || x.Op == "~"
+		}
+	case *TupleExpr:
+		for _, e := range x.Elts {
+			if !isConstExpr(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // elts compiles list/tuple/set elements with *starred items.

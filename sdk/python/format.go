@@ -366,7 +366,7 @@ func formatG(a float64, p int, alt bool) string {
 // reprCharged is repr(v), charged by the size of its output.
 func reprCharged(t *Thread, v Value) Value {
 	n := sizeEstimate(t, v)
-	t.Charge("repr", n, n/kib+1)
+	t.Charge("repr()", n, n/kib+1)
 	return Repr(v)
 }
 
@@ -376,7 +376,7 @@ func strCharged(t *Thread, v Value) Value {
 		return s
 	}
 	n := sizeEstimate(t, v)
-	t.Charge("str", n, n/kib+1)
+	t.Charge("str()", n, n/kib+1)
 	return Str(v)
 }
 

@@ -425,7 +425,7 @@ func costJoin(t *Thread, recv Value, args []Value) {
 		}
 	}
 	out := n + k*uint64(len(sep))
-	t.Charge("str.join", out+strHeader, out/kib+k+1)
+	t.Charge("string.join()", out+strHeader, out/kib+k+1)
 }
 
 func costPad(t *Thread, recv Value, args []Value) {

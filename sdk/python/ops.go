@@ -124,7 +124,7 @@ func binary(t *Thread, op string, x, y Value) Value {
 		case "+":
 			if b, ok := y.(string); ok {
 				n := uint64(len(a) + len(b))
-				t.Charge("str +", n+strHeader, n/kib)
+				t.Charge("the + operation", n+strHeader, n/kib)
 				return a + b
 			}
 		case "*":
@@ -207,10 +207,10 @@ func repeatStr(t *Thread, s string, n int64) Value {
 		return ""
 	}
 	total := uint64(len(s)) * uint64(n)
-	if n > maxRepeatSz || total > maxRepeatSz {
-		t.Charge("str *", math.MaxUint64/2, 0)
+	if n > maxRepeatSz || total > maxRepeatSz || total/uint64(len(s)) != uint64(n) {
+		t.Charge("the * operation", total, 0)
 	}
-	t.Charge("str *", total+strHeader, total/kib+1)
+	t.Charge("the * operation", total+strHeader, total/kib+1)
 	return strings.Repeat(s, int(n))
 }
 
@@ -219,10 +219,10 @@ func repeatSeq(t *Thread, v []Value, n int64) []Value {
 		return []Value{}
 	}
 	if n > maxRepeatSz || uint64(len(v))*uint64(n) > maxRepeatSz {
-		t.Charge("sequence *", math.MaxUint64/2, 0)
+		t.Charge("the * operation", uint64(len(v))*uint64(n)*16, 0)
 	}
 	total := uint64(len(v)) * uint64(n)
-	t.Charge("sequence *", total*16+64, total)
+	t.Charge("the * operation", total*16+64, total)
 	out := make([]Value, 0, total)
 	for i := int64(0); i < n; i++ {
 		out = append(out, v...)

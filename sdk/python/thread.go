@@ -29,6 +29,9 @@ type Thread struct {
 	// PrintHook, when set, sees print's positional arguments first; it
 	// returns true when it printed them itself (documents).
 	PrintHook func(t *Thread, args []Value, sep, end string) bool
+	// MaxPrintBytes, when set, stops print() of text estimated over it
+	// before it is rendered (Budget kind "observation").
+	MaxPrintBytes uint64
 
 	line      int
 	depth     int

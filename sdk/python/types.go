@@ -12,7 +12,12 @@ var types []*Type
 func mkType(name string, is func(Value) bool, call func(t *Thread, args []Value, kw []KV) Value) *Type {
 	ty := &Type{Name: name, Is: is, Attrs: map[string]Value{}}
 	ty.Call = func(t *Thread, args []Value, kw []KV) Value {
-		costCopy(t, nil, args)
+		b, s := uint64(64), uint64(1)
+		for _, a := range args {
+			b2, s2 := size(a)
+			b, s = b+b2, s+s2
+		}
+		t.Charge(name+"()", b, s)
 		return call(t, args, kw)
 	}
 	costRegistry[name] = true

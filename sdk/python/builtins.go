@@ -35,6 +35,9 @@ func size(v Value) (uint64, uint64) {
 		return uint64(len(x.V)) * slotBytes, uint64(len(x.V))
 	case *Range:
 		n := uint64(max(x.Len(), 0))
+		if n > 1<<50 {
+			return 1 << 60, n
+		}
 		return n * slotBytes, n
 	case *big.Int:
 		b := uint64(x.BitLen())

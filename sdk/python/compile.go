@@ -746,6 +746,7 @@ var refusedBuiltins = map[string]string{
 	"property":     "classes are not supported; use functions and dicts",
 	"id":           "object identity is not observable; compare with == or `is None`",
 	"dir":          "programs cannot inspect objects; a Doc has .id .title .text .contents .score .routes",
+	"load":         "programs cannot load files or modules (this is Python, not Starlark); import an allowed module: math, re, collections, itertools, functools, heapq, statistics, json, string",
 }
 
 func (s *scope) root() *scope {
@@ -965,7 +966,7 @@ func (c *compiler) augAssign(s *scope, st *AugAssign) stmtFn {
 func inplace(t *Thread, op string, x, y Value) Value {
 	if l, ok := x.(*List); ok && op == "+" {
 		ys := toSlice(t, y)
-		t.Charge("list +=", uint64(len(ys))*slotBytes, uint64(len(ys))+1)
+		t.Charge("+= on a list", uint64(len(ys))*slotBytes, uint64(len(ys))+1)
 		l.V = append(l.V, ys...)
 		return l
 	}
@@ -1688,17 +1689,17 @@ func (c *compiler) comp(s *scope, x *Comp) exprFn {
 				}
 				switch kind {
 				case "list", "gen":
-					fr.t.Charge("comprehension", slotBytes, 0)
+					fr.t.Charge("a comprehension", slotBytes, 0)
 					list = append(list, elt(cf))
 				case "set":
-					fr.t.Charge("comprehension", entryBytes, 0)
+					fr.t.Charge("a set comprehension", entryBytes, 0)
 					e := elt(cf)
 					if !set.Add(e) {
 						fr.t.line = line
 						fr.t.raise(TypeError, "unhashable type: '%s'", typeName(e))
 					}
 				case "dict":
-					fr.t.Charge("comprehension", entryBytes, 0)
+					fr.t.Charge("a dict comprehension", entryBytes, 0)
 					k := elt(cf)
 					if !dict.Set(k, val(cf)) {
 						fr.t.line = line

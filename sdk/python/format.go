@@ -365,9 +365,20 @@ func formatG(a float64, p int, alt bool) string {
 
 // reprCharged is repr(v), charged by the size of its output.
 func reprCharged(t *Thread, v Value) Value {
+	checkDigits(t, v)
 	n := sizeEstimate(t, v)
 	t.Charge("repr()", n, n/kib+1)
 	return Repr(v)
+}
+
+// checkDigits raises CPython's ValueError for an int of over 4300 decimal
+// digits being converted to text.
+func checkDigits(t *Thread, v Value) {
+	if b, ok := v.(*big.Int); ok && b.BitLen() > 14000 {
+		if d := len(new(big.Int).Abs(b).String()); d > maxStrDigits {
+			t.raise(ValueError, "Exceeds the limit (%d digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit", maxStrDigits)
+		}
+	}
 }
 
 // strCharged is str(v), charged.
@@ -375,6 +386,7 @@ func strCharged(t *Thread, v Value) Value {
 	if s, ok := v.(string); ok {
 		return s
 	}
+	checkDigits(t, v)
 	n := sizeEstimate(t, v)
 	t.Charge("str()", n, n/kib+1)
 	return Str(v)

@@ -399,7 +399,7 @@ func costStrReplace(t *Thread, recv Value, args []Value) {
 		cnt = uint64(strings.Count(s, old))
 	}
 	out := n + cnt*uint64(len(nw))
-	t.Charge("str.replace", out+strHeader, (n+out)/kib+1)
+	t.Charge("string.replace()", out+strHeader, (n+out)/kib+1)
 }
 
 func costJoin(t *Thread, recv Value, args []Value) {
@@ -504,7 +504,7 @@ func init() {
 		}
 		s := S(r)
 		sep, ok := optStr(t, x[0], "sep")
-		t.Charge("str.split", uint64(len(s))*2+uint64(strings.Count(s, " ")+1)*strHeader*2, uint64(len(s))/kib+1)
+		t.Charge("string.split()", uint64(len(s))*2+uint64(strings.Count(s, " ")+1)*strHeader*2, uint64(len(s))/kib+1)
 		if !ok {
 			if right {
 				return &List{V: rsplitWhitespace(s, max)}

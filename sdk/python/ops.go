@@ -139,7 +139,7 @@ func binary(t *Thread, op string, x, y Value) Value {
 		case "+":
 			if b, ok := y.(*List); ok {
 				n := uint64(len(a.V) + len(b.V))
-				t.Charge("list +", n*16+64, n)
+				t.Charge("the + operation", n*16+64, n)
 				out := make([]Value, 0, n)
 				return &List{V: append(append(out, a.V...), b.V...)}
 			}
@@ -153,7 +153,7 @@ func binary(t *Thread, op string, x, y Value) Value {
 		case "+":
 			if b, ok := y.(Tuple); ok {
 				n := uint64(len(a) + len(b))
-				t.Charge("tuple +", n*16+64, n)
+				t.Charge("the + operation", n*16+64, n)
 				out := make(Tuple, 0, n)
 				return append(append(out, a...), b...)
 			}
@@ -915,7 +915,7 @@ func setItem(t *Thread, o, idx, v Value) {
 		return
 	case *Dict:
 		if _, ok := o.Get(idx); !ok {
-			t.Charge("dict entry", entryBytes, 1)
+			t.Charge("a dict entry", entryBytes, 1)
 		}
 		if !o.Set(idx, v) {
 			t.raise(TypeError, "unhashable type: '%s'", typeName(idx))

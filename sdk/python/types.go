@@ -55,6 +55,9 @@ func parseIntStr(t *Thread, s string, base int64) Value {
 			clean = strings.ReplaceAll(s, "_", "")
 		}
 	}
+	if base == 10 && len(clean) > maxStrDigits {
+		t.raise(ValueError, "Exceeds the limit (%d digits) for integer string conversion: value has %d digits; use sys.set_int_max_str_digits() to increase the limit", maxStrDigits, len(clean))
+	}
 	b, ok := new(big.Int).SetString(clean, int(base))
 	if !ok || clean == "" || strings.ContainsAny(clean, "+-") {
 		t.raise(ValueError, "invalid literal for int() with base %d: %s", base, StrRepr(orig))
@@ -264,6 +267,9 @@ func init() {
 		universe[ty.Name] = ty
 	}
 }
+
+// maxStrDigits is CPython 3.11's default int_max_str_digits.
+const maxStrDigits = 4300
 
 var typeCache = map[string]*Type{}
 

@@ -1775,7 +1775,7 @@ func (c *compiler) fstring(s *scope, x *FString) exprFn {
 	}
 	line := x.Line
 	return func(fr *frame) Value {
-		var sb strings.Builder
+		var sb partsBuilder
 		for _, p := range parts {
 			if p.expr == nil {
 				sb.WriteString(p.lit)
@@ -1799,7 +1799,7 @@ func (c *compiler) fstring(s *scope, x *FString) exprFn {
 				spec = p.spec(fr).(string)
 			}
 			out := formatValue(fr.t, v, spec)
-			fr.t.Charge("f-string", uint64(len(out)), uint64(len(out))/1024)
+			fr.t.Charge("f-string", uint64(len(out))*2, uint64(len(out))/1024)
 			sb.WriteString(out)
 		}
 		return sb.String()

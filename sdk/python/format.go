@@ -485,6 +485,44 @@ func asciiRepr(v Value) Value {
 	return sb.String()
 }
 
+// partsBuilder collects pieces and joins them once at the end, so that
+// the bytes allocated are about the bytes charged (a strings.Builder's
+// growth copies several times the output).
+type partsBuilder struct {
+	parts []string
+	lit   []byte
+	n     int
+}
+
+func (p *partsBuilder) WriteByte(c byte) error {
+	p.lit = append(p.lit, c)
+	p.n++
+	return nil
+}
+
+func (p *partsBuilder) WriteString(s string) {
+	if len(s) < 64 {
+		p.lit = append(p.lit, s...)
+	} else {
+		if len(p.lit) > 0 {
+			p.parts = append(p.parts, string(p.lit))
+			p.lit = p.lit[:0]
+		}
+		p.parts = append(p.parts, s)
+	}
+	p.n += len(s)
+}
+
+func (p *partsBuilder) Len() int { return p.n }
+
+func (p *partsBuilder) String() string {
+	if len(p.lit) > 0 {
+		p.parts = append(p.parts, string(p.lit))
+		p.lit = nil
+	}
+	return strings.Join(p.parts, "")
+}
+
 // percentFormat is format % args.
 func percentFormat(t *Thread, format string, arg Value) Value {
 	var args []Value
@@ -499,7 +537,7 @@ func percentFormat(t *Thread, format string, arg Value) Value {
 		args = []Value{a}
 	}
 	t.Charge("%", uint64(len(format))+strHeader, uint64(len(format))/kib+1)
-	var sb strings.Builder
+	var sb partsBuilder
 	ai := 0
 	next := func() Value {
 		if ai >= len(args) {
@@ -621,6 +659,7 @@ func percentFormat(t *Thread, format string, arg Value) Value {
 				fs.align = '>'
 				fs.fill = ' '
 			}
+			t.Charge("%", uint64(len(s))*2+uint64(fs.width), uint64(len(s))/kib)
 			sb.WriteString(pad(s, fs, '>'))
 		case 'd', 'i', 'u', 'x', 'X', 'o', 'c':
 			if conv == 'c' {
@@ -698,7 +737,7 @@ func strFormat(t *Thread, format string, args []Value, kw []KV) string {
 	manual := false
 	var render func(s string, depth int) string
 	render = func(s string, depth int) string {
-		var sb strings.Builder
+		var sb partsBuilder
 		for i := 0; i < len(s); i++ {
 			c := s[i]
 			if c == '}' {
@@ -842,13 +881,13 @@ func strFormat(t *Thread, format string, args []Value, kw []KV) string {
 			default:
 				t.raise(ValueError, "Unknown conversion specifier %c", conv)
 			}
-			sb.WriteString(formatValue(t, v, spec))
+			out := formatValue(t, v, spec)
+			t.Charge("str.format", uint64(len(out))*2, uint64(len(out))/kib)
+			sb.WriteString(out)
 		}
 		return sb.String()
 	}
 	t.Charge("str.format", uint64(len(format))+strHeader, uint64(len(format))/kib+1)
 	sb.WriteString(render(format, 0))
-	out := sb.String()
-	t.Charge("str.format", uint64(len(out)), uint64(len(out))/kib)
-	return out
+	return sb.String()
 }

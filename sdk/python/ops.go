@@ -1081,8 +1081,13 @@ func getSlice(t *Thread, o, lo, hi, step Value) Value {
 		}
 		return string(out)
 	case *Range:
-		vs := rangeValuesAll(t, o)
-		return &List{V: sliceValues(t, vs, lo, hi, step)}
+		n := o.Len()
+		if n > 1<<31 {
+			vs := rangeValuesAll(t, o) // charged: refused by the budget
+			return &List{V: sliceValues(t, vs, lo, hi, step)}
+		}
+		start, stop, st := sliceIndices(t, int(n), lo, hi, step)
+		return &Range{o.Start + int64(start)*o.Step, o.Start + int64(stop)*o.Step, o.Step * int64(st)}
 	}
 	t.raise(TypeError, "'%s' object is not subscriptable", typeName(o))
 	return nil

@@ -457,6 +457,10 @@ func writeRepr(sb *strings.Builder, v Value, depth int) {
 		}
 	case *Iterator:
 		sb.WriteString("<" + typeName(v) + " object>")
+	case *dictView:
+		sb.WriteString("dict_" + v.kind + "(")
+		writeRepr(sb, v.values(), depth+1)
+		sb.WriteByte(')')
 	case *Deque:
 		sb.WriteString("deque([")
 		for i, x := range v.V {

@@ -218,7 +218,7 @@ func (s *Set) add(k Value, hk any, hash int64) {
 restart:
 	mask := s.mask
 	i := int(uint64(hash) & uint64(mask))
-	freeslot := -1 // kept at -1: see below
+	freeslot := -1
 	perturb := uint64(hash)
 	for {
 		probes := 0
@@ -250,7 +250,9 @@ restart:
 			if e.state == 1 && e.hash == hash && e.hk == hk {
 				return
 			}
-			// CPython 3.11 does not reuse dummy slots on insertion
+			if e.state == 2 && freeslot < 0 {
+				freeslot = j
+			}
 			if probes == 0 {
 				break
 			}

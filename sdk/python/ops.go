@@ -511,8 +511,9 @@ func setOp(t *Thread, op string, a, b *Set) Value {
 			}
 		}
 	case "^":
-		r = a.Copy()
-		for _, e := range b.table {
+		// CPython: a copy of the right operand, updated with the left
+		r = b.Copy()
+		for _, e := range a.table {
 			if e.state != 1 {
 				continue
 			}

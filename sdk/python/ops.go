@@ -16,7 +16,7 @@ const (
 	entryBytes  = 192 // one dict or set entry
 	strHeader   = 16
 	kib         = 1024
-	maxBigBits  = 1 << 20 // ints beyond a million bits are refused
+	maxBigBits  = 1 << 26 // ints beyond 64 Mbit (8 MiB) are refused (memory budget)
 	maxRepeatSz = 1 << 30
 )
 
@@ -363,7 +363,7 @@ func bigOp(t *Thread, op string, a, b *big.Int) Value {
 		t.Charge("int *", rb/8+32, (ab/64+1)*(bb/64+1)/64)
 	case "<<":
 		if !b.IsInt64() || uint64(b.Int64())+ab > maxBigBits {
-			t.Stop(t.budgetErr("memory", "an integer of over a million bits", maxBigBits/8+1, t.Mem, maxBigBits/8))
+			t.Stop(t.budgetErr("memory", "an integer of over 2^26 bits", maxBigBits/8+1, t.Mem, maxBigBits/8))
 		}
 		t.Charge("int <<", (ab+uint64(b.Int64()))/8+32, 1)
 	case "**":

@@ -1346,7 +1346,7 @@ func (c *compiler) expr(s *scope, x Expr) exprFn {
 			fr.t.Charge("set literal", uint64(len(vs))*entryBytes, uint64(len(vs)))
 			for _, v := range vs {
 				if !st.Add(v) {
-					fr.t.raise(TypeError, "unhashable type: '%s'", typeName(v))
+					fr.t.raise(TypeError, "unhashable type: '%s'", unhashableName(v))
 				}
 			}
 			return st
@@ -1379,7 +1379,7 @@ func (c *compiler) expr(s *scope, x Expr) exprFn {
 				v := vals[i](fr)
 				if !d.Set(k, v) {
 					fr.t.line = line
-					fr.t.raise(TypeError, "unhashable type: '%s'", typeName(k))
+					fr.t.raise(TypeError, "unhashable type: '%s'", unhashableName(k))
 				}
 			}
 			return d
@@ -1696,14 +1696,14 @@ func (c *compiler) comp(s *scope, x *Comp) exprFn {
 					e := elt(cf)
 					if !set.Add(e) {
 						fr.t.line = line
-						fr.t.raise(TypeError, "unhashable type: '%s'", typeName(e))
+						fr.t.raise(TypeError, "unhashable type: '%s'", unhashableName(e))
 					}
 				case "dict":
 					fr.t.Charge("a dict comprehension", entryBytes, 0)
 					k := elt(cf)
 					if !dict.Set(k, val(cf)) {
 						fr.t.line = line
-						fr.t.raise(TypeError, "unhashable type: '%s'", typeName(k))
+						fr.t.raise(TypeError, "unhashable type: '%s'", unhashableName(k))
 					}
 				}
 				return true

@@ -199,3 +199,24 @@ func TestFuzzCorpusKept(t *testing.T) {
 		t.Fatalf("testdata/fuzz/FuzzParse corpus missing: %v", err)
 	}
 }
+
+// FuzzExec: compiled programs run under small budgets without a Go panic
+// (every failure is a Python exception or a budget stop); corpus in
+// testdata/fuzz/FuzzExec.
+func FuzzExec(f *testing.F) {
+	for _, s := range []string{"print([x*2 for x in range(5)], {1, 2} | {3}, 'a%sb' % 1, f'{2:>4}')",
+		"d = {}\nfor w in 'a b a'.split():\n    d[w] = d.get(w, 0) + 1\nprint(sorted(d.items(), key=lambda kv: -kv[1]))",
+		"try:\n    x = [1][2]\nexcept IndexError as e:\n    print(repr(e))\nfinally:\n    print('done')",
+		"import re, json, math\nprint(re.sub(r'(\\w+)', r'<\\1>', 'a b'), json.dumps({'a': [1.5, None]}), math.floor(-2.5))",
+		"s = 'héllo'\nprint(s[::-1], s.upper(), s.center(9, '*'), '{:08.3f}'.format(3.14159))"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		p, err := Compile(src)
+		if err != nil {
+			return
+		}
+		th := &Thread{MaxSteps: 20_000, MaxMem: 1 << 20}
+		_ = th.Exec(p, nil) // a Go panic fails the fuzz target
+	})
+}

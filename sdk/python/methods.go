@@ -1011,7 +1011,7 @@ func dictMethods() {
 			t.raise(TypeError, "get expected 1 or 2 arguments, got %d", len(a))
 		}
 		if _, ok := hashKey(a[0]); !ok {
-			t.raise(TypeError, "unhashable type: '%s'", typeName(a[0]))
+			t.raise(TypeError, "unhashable type: '%s'", unhashableName(a[0]))
 		}
 		if v, ok := D(r).Get(a[0]); ok {
 			return v
@@ -1036,7 +1036,7 @@ func dictMethods() {
 		}
 		t.Charge("dict entry", entryBytes, 0)
 		if !d.Set(a[0], v) {
-			t.raise(TypeError, "unhashable type: '%s'", typeName(a[0]))
+			t.raise(TypeError, "unhashable type: '%s'", unhashableName(a[0]))
 		}
 		return v
 	})
@@ -1174,7 +1174,7 @@ func counterUpdate(t *Thread, d *Dict, src Value, sign int64) {
 			old = int64(0)
 		}
 		if !d.Set(x, binary(t, "+", old, sign)) {
-			t.raise(TypeError, "unhashable type: '%s'", typeName(x))
+			t.raise(TypeError, "unhashable type: '%s'", unhashableName(x))
 		}
 		return true
 	})
@@ -1283,7 +1283,7 @@ func setMethods() {
 		x := argParse(t, "add", a, kw, "elem")
 		t.Charge("set.add", entryBytes, 0)
 		if !St(r).Add(x[0]) {
-			t.raise(TypeError, "unhashable type: '%s'", typeName(x[0]))
+			t.raise(TypeError, "unhashable type: '%s'", unhashableName(x[0]))
 		}
 		return None
 	})

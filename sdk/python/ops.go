@@ -594,13 +594,13 @@ func contains(t *Thread, container, x Value) bool {
 		return false
 	case *Dict:
 		if _, ok := hashKey(x); !ok {
-			t.raise(TypeError, "unhashable type: '%s'", typeName(x))
+			t.raise(TypeError, "unhashable type: '%s'", unhashableName(x))
 		}
 		_, ok := c.Get(x)
 		return ok
 	case *Set:
 		if _, ok := hashKey(x); !ok {
-			t.raise(TypeError, "unhashable type: '%s'", typeName(x))
+			t.raise(TypeError, "unhashable type: '%s'", unhashableName(x))
 		}
 		return c.Has(x)
 	case *Range:
@@ -864,7 +864,7 @@ func getItem(t *Thread, o, idx Value) Value {
 			return v
 		}
 		if _, ok := hashKey(idx); !ok {
-			t.raise(TypeError, "unhashable type: '%s'", typeName(idx))
+			t.raise(TypeError, "unhashable type: '%s'", unhashableName(idx))
 		}
 		if o.Default != nil {
 			v := CallValue(t, o.Default, nil, nil)
@@ -919,7 +919,7 @@ func setItem(t *Thread, o, idx, v Value) {
 			t.Charge("a dict entry", entryBytes, 1)
 		}
 		if !o.Set(idx, v) {
-			t.raise(TypeError, "unhashable type: '%s'", typeName(idx))
+			t.raise(TypeError, "unhashable type: '%s'", unhashableName(idx))
 		}
 		return
 	case *Deque:
@@ -956,7 +956,7 @@ func delItem(t *Thread, o, idx Value) {
 	case *Dict:
 		if _, ok := o.Delete(idx); !ok {
 			if _, h := hashKey(idx); !h {
-				t.raise(TypeError, "unhashable type: '%s'", typeName(idx))
+				t.raise(TypeError, "unhashable type: '%s'", unhashableName(idx))
 			}
 			panic(&Exception{Class: KeyError, Args: []Value{idx}, Line: t.line})
 		}

@@ -222,7 +222,7 @@ func init() {
 		iterate(t, a[0], func(k Value) bool {
 			t.Charge("dict.fromkeys", entryBytes, 1)
 			if !d.Set(k, v) {
-				t.raise(TypeError, "unhashable type: '%s'", typeName(k))
+				t.raise(TypeError, "unhashable type: '%s'", unhashableName(k))
 			}
 			return true
 		})
@@ -339,7 +339,7 @@ func dictUpdate(t *Thread, d *Dict, src Value) {
 			t.raise(ValueError, "dictionary update sequence element #%d has length %d; 2 is required", i, len(pair))
 		}
 		if !d.Set(pair[0], pair[1]) {
-			t.raise(TypeError, "unhashable type: '%s'", typeName(pair[0]))
+			t.raise(TypeError, "unhashable type: '%s'", unhashableName(pair[0]))
 		}
 		i++
 		return true
@@ -361,7 +361,7 @@ func setUpdate(t *Thread, s *Set, src Value) {
 	iterate(t, src, func(x Value) bool {
 		t.Charge("set add", entryBytes, 1)
 		if !s.Add(x) {
-			t.raise(TypeError, "unhashable type: '%s'", typeName(x))
+			t.raise(TypeError, "unhashable type: '%s'", unhashableName(x))
 		}
 		return true
 	})

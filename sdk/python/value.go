@@ -887,3 +887,16 @@ func writeKey(sb *strings.Builder, k any) {
 // isPrintable is CPython's Py_UNICODE_ISPRINTABLE: not in categories Cc,
 // Cf, Cs, Co, Cn, Zl, Zp, Zs (except the ASCII space).
 func isPrintable(r rune) bool { return unicode.IsPrint(r) }
+
+// unhashableName is the type CPython names in "unhashable type: '...'":
+// the innermost unhashable element of a tuple.
+func unhashableName(v Value) string {
+	if t, ok := v.(Tuple); ok {
+		for _, x := range t {
+			if _, ok := hashKey(x); !ok {
+				return unhashableName(x)
+			}
+		}
+	}
+	return typeName(v)
+}

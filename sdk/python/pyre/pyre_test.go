@@ -1,0 +1,180 @@
+package pyre
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"reflect"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "regenerate testdata/cpython.json with python3 (CPython 3.11)")
+
+// refused are valid CPython patterns the sandbox refuses (linear time).
+var refused = map[string]bool{
+	`(a)\1`: true, `(?P<x>a)(?P=x)`: true, `a(?=b)`: true, `a(?!b)`: true, `(?<=a)b`: true, `(?<!a)b`: true,
+	`(a)?(?(1)b|c)`: true, `(?>a+)b`: true, `a++`: true, `\N{LATIN SMALL LETTER E}`: true, `[^\W\d]+`: true,
+	`x{1001}`: true,
+}
+
+// differences are the documented differences (doc.go), checked in
+// TestDocumentedDifferences instead.
+var differences = map[string]bool{`a$`: true, `\bcaf\b`: true, `a*?`: true, `(?i)k`: true}
+
+type row struct {
+	Pattern, Subject, Template string
+	Flags                      Flags
+	Result                     json.RawMessage
+}
+
+func loadRows(t *testing.T) []row {
+	t.Helper()
+	if *update {
+		if out, err := exec.Command("python3", "testdata/gen.py", "testdata/cpython.json").CombinedOutput(); err != nil {
+			t.Fatalf("gen.py: %v\n%s", err, out)
+		}
+	}
+	b, err := os.ReadFile("testdata/cpython.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw [][]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var rows []row
+	for _, r := range raw {
+		var x row
+		json.Unmarshal(r[0], &x.Pattern)
+		json.Unmarshal(r[1], &x.Flags)
+		json.Unmarshal(r[2], &x.Subject)
+		json.Unmarshal(r[3], &x.Template)
+		x.Result = r[4]
+		rows = append(rows, x)
+	}
+	return rows
+}
+
+func spans(m *Match) any {
+	if m == nil {
+		return nil
+	}
+	var out [][]int
+	for i := 0; i <= m.Re.NumGroups; i++ {
+		a, b := m.Span(i)
+		out = append(out, []int{a, b})
+	}
+	return out
+}
+
+// goResult computes the same dict as gen.py's run().
+func goResult(p string, fl Flags, s, tmpl string) any {
+	r, err := Compile(p, fl)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Unsupported {
+			return "!refused: " + err.Error()
+		}
+		return "!error: " + err.Error()
+	}
+	out := map[string]any{"search": spans(r.Search(s)), "match": spans(r.Match(s)), "fullmatch": spans(r.Fullmatch(s))}
+	fa := [][]string{}
+	fa = append(fa, r.FindAll(s)...)
+	out["findall"] = fa
+	fi := [][]int{}
+	for _, m := range r.Finditer(s, 0) {
+		a, b := m.Span(0)
+		fi = append(fi, []int{a, b})
+	}
+	out["finditer"] = fi
+	out["split"] = r.Split(s, 0)
+	out["split1"] = r.Split(s, 1)
+	if m := r.Search(s); m != nil {
+		gd := map[string]*string{}
+		names, vals := m.GroupDict()
+		for i, n := range names {
+			gd[n] = vals[i]
+		}
+		out["groupdict"] = gd
+	}
+	res, n, err := r.Subn(tmpl, s, 0)
+	if err != nil {
+		var ie *IndexError
+		if errors.As(err, &ie) {
+			out["sub"] = "!IndexError: " + err.Error()
+		} else {
+			out["sub"] = "!error: " + err.Error()
+		}
+	} else {
+		out["sub"] = []any{res, n}
+		out["sub1"], _ = r.Sub(tmpl, s, 1)
+	}
+	return out
+}
+
+func norm(t *testing.T, v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x any
+	json.Unmarshal(b, &x)
+	return x
+}
+
+func TestCPythonTable(t *testing.T) {
+	rows := loadRows(t)
+	pass, refusedOK := 0, 0
+	for _, r := range rows {
+		if differences[r.Pattern] {
+			continue
+		}
+		got := norm(t, goResult(r.Pattern, r.Flags, r.Subject, r.Template))
+		var want any
+		json.Unmarshal(r.Result, &want)
+		if refused[r.Pattern] {
+			if s, ok := got.(string); ok && len(s) > 9 && s[:9] == "!refused:" {
+				refusedOK++
+				continue
+			}
+			t.Errorf("%q: want a refusal, got %v", r.Pattern, got)
+			continue
+		}
+		if reflect.DeepEqual(got, want) {
+			pass++
+			continue
+		}
+		t.Errorf("%q flags=%d on %q:\n got  %v\n want %v", r.Pattern, r.Flags, r.Subject, got, want)
+	}
+	t.Logf("pyre: %d rows match CPython, %d refused as documented, %d documented differences, of %d", pass, refusedOK, len(differences), len(rows))
+}
+
+func TestDocumentedDifferences(t *testing.T) {
+	if m := MustCompile(`abc$`, 0).Search("abc\n"); m == nil || m.End(0) != 3 {
+		t.Errorf("$ before a final newline: %v", m)
+	}
+	if m := MustCompile(`abc$`, 0).Search("x\nabc\n"); m != nil {
+		t.Errorf("$ before a final newline after an earlier one: now matches; update doc.go")
+	}
+	if m := MustCompile(`\bcaf\b`, 0).Search("café"); m == nil {
+		t.Errorf(`\b next to é: now Unicode-aware; update doc.go`)
+	}
+	if got := fmt.Sprint(MustCompile(`a*?`, 0).FindAll("aa")); got != "[[] [] []]" {
+		t.Errorf("a*? findall: %s", got)
+	}
+}
+
+func TestRefusalTeaches(t *testing.T) {
+	_, err := Compile(`(\w+) \1`, 0)
+	var e *Error
+	if !errors.As(err, &e) || !e.Unsupported {
+		t.Fatalf("got %v", err)
+	}
+	want := `re: the backreference \1 is not supported: the sandbox runs regular expressions in linear time; capture the group and compare it in code, e.g. m.group(1) == m.group(2) at position 6`
+	if err.Error() != want {
+		t.Fatalf("got %q", err.Error())
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rlsearch/rlsearch/sdk/python/pyfmt"
 )
 
 // Cost rules. Every builtin function, method and module function has one;
@@ -655,7 +657,11 @@ func builtinRound(t *Thread, args []Value, kw []KV) Value {
 		}
 		return normBig(q.Mul(q, p))
 	case float64:
-		return roundFloat(x, int(n))
+		r, err := pyfmt.RoundFloat(x, int(max(min(n, 1<<20), -(1<<20))))
+		if err != nil {
+			t.raise(OverflowError, "%s", err.Error())
+		}
+		return r
 	}
 	t.raise(TypeError, "type %s doesn't define __round__ method", typeName(a[0]))
 	return nil

@@ -1,11 +1,14 @@
 package python
 
 import (
+	"errors"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rlsearch/rlsearch/sdk/python/pyfmt"
 )
 
 // formatSpec is a parsed format-spec mini-language string.
@@ -96,6 +99,37 @@ func formatValue(t *Thread, v Value, spec string) string {
 	if spec == "" {
 		return strCharged(t, v).(string)
 	}
+	// int, float and str formatting is pylib's pyfmt (CPython 3.11 tables)
+	var out string
+	var err error
+	switch x := v.(type) {
+	case string:
+		out, err = pyfmt.StrFormat(x, spec)
+	case bool:
+		out, err = pyfmt.IntFormat(big.NewInt(b2i(x)), spec)
+	case int64:
+		out, err = pyfmt.IntFormat(big.NewInt(x), spec)
+	case *big.Int:
+		out, err = pyfmt.IntFormat(x, spec)
+	case float64:
+		out, err = pyfmt.FloatFormat(x, spec)
+	default:
+		t.raise(TypeError, "unsupported format string passed to %s.__format__", typeName(v))
+	}
+	if err != nil {
+		var oe *pyfmt.OverflowError
+		if errors.As(err, &oe) {
+			t.raise(OverflowError, "%s", oe.Msg)
+		}
+		t.raise(ValueError, "%s", err.Error())
+	}
+	t.Charge("format", uint64(len(out)), uint64(len(out))/kib)
+	return out
+}
+
+// formatValueOwn is the interpreter's own format-spec implementation, kept
+// for %-formatting's conversions.
+func formatValueOwn(t *Thread, v Value, spec string) string {
 	fs := parseSpec(t, spec)
 	switch x := v.(type) {
 	case string:

@@ -900,3 +900,7 @@ func unhashableName(v Value) string {
 	}
 	return typeName(v)
 }
+
+var posInf, negInf = 1.0 / zero(), -1.0 / zero()
+
+func zero() float64 { return 0 }

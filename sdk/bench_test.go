@@ -126,7 +126,7 @@ func BenchmarkStarlarkOverhead(b *testing.B) {
 			b.Fatalf("%s %s\n%s", r.Code, r.Error, p)
 		}
 	}
-	b.Run("interp=starlark", func(b *testing.B) {
+	b.Run("interp=sandbox", func(b *testing.B) {
 		n := 0
 		for b.Loop() {
 			rt.Run(ctx, Request{Code: progs[n%len(progs)], Question: "stub question"}, nil)

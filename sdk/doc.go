@@ -11,12 +11,16 @@
 //
 // # Programs
 //
-// Programs are Starlark (go.starlark.net): Python syntax, deterministic, no
-// I/O. Variables, loops (for, while), if, def (no recursion), lambda,
-// comprehensions, slicing, sorted(key=, reverse=), dict, list, set,
-// str.format and % formatting (no precision flags such as %.2f: Starlark has
-// none) are available. import, class, try/except, with, f-strings, open()
-// and load() are not: they give an unsupported_feature error observation.
+// Programs are Python 3 (as CPython 3.11 runs them), executed by
+// sdk/python: our own scanner, parser and interpreter in pure Go,
+// deterministic, no I/O. Functions (recursion to depth 1,000), lambda,
+// comprehensions and generator expressions, f-strings, % and str.format,
+// try/except/finally, sets with CPython's iteration order, and the modules
+// math, re, collections, itertools, functools, heapq, statistics, json and
+// string are available (README "Which Python runs"). class, with, yield,
+// async, match, other modules, open(), exec(), eval() and dunder access are
+// refused with an unsupported_feature error observation naming the
+// construct, its line and a fix.
 //
 // Builtins (widths are capped by Budgets.MaxWidth, default 50, the top of
 // RPL's width ladder):
@@ -47,7 +51,7 @@
 //
 // # Budgets and errors
 //
-// Per program (Budgets; defaults in config.go): 1,000,000 Starlark steps,
+// Per program (Budgets; defaults in config.go): 1,000,000 steps (statements, calls, iterations and each builtin's cost rule),
 // 10 s wall clock, 64 MiB of charged memory (Budgets.MaxMemoryBytes), 16
 // retrieval calls, 1,000 retrieved candidates, width 50 per call, 400
 // documents per rerank call, 20 printed documents (RPL), an observation of
@@ -84,7 +88,7 @@
 // program's fault), cancelled (the caller went away). A primitive that
 // fails because the program's deadline passed is budget_exceeded, never
 // internal_error. Source containing a NUL byte is a syntax_error naming its
-// offset (Starlark's scanner would silently drop the rest). A print that would break a budget is not printed. The
+// offset (programs are text; write \\x00 inside a string). A print that would break a budget is not printed. The
 // runtime never panics on a program; the same program on the same index and
 // configuration gives a byte-identical observation (timeouts and the
 // process-wide heap backstop aside, which depend on the machine; the
@@ -95,8 +99,8 @@
 // cannot be interrupted inside: the caller still gets budget_exceeded
 // (time) 50 ms after the deadline (abandonGrace); the abandoned goroutine
 // runs until the operation ends, keeping its Config.MaxConcurrent slot so
-// that the process stays bounded. A Go panic inside the interpreter (Starlark
-// panics on some extreme values) is a runtime_error, not internal_error.
+// that the process stays bounded. A Go panic inside the interpreter (a Go runtime
+// panic on some extreme values) is a runtime_error, not internal_error.
 //
 // # Typed programs
 //
@@ -105,7 +109,7 @@
 // Program.Source renders canonical source; Recognize reads canonical (and
 // equivalent hand-written) source back, or says why a program is not in the
 // subset (ErrNotTyped). Runtime.Evaluate runs a Program with the Go
-// primitives, without Starlark, and gives the same observation as
+// primitives, without the interpreter, and gives the same observation as
 // Runtime.RunProgram (the metamorphic test checks this).
 //
 // # Execution

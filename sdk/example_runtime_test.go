@@ -45,6 +45,6 @@ print("candidates:", len(docs), "routes of the best:", top[0].routes)
 	// ok [doc-73 doc-80] calls=1 candidates=50
 	// Doc 1(Title: "Title 3") Text of stub passage 3.
 	// Doc 2(Title: "Title 101") Text of stub passage 101.
-	// candidates: 30 routes of the best: ("dense", "sparse")
+	// candidates: 30 routes of the best: ('dense', 'sparse')
 	// ok [doc-3 doc-101] calls=4 candidates=80
 }

@@ -21,8 +21,8 @@ func TestHostilePrograms(t *testing.T) {
 	}{
 		{"infinite loop", "while True:\n    pass", CodeBudget, "step budget"},
 		{"infinite loop in a function", "def f():\n    for i in range(1000000000):\n        pass\nf()", CodeBudget, "step budget"},
-		{"deep recursion", "def f(n):\n    return f(n + 1)\nf(0)", CodeUnsupported, "recursion is not supported"},
-		{"mutual recursion", "def f(n):\n    return g(n)\ndef g(n):\n    return f(n)\nf(0)", CodeUnsupported, "called recursively"},
+		{"deep recursion", "def f(n):\n    return f(n + 1)\nf(0)", CodeBudget, "recursion budget exceeded"},
+		{"mutual recursion", "def f(n):\n    return g(n)\ndef g(n):\n    return f(n)\nf(0)", CodeBudget, "recursion budget exceeded"},
 		{"huge repeat", "s = \"x\" * (1 << 40)", CodeBudget, "memory budget exceeded: the * operation would allocate about 1024.0 GiB"},
 		{"huge list", "l = [0] * (1 << 40)", CodeBudget, "memory budget exceeded"},
 		{"huge print", "print(\"x\" * (1 << 24))", CodeBudget, "observation budget exceeded"},

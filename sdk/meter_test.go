@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"go.starlark.net/starlark"
 )
 
 // TestResourceBounds: the programs of issue 13 (first five rows) and more of
@@ -30,7 +28,7 @@ func TestResourceBounds(t *testing.T) {
 		{"issue: sorted 3M, 200 ms", "y = list(range(3000000))\nz = sorted(y, reverse=True)", Budgets{TimeoutMS: 200}, CodeBudget, "budget"},
 		{"sorted 600k, 30 ms, unlimited steps", "y = list(range(600000))\nz = sorted(y, reverse=True)", Budgets{TimeoutMS: 30, MaxSteps: 1 << 40}, CodeBudget, "time budget of 30ms exceeded"},
 		{"issue: list(range(1<<62))", "list(range(1<<62))", Budgets{}, CodeBudget, "memory budget exceeded: list()"},
-		{"issue: range slices overflow", "range(1)[::8192][::8192][::8192][::8192][::8192]", Budgets{}, CodeRuntime, "out of range"},
+		{"issue: range slices overflow", "range(1)[::8192][::8192][::8192][::8192][::8192]", Budgets{}, CodeOK, ""},
 		// More of the same kinds.
 		{"str of a shared list", "s = \"ab\"*1000\nl = [s]*200000\nt = str(l)", Budgets{}, CodeBudget, "memory budget exceeded: str()"},
 		{"join", "x = \"-\".join([\"x\"*1000000]*1000)", Budgets{}, CodeBudget, "memory budget exceeded: string.join()"},
@@ -43,19 +41,19 @@ func TestResourceBounds(t *testing.T) {
 		{"list += doubling", "l = [0]\nfor i in range(40):\n    l += l", Budgets{}, CodeBudget, "exceeded: += on a list"},
 		{"comprehension growth", "l = [i for i in range(1 << 30)]", Budgets{MaxSteps: 1 << 40, MaxMemoryBytes: 8 << 20}, CodeBudget, "memory budget exceeded: a comprehension"},
 		{"dict comprehension growth", "d = {i: i for i in range(1 << 30)}", Budgets{MaxSteps: 1 << 40, MaxMemoryBytes: 8 << 20}, CodeBudget, "memory budget exceeded: a dict comprehension"},
-		{"dict growth by assignment", "d = {}\nfor i in range(1 << 30):\n    d[i] = i", Budgets{MaxSteps: 1 << 40, MaxMemoryBytes: 8 << 20}, CodeBudget, "memory budget exceeded: a dict comprehension"},
+		{"dict growth by assignment", "d = {}\nfor i in range(1 << 30):\n    d[i] = i", Budgets{MaxSteps: 1 << 40, MaxMemoryBytes: 8 << 20}, CodeBudget, "memory budget exceeded: a dict entry"},
 		{"indexed repetition", "s = [\"ab\"]\ns[0] *= 1 << 25", Budgets{}, CodeBudget, "memory budget exceeded: the * operation"},
 		{"big int squaring", "x = 3\nfor i in range(40):\n    x = x * x", Budgets{}, CodeBudget, "budget"},
 		{"str of a big int", "x = 1 << 500\ny = x\nfor i in range(14):\n    y = y * y\nprint(len(str(y)))", Budgets{}, CodeBudget, "budget"},
-		{"int of a long digit string", "x = int(\"9\" * 700000)", Budgets{}, CodeBudget, "step budget"},
+		{"int of a long digit string", "x = int(\"9\" * 700000)", Budgets{}, CodeRuntime, "ValueError: Exceeds the limit (4300 digits) for integer string conversion"},
 		{"max of a huge range", "max(range(1 << 62))", Budgets{}, CodeBudget, "step budget"},
 		{"sorted of a huge range", "sorted(range(1 << 40))", Budgets{}, CodeBudget, "budget exceeded"},
-		{"enumerate", "e = enumerate(range(1 << 30))", Budgets{}, CodeBudget, "memory budget exceeded: enumerate()"},
+		{"enumerate", "e = list(enumerate(range(1 << 30)))", Budgets{}, CodeBudget, "exceeded"},
 		{"split", "s = \"a \"*(8<<20)\nl = s.split(\" \")", Budgets{}, CodeBudget, "memory budget exceeded: string.split()"},
 		{"method value", "s = \"x\"*(20<<20)\nf = s.replace\nt = f(\"x\", \"yyy\")", Budgets{}, CodeBudget, "memory budget exceeded: string.replace()"},
 		{"getattr method", "s = \"x\"*(20<<20)\nt = getattr(s, \"replace\")(\"x\", \"yyy\")", Budgets{}, CodeBudget, "memory budget exceeded: string.replace()"},
 		{"print of a huge list", "l = [\"x\"*1000]*100000\nprint(l)", Budgets{}, CodeBudget, "observation budget exceeded"},
-		{"range slice step overflow", "r = range(0, 1<<62, 1<<61)[::1<<30]", Budgets{}, CodeRuntime, "out of range"},
+		{"range slice step overflow", "r = range(0, 1<<62, 1<<61)[::1<<30]", Budgets{}, CodeOK, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Budgets{Timeout: 10 * time.Second}
@@ -78,85 +76,47 @@ func TestResourceBounds(t *testing.T) {
 	}
 }
 
-// TestRewriteKeepsSemantics is a differential test: programs run through
-// the charging hooks print what plain Starlark (the oracle: the same source
-// compiled without rewriting, universe builtins unwrapped) prints, errors
-// included.
-func TestRewriteKeepsSemantics(t *testing.T) {
+// TestPythonSemantics: the interpreter, its operators, methods and
+// charging hooks give CPython's observations (pinned from python3 3.11,
+// exec of each program; the error line in the sandbox's envelope). It
+// replaces the Starlark-era check that the charging rewrite kept
+// Starlark's semantics.
+func TestPythonSemantics(t *testing.T) {
 	rt := newRT(t, wikiIndex(t), Config{})
-	for _, src := range []string{
-		"l = [1]\nm = l\nl += [2]\nprint(m, l)",
-		"d = {1: 2}\ne = d\nd |= {3: 4}\nprint(e)",
-		"s = 'a'\nt = s\ns += 'b'\nprint(s, t)",
-		"x = 5\nx -= 2\nx *= 3\nx //= 2\nx %= 4\nx <<= 3\nx >>= 1\nx |= 1\nx &= 7\nx ^= 2\nprint(x)",
-		"a = [[1], [2]]\na[0] += [3]\na[1] *= 2\nprint(a)",
-		"a = [[1], 'x', {1: 2}]\nb = a[0]\ni = 0\na[i] += [3]\na[1] *= 3\na[2] |= {3: 4}\nd = {'k': 'v'}\nd['k'] += 'w'\nprint(a, b, d)\na[5] += 1",
-		"def f():\n    print('once')\n    return 0\na = [1]\na[f()] += 1\nprint(a)",
-		"print('%s-%d-%r' % ('a', 3, 'q'))\nprint('%(k)s!' % {'k': 1})\nprint('%d%%' % 5)",
-		"print(sorted([3, 1, 2], reverse=True), sorted(['b', 'A', 'a'], key=lambda s: s.lower()))",
-		"print(sorted([(1, 'b'), (0, 'z'), (1, 'a')], key=lambda p: p[0], reverse=True))",
-		"print(range(10)[2:8:2], list(range(10)[::-3]), 'abcdef'[::-2], 'abcdef'[1:-1], [1, 2, 3][5:1:-1], (1, 2, 3)[-2:])",
-		"print([x * 2 for x in range(3) if x], {k: k + 'v' for k in 'ab'}, [y for x in [[1], [2, 3]] for y in x])",
-		"print(getattr('a', 'upper')(), getattr('a', 'nope', 7), hasattr('a', 'split'))",
-		"print('a,b,,c'.split(','), 'x y  z'.split(), 'aXbX'.replace('X', '--'), '-'.join(['a', 'b']), '{}+{x}'.format(1, x=2))",
-		"print(1 in [1, 2], 'b' in 'abc', 3 not in (1, 2), 2 in {2: 1})",
-		"print(str([1, 'a', (2,), {'k': None}]), repr('q\"\\n'), str(1 << 100), list('ab'.elems()), tuple([1]), dict(a=1), enumerate(['x']), zip([1], [2]))",
-		"print(max([3, 9, 2]), min('bca'), all([1, True]), any([]), reversed([1, 2]), bytes('hi'))",
-		"l = []\nl.append(1)\nl.extend([2, 3])\nl.insert(0, 0)\nl.remove(2)\nprint(l, l.index(3), l.pop())",
-		"d = {}\nd.setdefault('a', []).append(1)\nd.update({'b': 2})\nprint(d.items(), d.keys(), d.values())",
-		"s = set([1, 2])\ns.add(3)\nprint(s.union([4]), s | set([5]), s & set([1]), s - set([1]), s ^ set([1, 9]))",
-		"def f(a, b=[1] + [2], *args, **kw):\n    return a + len(b) + len(args) + len(kw)\nprint(f(1, *[1, 2], **{'z': 1}), (lambda x=2 * 3: x)())",
-		"print(-(1 << 70) * 3 + 7 - (1 << 65), 7 // 2, -7 % 3, 1.5 * 2, 'ab' * 2, 2 * [1], (1,) * 2)",
-		"print('a'.foo)",
-		"print(1 + 'a')",
-		"x = [1, 2][::0]",
-		"print('x' * -1, [1] * 0, 'a'[10:], 'abc'[-100:100])",
+	for _, tc := range []struct{ src, want string }{
+		// CPython 3.11's observations of the same programs (python3, exec)
+		{"l = [1]\nm = l\nl += [2]\nprint(m, l)", "[1, 2] [1, 2]\n"},
+		{"d = {1: 2}\ne = d\nd |= {3: 4}\nprint(e)", "{1: 2, 3: 4}\n"},
+		{"s = 'a'\nt = s\ns += 'b'\nprint(s, t)", "ab a\n"},
+		{"x = 5\nx -= 2\nx *= 3\nx //= 2\nx %= 4\nx <<= 3\nx >>= 1\nx |= 1\nx &= 7\nx ^= 2\nprint(x)", "3\n"},
+		{"a = [[1], [2]]\na[0] += [3]\na[1] *= 2\nprint(a)", "[[1, 3], [2, 2]]\n"},
+		{"a = [[1], 'x', {1: 2}]\nb = a[0]\ni = 0\na[i] += [3]\na[1] *= 3\na[2] |= {3: 4}\nd = {'k': 'v'}\nd['k'] += 'w'\nprint(a, b, d)\na[5] += 1", "[[1, 3], 'xxx', {1: 2, 3: 4}] [1, 3] {'k': 'vw'}\nError (runtime_error): line 10: IndexError: list index out of range\n"},
+		{"def f():\n    print('once')\n    return 0\na = [1]\na[f()] += 1\nprint(a)", "once\n[2]\n"},
+		{"print('%s-%d-%r' % ('a', 3, 'q'))\nprint('%(k)s!' % {'k': 1})\nprint('%d%%' % 5)", "a-3-'q'\n1!\n5%\n"},
+		{"print(sorted([3, 1, 2], reverse=True), sorted(['b', 'A', 'a'], key=lambda s: s.lower()))", "[3, 2, 1] ['A', 'a', 'b']\n"},
+		{"print(sorted([(1, 'b'), (0, 'z'), (1, 'a')], key=lambda p: p[0], reverse=True))", "[(1, 'b'), (1, 'a'), (0, 'z')]\n"},
+		{"print(range(10)[2:8:2], list(range(10)[::-3]), 'abcdef'[::-2], 'abcdef'[1:-1], [1, 2, 3][5:1:-1], (1, 2, 3)[-2:])", "range(2, 8, 2) [9, 6, 3, 0] fdb bcde [3] (2, 3)\n"},
+		{"print([x * 2 for x in range(3) if x], {k: k + 'v' for k in 'ab'}, [y for x in [[1], [2, 3]] for y in x])", "[2, 4] {'a': 'av', 'b': 'bv'} [1, 2, 3]\n"},
+		{"print(getattr('a', 'upper')(), getattr('a', 'nope', 7), hasattr('a', 'split'))", "A 7 True\n"},
+		{"print('a,b,,c'.split(','), 'x y  z'.split(), 'aXbX'.replace('X', '--'), '-'.join(['a', 'b']), '{}+{x}'.format(1, x=2))", "['a', 'b', '', 'c'] ['x', 'y', 'z'] a--b-- a-b 1+2\n"},
+		{"print(1 in [1, 2], 'b' in 'abc', 3 not in (1, 2), 2 in {2: 1})", "True True True True\n"},
+		{"print(str([1, 'a', (2,), {'k': None}]), repr('q\"\\n'), str(1 << 100), list('ab'), tuple([1]), dict(a=1), list(enumerate(['x'])), list(zip([1], [2])))", "[1, 'a', (2,), {'k': None}] 'q\"\\n' 1267650600228229401496703205376 ['a', 'b'] (1,) {'a': 1} [(0, 'x')] [(1, 2)]\n"},
+		{"print(max([3, 9, 2]), min('bca'), all([1, True]), any([]), list(reversed([1, 2])))", "9 a True False [2, 1]\n"},
+		{"l = []\nl.append(1)\nl.extend([2, 3])\nl.insert(0, 0)\nl.remove(2)\nprint(l, l.index(3), l.pop())", "[0, 1] 2 3\n"},
+		{"d = {}\nd.setdefault('a', []).append(1)\nd.update({'b': 2})\nprint(d.items(), d.keys(), d.values())", "dict_items([('a', [1]), ('b', 2)]) dict_keys(['a', 'b']) dict_values([[1], 2])\n"},
+		{"s = set([1, 2])\ns.add(3)\nprint(s.union([4]), s | set([5]), s & set([1]), s - set([1]), s ^ set([1, 9]))", "{1, 2, 3, 4} {1, 2, 3, 5} {1} {2, 3} {2, 3, 9}\n"},
+		{"def f(a, b=[1] + [2], *args, **kw):\n    return a + len(b) + len(args) + len(kw)\nprint(f(1, *[1, 2], **{'z': 1}), (lambda x=2 * 3: x)())", "Error (runtime_error): line 2: TypeError: object of type 'int' has no len()\n"},
+		{"print(-(1 << 70) * 3 + 7 - (1 << 65), 7 // 2, -7 % 3, 1.5 * 2, 'ab' * 2, 2 * [1], (1,) * 2)", "-3578668350299653013497 3 2 3.0 abab [1, 1] (1, 1)\n"},
+		{"print('a'.foo)", "Error (runtime_error): line 1: AttributeError: 'str' object has no attribute 'foo'\n"},
+		{"print(1 + 'a')", "Error (runtime_error): line 1: TypeError: unsupported operand type(s) for +: 'int' and 'str'\n"},
+		{"x = [1, 2][::0]", "Error (runtime_error): line 1: ValueError: slice step cannot be zero\n"},
+		{"print('x' * -1, [1] * 0, 'a'[10:], 'abc'[-100:100])", " []  abc\n"},
 	} {
-		got := rt.Run(context.Background(), Request{Code: src}, nil)
-		want := oracleRun(t, src)
-		if got.Observation != want {
-			t.Errorf("%q:\n got %q\nwant %q", src, got.Observation, want)
+		got := rt.Run(context.Background(), Request{Code: tc.src}, nil)
+		if got.Observation != tc.want {
+			t.Errorf("%q:\n got %q\nwant %q", tc.src, got.Observation, tc.want)
 		}
 	}
-}
-
-// oracleRun runs src with plain Starlark: no rewriting, the universe
-// builtins themselves, print as the runtime prints, and the runtime's
-// error line without the code and line prefix.
-func oracleRun(t *testing.T, src string) string {
-	var out strings.Builder
-	th := &starlark.Thread{Print: func(_ *starlark.Thread, msg string) { out.WriteString(msg + "\n") }}
-	pre := starlark.StringDict{"print": starlark.NewBuiltin("print", func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-		for i, a := range args {
-			if i > 0 {
-				out.WriteString(" ")
-			}
-			if s, ok := a.(starlark.String); ok {
-				out.WriteString(string(s))
-			} else {
-				out.WriteString(a.String())
-			}
-		}
-		out.WriteString("\n")
-		return starlark.None, nil
-	})}
-	_, err := starlark.ExecFileOptions(fileOptions, th, programFile, src, pre)
-	if err != nil {
-		ee := err.(*starlark.EvalError)
-		msg := ee.Msg
-		if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "getattr") {
-			msg = msg[i+2:]
-		}
-		line := int32(0)
-		for i := len(ee.CallStack) - 1; i >= 0; i-- {
-			if p := ee.CallStack[i].Pos; p.Filename() == programFile && p.Line > 0 {
-				line = p.Line
-				break
-			}
-		}
-		fmt.Fprintf(&out, "Error (runtime_error): line %d: %s\n", line, msg)
-	}
-	return out.String()
 }
 
 // TestRandomAllocationPrograms is the property: random allocation-heavy

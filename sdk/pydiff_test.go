@@ -39,7 +39,7 @@ var (
 // byte-identical observations, or on a difference not listed in
 // deliberate.txt. The lead turns it on once the Python front end lands;
 // RLSEARCH_PYDIFF_MIN (a share such as 0.97) enforces it before.
-const pydiffEnforce = false
+const pydiffEnforce = true
 
 // pydiffMinShare is the bar: ≥ 97% byte-identical observations.
 const pydiffMinShare = 0.97

@@ -16,6 +16,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/sdk/python"
 )
 
 // programFile is the file name positions in error observations refer to.
@@ -166,6 +167,7 @@ type execState struct {
 	seen     map[string]Doc        // every document retrieved, by id
 	stop     atomic.Pointer[Error] // why the thread was cancelled (set from other goroutines too)
 	thread   *starlark.Thread
+	py       *python.Thread // the program's interpreter (pyrun.go)
 	deadline time.Time
 	mem      uint64 // bytes charged (meter.go); owned by the program goroutine
 }
@@ -261,40 +263,7 @@ func (st *execState) runBody(req Request) (res Result) {
 	}
 	ctx := st.ctx
 
-	predeclared := st.builtins(req.Question)
-	prog, err := compileProgram(src, predeclared)
-	if err != nil {
-		st.fail(&res, compileError(src, err))
-		return res
-	}
-	th := &starlark.Thread{
-		Name:  "program",
-		Print: func(_ *starlark.Thread, msg string) { _ = st.emit(msg+"\n", nil) },
-		Load: func(*starlark.Thread, string) (starlark.StringDict, error) {
-			return nil, newErr(CodeUnsupported, nil, "load() is not available: programs cannot read files or modules")
-		},
-	}
-	st.mu.Lock()
-	st.thread = th
-	st.mu.Unlock()
-	if e := st.stop.Load(); e != nil {
-		th.Cancel(e.Error()) // stopped while compiling
-	}
-	if st.rt.cfg.MaxHeapBytes > 0 {
-		watchStart(st)
-		defer watchStop(st)
-	}
-	th.SetMaxExecutionSteps(min(stepChunk, b.MaxSteps))
-	th.OnMaxSteps = st.onSteps
-	stop := context.AfterFunc(ctx, func() {
-		st.cancel(st.ctxErr())
-	})
-	defer stop()
-	_, err = prog.Init(th, predeclared)
-	res.Stats = st.stats
-	res.Stats.Steps = th.ExecutionSteps()
-	if err != nil {
-		st.fail(&res, st.runtimeError(err))
+	if !st.runPython(ctx, src, req.Question, &res) {
 		return res
 	}
 	res.Code = CodeOK
@@ -341,9 +310,13 @@ func (st *execState) cancel(err *Error) {
 	st.stop.CompareAndSwap(nil, err)
 	st.mu.Lock()
 	th := st.thread
+	py := st.py
 	st.mu.Unlock()
 	if th != nil {
 		th.Cancel(st.stop.Load().Error())
+	}
+	if py != nil {
+		py.Cancel(st.stop.Load())
 	}
 }
 

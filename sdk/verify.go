@@ -353,13 +353,16 @@ func (ex *executor) run(ctx context.Context, p Program) (Execution, error) {
 			}
 			ex.fetched[k] = true
 			w := max(ex.widest[k], c.k)
-			if _, ok := ex.cache.Get(rt.retrieverName(c.route), c.query, w); ok {
-				continue // a shared cache already holds it
-			}
 			key, _ := rt.retrieverKey(c.route)
 			r, ok := rt.cfg.Retrievers[key]
-			if !ok || w > rt.cfg.Budgets.MaxWidth {
-				continue // Evaluate reports it
+			if !ok || w > rt.cfg.Budgets.MaxWidth || !rlsearch.PrefixStable(r) {
+				// Evaluate reports a bad route or width; an approximate
+				// retriever's (HNSW) narrower widths are not cuts of the
+				// widest, so Evaluate fetches each width it runs.
+				continue
+			}
+			if _, ok := ex.cache.Get(rt.retrieverName(c.route), c.query, w); ok {
+				continue // a shared cache already holds it
 			}
 			// Fill the cache with the hits only; documents are resolved
 			// (once per row, by the Cache) when an execution prints them.

@@ -117,8 +117,11 @@ type Service struct {
 	Router *router.Router
 	// Cache is the result cache (nil when Config.CacheBytes is 0, and for
 	// a router, whose shard servers cache their own results).
-	Cache   *cache.Cache
-	closers []func()
+	Cache *cache.Cache
+	// Fingerprint identifies what produces the answers (zero for a
+	// router): sent on every answer in server.FingerprintHeader.
+	Fingerprint Fingerprint
+	closers     []func()
 }
 
 // Close releases everything New opened, in reverse order.
@@ -196,6 +199,15 @@ func (s *Service) serveIndex(ctx context.Context, cfg Config, sh *shared) (err e
 		b.unserved = map[string]string{rlsearch.RetrieverE5: why}
 		logger.Warn("dense retrieval not served: "+why+"; /retrieve uses bm25", "index", ix.Dir, "dense_vectors", ix.Dense.Header().Count)
 	}
+	rrName := ""
+	if sh.rr != nil {
+		rrName = sh.rr.Name()
+	}
+	if s.Fingerprint, err = NewFingerprint(ix, cfg.Index.Model, rrName); err != nil {
+		return err
+	}
+	cfg.Server.Fingerprint, cfg.Server.FingerprintInfo = s.Fingerprint.String(), s.Fingerprint
+	logger.Info("fingerprint", "fingerprint", cfg.Server.Fingerprint)
 	if shard := ix.Meta.Shard; shard != nil {
 		svc, err := router.NewShardService(router.ShardConfig{Retrievers: b.retrievers, Docs: ix, MaxQueries: cfg.Server.MaxQueries, MaxTopK: cfg.Server.MaxTopK, MaxResults: cfg.Server.MaxResults,
 			Shard: router.Identity{Index: shard.Index, Count: shard.Count, FirstRow: shard.FirstRow, Rows: ix.Len(), TotalRows: shard.TotalRows, BuildID: shard.BuildID, CorpusSHA256: shard.CorpusSHA256}})

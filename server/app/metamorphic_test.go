@@ -131,6 +131,10 @@ func TestMetamorphicLoad(t *testing.T) {
 				return svc
 			}
 			cold := open(0)
+			fp := cold.Fingerprint.String()
+			if backend == "hnsw" && !strings.Contains(fp, "dense=hnsw(ef_search=16,") {
+				t.Errorf("fingerprint %q: want the HNSW backend with ef_search 16", fp)
+			}
 			want := make([][]byte, len(mix))
 			for i, r := range mix {
 				want[i] = bytes.Clone(metaPost(t, cold.Handler(), r))
@@ -139,6 +143,9 @@ func TestMetamorphicLoad(t *testing.T) {
 
 			warm := open(64 << 20)
 			defer warm.Close()
+			if got := warm.Fingerprint.String(); got != fp {
+				t.Errorf("fingerprint with the cache %q, without %q: the cache is not an answer-changing setting", got, fp)
+			}
 			diffs := 0
 			check := func(phase string, i int, got []byte) {
 				if !bytes.Equal(got, want[i]) {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
 	"time"
 
@@ -94,6 +95,10 @@ type Config struct {
 	// cache. `rlsearch serve --cache-bytes` defaults to
 	// cache.DefaultMaxBytes.
 	CacheBytes int64
+	// CacheLoad is a result-cache file (cache.Cache.SaveFile, `rlsearch
+	// serve --cache-load`) loaded at start: refused, failing New, when it
+	// was saved under another fingerprint; a missing file is a cold start.
+	CacheLoad string
 	// UI configures the rollout inspector at /ui/.
 	UI UIConfig
 	// PagesAtStart builds the page index (server.WarmPages: documents by
@@ -122,6 +127,16 @@ type Service struct {
 	// router): sent on every answer in server.FingerprintHeader.
 	Fingerprint Fingerprint
 	closers     []func()
+}
+
+// SaveCache writes the result cache to path atomically (cache file
+// format: server/cache/file.go), keyed by the service's fingerprint.
+// Errors: no cache (CacheBytes 0), the write's.
+func (s *Service) SaveCache(path string) error {
+	if s.Cache == nil {
+		return fmt.Errorf("%w: --cache-save %s with the cache off (--cache-bytes 0)", ErrConfig, path)
+	}
+	return s.Cache.SaveFile(path)
 }
 
 // Close releases everything New opened, in reverse order.
@@ -171,8 +186,30 @@ func (s *Service) serveIndex(ctx context.Context, cfg Config, sh *shared) (err e
 		b.retrievers[rlsearch.RetrieverE5] = bt
 		s.closers = append(s.closers, func() { bt.(io.Closer).Close() })
 	}
-	if s.Cache, err = wrapCache(b.retrievers, cfg.CacheBytes, ix.BuildID()); err != nil {
+	rrName := ""
+	if sh.rr != nil {
+		rrName = sh.rr.Name()
+	}
+	if s.Fingerprint, err = NewFingerprint(ix, cfg.Index.Model, rrName); err != nil {
+		return err
+	}
+	cfg.Server.Fingerprint, cfg.Server.FingerprintInfo = s.Fingerprint.String(), s.Fingerprint
+	logger.Info("fingerprint", "fingerprint", cfg.Server.Fingerprint)
+	if s.Cache, err = wrapCache(b.retrievers, cfg.CacheBytes, ix.BuildID(), cfg.Server.Fingerprint); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if cfg.CacheLoad != "" {
+		if s.Cache == nil {
+			return fmt.Errorf("%w: --cache-load %s with the cache off (--cache-bytes 0)", ErrConfig, cfg.CacheLoad)
+		}
+		switch n, err := s.Cache.LoadFile(cfg.CacheLoad, ix.Len()); {
+		case errors.Is(err, os.ErrNotExist):
+			logger.Info("result cache file not found: starting cold", "file", cfg.CacheLoad)
+		case err != nil:
+			return fmt.Errorf("--cache-load: %w", err)
+		default:
+			logger.Info("result cache loaded", "file", cfg.CacheLoad, "entries", n, "fingerprint", cfg.Server.Fingerprint)
+		}
 	}
 	if s.Cache != nil {
 		b.collectors = append(b.collectors, s.Cache)
@@ -199,15 +236,6 @@ func (s *Service) serveIndex(ctx context.Context, cfg Config, sh *shared) (err e
 		b.unserved = map[string]string{rlsearch.RetrieverE5: why}
 		logger.Warn("dense retrieval not served: "+why+"; /retrieve uses bm25", "index", ix.Dir, "dense_vectors", ix.Dense.Header().Count)
 	}
-	rrName := ""
-	if sh.rr != nil {
-		rrName = sh.rr.Name()
-	}
-	if s.Fingerprint, err = NewFingerprint(ix, cfg.Index.Model, rrName); err != nil {
-		return err
-	}
-	cfg.Server.Fingerprint, cfg.Server.FingerprintInfo = s.Fingerprint.String(), s.Fingerprint
-	logger.Info("fingerprint", "fingerprint", cfg.Server.Fingerprint)
 	if shard := ix.Meta.Shard; shard != nil {
 		svc, err := router.NewShardService(router.ShardConfig{Retrievers: b.retrievers, Docs: ix, MaxQueries: cfg.Server.MaxQueries, MaxTopK: cfg.Server.MaxTopK, MaxResults: cfg.Server.MaxResults,
 			Shard: router.Identity{Index: shard.Index, Count: shard.Count, FirstRow: shard.FirstRow, Rows: ix.Len(), TotalRows: shard.TotalRows, BuildID: shard.BuildID, CorpusSHA256: shard.CorpusSHA256}})
@@ -372,8 +400,8 @@ func NewRouter(ctx context.Context, cfg RouterConfig) (_ *Service, err error) {
 // wrapCache puts the retrievers of m behind one result cache of maxBytes
 // (none when 0): BM25 keyed by its analysed query (bm25.QueryKey), every
 // other retriever by the exact query text.
-func wrapCache(m map[string]rlsearch.Retriever, maxBytes int64, buildID string) (*cache.Cache, error) {
-	c, err := cache.New(cache.Config{MaxBytes: maxBytes, BuildID: buildID})
+func wrapCache(m map[string]rlsearch.Retriever, maxBytes int64, buildID, fingerprint string) (*cache.Cache, error) {
+	c, err := cache.New(cache.Config{MaxBytes: maxBytes, BuildID: buildID, Fingerprint: fingerprint})
 	if err != nil || c == nil {
 		return nil, err
 	}

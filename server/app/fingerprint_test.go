@@ -1,15 +1,21 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/server"
+	"github.com/rlsearch/rlsearch/server/cache"
 )
 
 // TestFingerprintOnEveryAnswer: every answer (retrieval, programs,
@@ -49,5 +55,57 @@ func TestFingerprintOnEveryAnswer(t *testing.T) {
 		if c.path == "/healthz" && !strings.Contains(rec.Body.String(), `"fingerprint":{"build_id":"`+svc.Index.BuildID()+`"`) {
 			t.Errorf("/healthz: %s; want the fingerprint's parts", rec.Body)
 		}
+	}
+}
+
+// TestCacheFileWarmRestart: a cache saved by one service loads into a
+// restarted service of the same fingerprint (answers from the cache, the
+// same bytes), and a service over another build refuses it at start with
+// a message naming both fingerprints.
+func TestCacheFileWarmRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := tinyIndex(t)
+	file := filepath.Join(t.TempDir(), "cache.rlsc")
+	open := func(dir, load string) (*Service, error) {
+		return New(ctx, Config{Index: IndexConfig{Dir: dir}, Logger: slog.New(slog.DiscardHandler), CacheBytes: 1 << 20, CacheLoad: load})
+	}
+	a, err := open(dir, file) // missing file: cold start
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"queries": ["capital of Germany", "Paris"], "topk": 2, "return_scores": true}`
+	want := post(t, a.Handler(), "/retrieve", body)
+	if err := a.SaveCache(file); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b, err := open(dir, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Cache.Stats(); st.Entries != 2 {
+		t.Fatalf("restarted cache holds %d entries, want the 2 saved", st.Entries)
+	}
+	if got := post(t, b.Handler(), "/retrieve", body); !bytes.Equal(got, want) {
+		t.Errorf("after the warm restart %s, before %s", got, want)
+	}
+	if st := b.Cache.Stats(); st.Hits != 2 || st.Misses != 0 {
+		t.Errorf("warm restart stats %+v: want both queries answered from the loaded file", st)
+	}
+	b.Close()
+
+	other := filepath.Join(t.TempDir(), "corpus.jsonl")
+	if err := os.WriteFile(other, []byte(corpusText+`{"id": "p9", "contents": "\"Rome\"\nRome is the capital of Italy."}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	odir := filepath.Join(t.TempDir(), "idx")
+	if _, err := index.Build(ctx, index.BuildConfig{Corpus: other, Dir: odir}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := open(odir, file); err == nil {
+		c.Close()
+		t.Fatal("a cache file of another build was loaded")
+	} else if !errors.Is(err, cache.ErrFingerprint) || !strings.Contains(err.Error(), "another index build") {
+		t.Errorf("loading another build's cache: %v; want cache.ErrFingerprint naming both fingerprints", err)
 	}
 }

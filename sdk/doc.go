@@ -121,7 +121,9 @@
 // Among the executing programs, RunBatch coalesces the retrieval calls
 // that wait at the same moment into one Retrieve per route and memoises
 // (route, query) at the widest width asked (Cache; top-k lists of exact
-// retrievers are prefixes of each other).
+// retrievers are prefixes of each other), (route, query, width) on
+// approximate retrievers (HNSW), so that coalesced and cached answers are
+// the cold ones.
 // Runtime.Serve answers POST /v1/programs/execute and Verifier.Serve POST
 // /v1/programs/mutate as plain calls (decoded requests in, responses or
 // errors carrying a kind out: *rlsearch.FieldError for bad input, wrapping

@@ -164,4 +164,3 @@ func FuzzCacheFile(f *testing.F) {
 		}
 	})
 }
-

@@ -758,19 +758,36 @@ func (h *HNSW) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit
 	if len(q)%d != 0 {
 		return nil, fmt.Errorf("%w: query length %d is not a multiple of dim %d", ErrDim, len(q), d)
 	}
-	if k < 0 {
-		return nil, fmt.Errorf("%w: ann: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
+	ks := make([]int, len(q)/d)
+	for i := range ks {
+		ks[i] = k
+	}
+	return h.searchWidths(ctx, q, ks)
+}
+
+// searchWidths searches row i of q with its own width ks[i] (and so its
+// own candidate list, max(EfSearch, ks[i])): each list is what Search of
+// that row alone at that width returns (SearchWidths).
+func (h *HNSW) searchWidths(ctx context.Context, q []float32, ks []int) ([][]rlsearch.Hit, error) {
+	d := h.dim
+	if len(q)%d != 0 || len(q)/d != len(ks) {
+		return nil, fmt.Errorf("%w: query length %d is not %d queries × dim %d", ErrDim, len(q), len(ks), d)
+	}
+	for _, k := range ks {
+		if k < 0 {
+			return nil, fmt.Errorf("%w: ann: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	nq := len(q) / d
+	nq := len(ks)
 	out := make([][]rlsearch.Hit, nq)
 	workers := min(runtime.GOMAXPROCS(0), nq)
 	if workers <= 1 {
 		s := h.getSearcher()
 		for i := range out {
-			out[i] = h.searchOne(s, q[i*d:(i+1)*d], k)
+			out[i] = h.searchOne(s, q[i*d:(i+1)*d], ks[i])
 		}
 		h.pool.Put(s)
 		return out, ctx.Err()
@@ -792,7 +809,7 @@ func (h *HNSW) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit
 				if i >= nq {
 					return
 				}
-				out[i] = h.searchOne(s, q[i*d:(i+1)*d], k)
+				out[i] = h.searchOne(s, q[i*d:(i+1)*d], ks[i])
 			}
 		}()
 	}

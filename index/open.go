@@ -348,6 +348,10 @@ type bm25Retriever struct {
 
 func (r bm25Retriever) Name() string { return rlsearch.RetrieverBM25 }
 
+// PrefixStable is true: BM25 returns the exact top k in Hit's total order,
+// so a top-k list is the first k hits of any wider one.
+func (r bm25Retriever) PrefixStable() bool { return true }
+
 func (r bm25Retriever) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
 	if k < 0 {
 		return nil, fmt.Errorf("%w: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
@@ -401,9 +405,34 @@ func (r denseRetriever) Retrieve(ctx context.Context, queries []string, k int) (
 	if k < 0 {
 		return nil, fmt.Errorf("%w: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
 	}
+	ks := make([]int, len(queries))
+	for i := range ks {
+		ks[i] = k
+	}
+	return r.RetrieveWidths(ctx, queries, ks)
+}
+
+// PrefixStable reports whether the dense search is exact (ann.Exact: flat
+// or GPU flat), whose top-k lists are prefixes of wider ones; HNSW's are
+// not.
+func (r denseRetriever) PrefixStable() bool { return ann.Exact(r.flat) }
+
+// RetrieveWidths is Retrieve with a width per query (ks[i] for queries[i]):
+// all queries embedded in one encoder batch, each searched with its own
+// width (ann.SearchWidths), so that every list equals a Retrieve of that
+// query alone at that width. Errors: Retrieve's.
+func (r denseRetriever) RetrieveWidths(ctx context.Context, queries []string, ks []int) ([][]rlsearch.Hit, error) {
+	if len(ks) != len(queries) {
+		return nil, fmt.Errorf("%w: %d widths for %d queries", rlsearch.ErrBadInput, len(ks), len(queries))
+	}
+	for _, k := range ks {
+		if k < 0 {
+			return nil, fmt.Errorf("%w: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
+		}
+	}
 	out := make([][]rlsearch.Hit, len(queries))
 	var texts []string
-	var where []int
+	var where, widths []int
 	for i, q := range queries {
 		if strings.TrimSpace(q) == "" {
 			out[i] = []rlsearch.Hit{}
@@ -411,6 +440,7 @@ func (r denseRetriever) Retrieve(ctx context.Context, queries []string, k int) (
 		}
 		texts = append(texts, q)
 		where = append(where, i)
+		widths = append(widths, ks[i])
 	}
 	if len(texts) == 0 {
 		return out, nil
@@ -428,7 +458,7 @@ func (r denseRetriever) Retrieve(ctx context.Context, queries []string, k int) (
 			}
 		}
 	}
-	hits, err := r.flat.Search(ctx, vecs, k)
+	hits, err := ann.SearchWidths(ctx, r.flat, vecs, widths)
 	if err != nil {
 		return nil, err
 	}

@@ -118,12 +118,19 @@ func (rt *Runtime) MaxBodyBytes() int64 { return rt.cfg.MaxBodyBytes }
 // server's): it checks br (Check) and runs its programs as one
 // batch. The response holds one result per program, in order, even when
 // programs fail (their failures are in each result's code and
-// observation); the error is a bad request only. Safe for concurrent use.
+// observation); the error is a bad request, or rlsearch.ErrOverloaded
+// (HTTP 503 with Retry-After) when the process heap guard stopped one of
+// the programs (CodeOverloaded: Config.MaxHeapBytes), whose result would
+// then not be its answer. Safe for concurrent use.
 func (rt *Runtime) Serve(ctx context.Context, br BatchRequest) (BatchResponse, error) {
 	if err := br.Check(); err != nil {
 		return BatchResponse{}, err
 	}
-	return BatchResponse{Results: rt.RunBatch(ctx, br.Programs, br.Options())}, nil
+	res := rt.RunBatch(ctx, br.Programs, br.Options())
+	if err := overloaded(res); err != nil {
+		return BatchResponse{}, err
+	}
+	return BatchResponse{Results: res}, nil
 }
 
 // Options turns the request's switches into BatchOptions.

@@ -29,7 +29,10 @@ type BatchOptions struct {
 // retrieval calls of the executing programs that wait at the same moment
 // become one Retrieve per route (one encoder batch and one index batch),
 // and every (route, query) is fetched once per batch at the widest width
-// asked, smaller widths being served by slicing. Results are the same as
+// asked, smaller widths being served by slicing, on prefix-stable
+// retrievers (rlsearch.PrefixStable: BM25, exact flat); on approximate
+// ones (HNSW) every (route, query, width) is fetched at its own width.
+// Results are the same as
 // running each program alone with Run. When ctx is cancelled, the
 // programs not yet started get a cancelled result.
 //

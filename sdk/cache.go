@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,18 +17,30 @@ import (
 // and an entry shorter than its width (the index had no more matches)
 // answers every width.
 //
+// Approximate retrievers (HNSW: candidate list max(efSearch, k)) are not
+// prefix-stable (rlsearch.PrefixStable): the fetchers of this package keep
+// their lists by exact width, so that a cached answer is always the one a
+// cold call at that width returns, whatever width another program or
+// execution asked first.
+//
 // A Cache is safe for concurrent use. Returned slices are shared and
 // read-only. Share one Cache across a batch, or across the executions of a
 // mutation search over one question; do not share it across index versions.
 type Cache struct {
 	mu     sync.Mutex
 	m      map[cacheKey]cacheEntry
-	docs   sync.Map // int32 row -> *docEntry, so repeated hits are not decoded again
+	w      map[widthKey][]rlsearch.Hit // lists of retrievers that are not prefix-stable, by exact width
+	docs   sync.Map                    // int32 row -> *docEntry, so repeated hits are not decoded again
 	hits   atomic.Int64
 	misses atomic.Int64
 }
 
 type cacheKey struct{ route, query string }
+
+type widthKey struct {
+	route, query string
+	k            int
+}
 
 type cacheEntry struct {
 	hits []rlsearch.Hit
@@ -35,10 +48,41 @@ type cacheEntry struct {
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache { return &Cache{m: map[cacheKey]cacheEntry{}} }
+func NewCache() *Cache {
+	return &Cache{m: map[cacheKey]cacheEntry{}, w: map[widthKey][]rlsearch.Hit{}}
+}
+
+// get is Get for retriever r: by prefix for a prefix-stable r, else by
+// exact width.
+func (c *Cache) get(r rlsearch.Retriever, query string, k int) ([]rlsearch.Hit, bool) {
+	if rlsearch.PrefixStable(r) {
+		return c.Get(r.Name(), query, k)
+	}
+	c.mu.Lock()
+	h, ok := c.w[widthKey{r.Name(), query, k}]
+	c.mu.Unlock()
+	if !ok {
+		c.misses.Add(1)
+		return nil, false
+	}
+	c.hits.Add(1)
+	return h, true
+}
+
+// put is Put for retriever r (see get).
+func (c *Cache) put(r rlsearch.Retriever, query string, k int, hits []rlsearch.Hit) {
+	if rlsearch.PrefixStable(r) {
+		c.Put(r.Name(), query, k, hits)
+		return
+	}
+	c.mu.Lock()
+	c.w[widthKey{r.Name(), query, k}] = hits
+	c.mu.Unlock()
+}
 
 // Get returns the top k hits of query on the named retriever when a cached
-// entry covers width k.
+// entry covers width k (by slicing a wider entry: for prefix-stable
+// retrievers only).
 func (c *Cache) Get(route, query string, k int) ([]rlsearch.Hit, bool) {
 	c.mu.Lock()
 	e, ok := c.m[cacheKey{route, query}]
@@ -83,11 +127,12 @@ type docEntry struct {
 // Stats returns the number of Get calls answered and missed.
 func (c *Cache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
 
-// Len is the number of cached (route, query) entries.
+// Len is the number of cached (route, query) entries, plus the (route,
+// query, width) entries of retrievers that are not prefix-stable.
 func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.m)
+	return len(c.m) + len(c.w)
 }
 
 // fetcher answers one retrieval call of one program.
@@ -104,7 +149,7 @@ type directFetcher struct{ cache *Cache }
 
 func (f directFetcher) fetch(ctx context.Context, r rlsearch.Retriever, query string, k int) ([]rlsearch.Hit, error) {
 	if f.cache != nil {
-		if h, ok := f.cache.Get(r.Name(), query, k); ok {
+		if h, ok := f.cache.get(r, query, k); ok {
 			return h, nil
 		}
 	}
@@ -116,7 +161,7 @@ func (f directFetcher) fetch(ctx context.Context, r rlsearch.Retriever, query st
 		return nil, errBadRetriever(r, 1, len(res))
 	}
 	if f.cache != nil {
-		f.cache.Put(r.Name(), query, k, res[0])
+		f.cache.put(r, query, k, res[0])
 	}
 	return res[0], nil
 }
@@ -189,7 +234,7 @@ func (c *coalescer) takeLocked() []*fetchReq {
 }
 
 func (c *coalescer) fetch(ctx context.Context, r rlsearch.Retriever, query string, k int) ([]rlsearch.Hit, error) {
-	if h, ok := c.cache.Get(r.Name(), query, k); ok {
+	if h, ok := c.cache.get(r, query, k); ok {
 		return h, nil
 	}
 	req := &fetchReq{r: r, query: query, k: k, done: make(chan struct{})}
@@ -228,58 +273,121 @@ func (c *coalescer) onTimer() {
 }
 
 // flush answers a batch: per retriever, the distinct queries not in the
-// cache are retrieved in one call at the widest width asked.
+// cache are retrieved in one call, at the widest width asked for a
+// prefix-stable retriever; for any other retriever every (query, width)
+// is retrieved at its own width (rlsearch.RetrieveWidths), the widths'
+// calls running concurrently so that a batching queue behind the
+// retriever can still merge them into one encoder batch.
 func (c *coalescer) flush(batch []*fetchReq) {
 	if len(batch) == 0 {
 		return
 	}
 	type group struct {
 		r       rlsearch.Retriever
+		stable  bool
 		queries []string
-		seen    map[string]bool
+		ks      []int
+		seen    map[widthKey]bool
 		k       int
 	}
 	var groups []*group
 	byName := map[string]*group{}
 	for _, q := range batch {
-		if _, ok := c.cache.Get(q.r.Name(), q.query, q.k); ok {
+		if _, ok := c.cache.get(q.r, q.query, q.k); ok {
 			continue
 		}
 		g := byName[q.r.Name()]
 		if g == nil {
-			g = &group{r: q.r, seen: map[string]bool{}}
+			g = &group{r: q.r, stable: rlsearch.PrefixStable(q.r), seen: map[widthKey]bool{}}
 			byName[q.r.Name()] = g
 			groups = append(groups, g)
 		}
 		g.k = max(g.k, q.k)
-		if !g.seen[q.query] {
-			g.seen[q.query] = true
+		key := widthKey{query: q.query}
+		if !g.stable {
+			key.k = q.k
+		}
+		if !g.seen[key] {
+			g.seen[key] = true
 			g.queries = append(g.queries, q.query)
+			g.ks = append(g.ks, q.k)
 		}
 	}
 	failed := map[string]error{}
 	for _, g := range groups {
 		c.batches.Add(1)
-		res, err := g.r.Retrieve(c.ctx, g.queries, g.k)
-		if err == nil && len(res) != len(g.queries) {
-			err = errBadRetriever(g.r, len(g.queries), len(res))
-		}
-		if err != nil {
-			failed[g.r.Name()] = err
+		if g.stable {
+			res, err := g.r.Retrieve(c.ctx, g.queries, g.k)
+			if err == nil && len(res) != len(g.queries) {
+				err = errBadRetriever(g.r, len(g.queries), len(res))
+			}
+			if err != nil {
+				failed[g.r.Name()] = err
+				continue
+			}
+			for i, q := range g.queries {
+				c.cache.put(g.r, q, g.k, res[i])
+			}
 			continue
 		}
-		for i, q := range g.queries {
-			c.cache.Put(g.r.Name(), q, g.k, res[i])
+		if err := c.fetchWidths(g.r, g.queries, g.ks); err != nil {
+			failed[g.r.Name()] = err
 		}
 	}
 	for _, q := range batch {
 		if err := failed[q.r.Name()]; err != nil {
 			q.err = err
-		} else if h, ok := c.cache.Get(q.r.Name(), q.query, q.k); ok {
+		} else if h, ok := c.cache.get(q.r, q.query, q.k); ok {
 			q.hits = h
 		} else {
 			q.err = errBadRetriever(q.r, 1, 0)
 		}
 		close(q.done)
 	}
+}
+
+// fetchWidths retrieves queries[i] at width ks[i] from r into the cache:
+// one Retrieve per distinct width, concurrently. It returns the first
+// error.
+func (c *coalescer) fetchWidths(r rlsearch.Retriever, queries []string, ks []int) error {
+	byK := map[int][]string{}
+	var order []int
+	for i, k := range ks {
+		if _, ok := byK[k]; !ok {
+			order = append(order, k)
+		}
+		byK[k] = append(byK[k], queries[i])
+	}
+	errs := make([]error, len(order))
+	var wg sync.WaitGroup
+	for j, k := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil { // a retriever's panic fails this batch, not the process
+					errs[j] = fmt.Errorf("sdk: retriever %s panicked: %v", r.Name(), p)
+				}
+			}()
+			qs := byK[k]
+			res, err := r.Retrieve(c.ctx, qs, k)
+			if err == nil && len(res) != len(qs) {
+				err = errBadRetriever(r, len(qs), len(res))
+			}
+			if err != nil {
+				errs[j] = err
+				return
+			}
+			for i, q := range qs {
+				c.cache.put(r, q, k, res[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -224,10 +224,12 @@ type Config struct {
 	// placeholders {code} and {message}. Default DefaultErrorFormat.
 	ErrorFormat string
 	// MaxHeapBytes: when the process's Go heap grows by more than this
-	// while a program runs, the program stops with budget_exceeded
-	// (memory). The heap is sampled every millisecond and is the process's,
-	// not the program's: concurrent programs share the blame. 0 means
-	// 2 GiB; negative disables the watchdog.
+	// while a program runs, the program stops with CodeOverloaded (the
+	// process heap guard, watchdog.go; Serve answers 503 with
+	// Retry-After). The heap is sampled every millisecond and is the
+	// process's, not the program's, so the stop is not the program's
+	// answer; its own memory is Budgets.MaxMemoryBytes. 0 means 2 GiB;
+	// negative disables the guard.
 	MaxHeapBytes int64
 	// MaxBatch is the most queries coalesced into one retriever call; 0
 	// means 512. CoalesceWait is the longest a queued retrieval call waits

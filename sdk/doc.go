@@ -58,8 +58,11 @@
 // 2,048 policy tokens (RPL; Config.Tokens, BoundTokens by default: never
 // below 1/4 of Qwen3's count, 1.20× Qwen3 on wiki passages) and 256 KiB, 64
 // KiB of source, 2 KiB per query, and, as a process-wide backstop, a heap
-// growth of 2 GiB (Config.MaxHeapBytes, sampled every millisecond). A
-// request may lower them, never raise them.
+// growth of 2 GiB (Config.MaxHeapBytes, sampled every millisecond): a
+// program it stops ends "overloaded" (not budget_exceeded: the heap is the
+// process's, other requests' garbage included) and Serve answers the
+// request 503 with Retry-After. A request may lower the budgets, never
+// raise them.
 //
 // Memory and work are charged before they happen (meter.go): the program's
 // syntax tree is rewritten so that every operation that can allocate or
@@ -90,9 +93,10 @@
 // internal_error. Source containing a NUL byte is a syntax_error naming its
 // offset (programs are text; write \\x00 inside a string). A print that would break a budget is not printed. The
 // runtime never panics on a program; the same program on the same index and
-// configuration gives a byte-identical observation (timeouts and the
-// process-wide heap backstop aside, which depend on the machine; the
-// per-program memory budget is deterministic).
+// configuration gives a byte-identical observation (timeouts aside, which
+// depend on the machine; the per-program memory budget is deterministic,
+// and the process-wide heap backstop answers 503 instead of an
+// observation).
 //
 // Known limits: the few operations whose charge lets them run long (a
 // huge int("9" * 10**6) with a raised step budget; an uncharged literal)
@@ -121,7 +125,9 @@
 // Among the executing programs, RunBatch coalesces the retrieval calls
 // that wait at the same moment into one Retrieve per route and memoises
 // (route, query) at the widest width asked (Cache; top-k lists of exact
-// retrievers are prefixes of each other).
+// retrievers are prefixes of each other), (route, query, width) on
+// approximate retrievers (HNSW), so that coalesced and cached answers are
+// the cold ones.
 // Runtime.Serve answers POST /v1/programs/execute and Verifier.Serve POST
 // /v1/programs/mutate as plain calls (decoded requests in, responses or
 // errors carrying a kind out: *rlsearch.FieldError for bad input, wrapping

@@ -23,6 +23,7 @@ const (
 	CodeUnavailable ErrorCode = "unavailable"         // a route or the reranker is not configured on this server
 	CodeInternal    ErrorCode = "internal_error"      // the index or a model failed; not the program's fault
 	CodeCancelled   ErrorCode = "cancelled"           // the caller's context was cancelled (client gone, server stopping)
+	CodeOverloaded  ErrorCode = "overloaded"          // the process heap guard stopped it (Config.MaxHeapBytes): not the program's answer; Serve answers 503
 )
 
 // Sentinel errors of the Go API. Errors returned by primitives wrap one of

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,9 @@ func TestTimeoutAndCancel(t *testing.T) {
 }
 
 func TestMemoryStop(t *testing.T) {
-	rt := newRT(t, wikiIndex(t), Config{MaxHeapBytes: 64 << 20, Budgets: Budgets{MaxSteps: 1 << 40, Timeout: 5 * time.Minute}})
+	// The per-program charge (64 MiB) stops these long before the process
+	// guard (1 GiB).
+	rt := newRT(t, wikiIndex(t), Config{MaxHeapBytes: 1 << 30, Budgets: Budgets{MaxSteps: 1 << 40, Timeout: 5 * time.Minute}})
 	for _, src := range []string{
 		"l = []\nfor i in range(100000000):\n    l.append(\"%d\" % i)",
 		"s = \"x\"\nfor i in range(40):\n    s = s + s",
@@ -80,6 +83,23 @@ func TestMemoryStop(t *testing.T) {
 		if res.Code != CodeBudget || !strings.Contains(res.Error, "memory budget exceeded") {
 			t.Fatalf("%q: got %s %q", src, res.Code, res.Error)
 		}
+	}
+}
+
+// TestHeapGuardOverloaded: a program stopped by the process heap guard
+// (not by its own charged budget) ends "overloaded", and Serve answers the
+// request with rlsearch.ErrOverloaded (HTTP 503, Retry-After) instead of
+// an observation that would depend on the process's other garbage.
+func TestHeapGuardOverloaded(t *testing.T) {
+	rt := newRT(t, wikiIndex(t), Config{MaxHeapBytes: 8 << 20, Budgets: Budgets{MaxMemoryBytes: 1 << 30, MaxSteps: 1 << 40, Timeout: time.Minute}})
+	src := "l = []\nfor i in range(100000000):\n    l.append(\"%d\" % i)"
+	res := rt.Run(context.Background(), Request{Code: src}, nil)
+	if res.Code != CodeOverloaded || !strings.Contains(res.Error, "overloaded") {
+		t.Fatalf("got %s %q; want overloaded", res.Code, res.Error)
+	}
+	_, err := rt.Serve(context.Background(), BatchRequest{Programs: []Request{{Code: "print(1)"}, {Code: src}}})
+	if !errors.Is(err, rlsearch.ErrOverloaded) {
+		t.Fatalf("Serve: %v; want rlsearch.ErrOverloaded", err)
 	}
 }
 

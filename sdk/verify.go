@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -348,18 +349,24 @@ func (ex *executor) run(ctx context.Context, p Program) (Execution, error) {
 	if ex.cache != nil {
 		for _, c := range p.calls() {
 			k := cacheKey{c.route, c.query}
+			key, _ := rt.retrieverKey(c.route)
+			r, ok := rt.cfg.Retrievers[key]
+			w := max(ex.widest[k], c.k)
+			if ok && !rlsearch.PrefixStable(r) {
+				// An approximate retriever's (HNSW) narrower widths are
+				// not cuts of the widest: every width is its own search.
+				w = c.k
+				k.query += "\x00" + strconv.Itoa(w)
+			}
 			if ex.fetched[k] {
 				continue
 			}
 			ex.fetched[k] = true
-			w := max(ex.widest[k], c.k)
-			if _, ok := ex.cache.Get(rt.retrieverName(c.route), c.query, w); ok {
-				continue // a shared cache already holds it
-			}
-			key, _ := rt.retrieverKey(c.route)
-			r, ok := rt.cfg.Retrievers[key]
 			if !ok || w > rt.cfg.Budgets.MaxWidth {
 				continue // Evaluate reports it
+			}
+			if _, hit := ex.cache.get(r, c.query, w); hit {
+				continue // a shared cache already holds it
 			}
 			// Fill the cache with the hits only; documents are resolved
 			// (once per row, by the Cache) when an execution prints them.

@@ -12,11 +12,15 @@ type exRanked struct{}
 
 func (exRanked) Name() string { return "bm25" }
 
+// PrefixStable is true: a top-k list is the first k of any wider one, so
+// the mutation search fetches each query once at its widest width.
+func (exRanked) PrefixStable() bool { return true }
+
 func (exRanked) Retrieve(_ context.Context, qs []string, k int) ([][]rlsearch.Hit, error) {
 	out := make([][]rlsearch.Hit, len(qs))
 	for j := range qs {
 		for i := range k {
-			out[j] = append(out[j], rlsearch.Hit{Row: int32(i), Score: float32(k - i)})
+			out[j] = append(out[j], rlsearch.Hit{Row: int32(i), Score: float32(-i)})
 		}
 	}
 	return out, nil

@@ -1,20 +1,41 @@
 package sdk
 
 import (
+	"fmt"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rlsearch/rlsearch"
 )
 
-// The memory watchdog stops programs whose process heap grew past their
-// Config.MaxHeapBytes while they ran. A Starlark step can allocate up to
-// 1 GiB (s = s + s), so the budget cannot be checked between steps: a
-// goroutine samples the heap every millisecond while programs run and
-// cancels the offenders (Thread.Cancel is safe from any goroutine and is
-// seen at the next step). The heap is the process's, so concurrent programs
-// share the blame; the peak is bounded by the limit plus one allocation.
+// overloaded returns an error wrapping rlsearch.ErrOverloaded when the
+// heap guard stopped one of results' programs (Serve answers it 503 with
+// Retry-After), else nil.
+func overloaded(results []Result) error {
+	for i, r := range results {
+		if r.Code == CodeOverloaded {
+			return fmt.Errorf("%w: program %d: %s", rlsearch.ErrOverloaded, i, r.Error)
+		}
+	}
+	return nil
+}
+
+// The process heap guard is the last resort behind the per-program memory
+// budget. A program's own memory is charged to it before each operation
+// runs (meter.go, Budgets.MaxMemoryBytes): deterministic, a function of the
+// program alone, so its budget_exceeded is part of its answer. The guard
+// watches the process instead: a goroutine samples the Go heap every
+// millisecond while programs run and stops every program during which the
+// heap grew by more than Config.MaxHeapBytes (uncharged work, other
+// requests' garbage); Thread.Cancel is safe from any goroutine and is seen
+// at the next step. Such a stop says nothing about the program, so it ends
+// with CodeOverloaded (wrapping rlsearch.ErrOverloaded), never
+// budget_exceeded, and Serve answers the whole request 503 with
+// Retry-After: a retry gets the program's real answer. The peak is bounded
+// by the limit plus one allocation.
 var watch struct {
 	mu      sync.Mutex
 	states  map[*execState]uint64 // heap bytes when the program started
@@ -67,7 +88,7 @@ func watchLoop() {
 		}
 		for st, base := range watch.states {
 			if lim := uint64(st.rt.cfg.MaxHeapBytes); h > base+lim {
-				st.cancel(newErr(CodeBudget, ErrBudget, "memory budget exceeded (the process heap grew by more than %d MiB while the program ran)", lim>>20))
+				st.cancel(newErr(CodeOverloaded, rlsearch.ErrOverloaded, "server overloaded: the process heap grew by more than %d MiB while the program ran; retry later", lim>>20))
 			}
 		}
 		watch.mu.Unlock()

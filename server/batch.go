@@ -21,18 +21,20 @@ var ErrBatcherClosed = errors.New("server: batcher closed")
 // cgo crossing per batch).
 //
 // One owner goroutine collects calls until they hold maxBatch queries or
-// maxWait has passed since the first of them arrived, then runs one
-// underlying Retrieve over all their queries with the largest k among them
-// and cuts each caller's lists to its own k. Underlying calls run one at a
-// time, in the owner goroutine; calls that arrive meanwhile form the next
-// batch. A single call with more than maxBatch queries is run alone, in
-// chunks of maxBatch.
+// maxWait has passed since the first of them arrived, then answers all
+// their queries in one underlying call with every query at its own
+// caller's k (rlsearch.RetrieveWidths: the dense retriever embeds the
+// whole batch at once and searches each query with its own width; an
+// exact retriever is asked once at the largest k and each list cut; any
+// other retriever gets one call per distinct k). Underlying calls run one
+// at a time, in the owner goroutine; calls that arrive meanwhile form the
+// next batch. A single call with more than maxBatch queries is run alone,
+// in chunks of maxBatch.
 //
-// Cutting a list computed with a larger k gives exactly the list a call
-// with the smaller k would give for retrievers that return the exact top k
-// in the order described on rlsearch.Hit (BM25, exact flat search). For
-// approximate retrievers (HNSW, whose effort grows with k) the merged
-// answer can differ from a separate call, usually by being better.
+// Every answer is therefore the one a call alone would get, on
+// approximate backends too (HNSW, whose candidate list grows with k):
+// batch-mates never change an answer (the determinism contract,
+// server/README.md).
 //
 // A Batcher is safe for concurrent use. Close stops it.
 type Batcher struct {
@@ -87,6 +89,10 @@ func NewBatcher(r rlsearch.Retriever, maxBatch int, maxWait time.Duration) rlsea
 
 // Name returns the underlying retriever's name.
 func (b *Batcher) Name() string { return b.r.Name() }
+
+// Unwrap returns the underlying retriever (rlsearch.PrefixStable looks
+// through it).
+func (b *Batcher) Unwrap() rlsearch.Retriever { return b.r }
 
 // Calls returns the number of underlying Retrieve calls so far.
 func (b *Batcher) Calls() int64 { return b.calls.Load() }
@@ -179,40 +185,31 @@ func (b *Batcher) run(batch []*batchCall) {
 
 	var (
 		queries []string
-		k       int
+		ks      []int
 	)
-	if len(live) == 1 {
-		queries, k = live[0].queries, live[0].k
-	} else {
-		for _, c := range live {
-			queries = append(queries, c.queries...)
-			k = max(k, c.k)
+	for _, c := range live {
+		queries = append(queries, c.queries...)
+		for range c.queries {
+			ks = append(ks, c.k)
 		}
 	}
-	lists, err := b.retrieveChunked(ctx, queries, k)
+	lists, err := b.retrieveChunked(ctx, queries, ks)
 	off := 0
 	for _, c := range live {
 		if err != nil {
 			c.resp <- batchResult{err: err}
 			continue
 		}
-		mine := make([][]rlsearch.Hit, len(c.queries))
-		for i := range mine {
-			l := lists[off+i]
-			if len(l) > c.k {
-				l = l[:c.k:c.k]
-			}
-			mine[i] = l
-		}
+		mine := lists[off : off+len(c.queries) : off+len(c.queries)]
 		off += len(c.queries)
 		c.resp <- batchResult{lists: mine}
 	}
 }
 
 // retrieveChunked calls the underlying retriever on at most maxBatch
-// queries at a time, recovering a panic into an error so that one bad
+// queries at a time, queries[i] at width ks[i], recovering a panic into an error so that one bad
 // batch cannot kill the owner goroutine.
-func (b *Batcher) retrieveChunked(ctx context.Context, queries []string, k int) (lists [][]rlsearch.Hit, err error) {
+func (b *Batcher) retrieveChunked(ctx context.Context, queries []string, ks []int) (lists [][]rlsearch.Hit, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			lists, err = nil, fmt.Errorf("server: batcher: retriever %s panicked: %v", b.r.Name(), p)
@@ -221,15 +218,40 @@ func (b *Batcher) retrieveChunked(ctx context.Context, queries []string, k int) 
 	lists = make([][]rlsearch.Hit, 0, len(queries))
 	for start := 0; start < len(queries); start += b.maxBatch {
 		end := min(start+b.maxBatch, len(queries))
-		b.calls.Add(1)
-		got, err := b.r.Retrieve(ctx, queries[start:end], k)
+		got, err := rlsearch.RetrieveWidths(ctx, b.counted(), queries[start:end], ks[start:end])
 		if err != nil {
 			return nil, err
-		}
-		if len(got) != end-start {
-			return nil, fmt.Errorf("server: batcher: retriever %s returned %d lists for %d queries", b.r.Name(), len(got), end-start)
 		}
 		lists = append(lists, got...)
 	}
 	return lists, nil
+}
+
+// counted returns b.r counting its calls in b.calls, with r's
+// RetrieveWidths when it has one.
+func (b *Batcher) counted() rlsearch.Retriever {
+	c := counted{b: b}
+	if w, ok := b.r.(rlsearch.WidthRetriever); ok {
+		return countedWidths{c, w}
+	}
+	return c
+}
+
+type counted struct{ b *Batcher }
+
+func (c counted) Name() string               { return c.b.r.Name() }
+func (c counted) Unwrap() rlsearch.Retriever { return c.b.r }
+func (c counted) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
+	c.b.calls.Add(1)
+	return c.b.r.Retrieve(ctx, queries, k)
+}
+
+type countedWidths struct {
+	counted
+	w rlsearch.WidthRetriever
+}
+
+func (c countedWidths) RetrieveWidths(ctx context.Context, queries []string, ks []int) ([][]rlsearch.Hit, error) {
+	c.b.calls.Add(1)
+	return c.w.RetrieveWidths(ctx, queries, ks)
 }

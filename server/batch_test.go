@@ -93,16 +93,21 @@ func TestBatcherMatchesSerial(t *testing.T) {
 
 // countingRetriever records the batch sizes it receives and can fail.
 type countingRetriever struct {
-	mu    sync.Mutex
-	sizes []int
-	ks    []int
-	err   error
-	block chan struct{}
-	enter chan struct{}
-	ctxs  chan context.Context
+	mu     sync.Mutex
+	sizes  []int
+	ks     []int
+	stable bool // PrefixStable
+	err    error
+	block  chan struct{}
+	enter  chan struct{}
+	ctxs   chan context.Context
 }
 
 func (c *countingRetriever) Name() string { return "counting" }
+
+// PrefixStable is c.stable: a stable retriever's mixed widths are merged
+// into one call at the largest k.
+func (c *countingRetriever) PrefixStable() bool { return c.stable }
 
 func (c *countingRetriever) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
 	c.mu.Lock()
@@ -134,38 +139,57 @@ func (c *countingRetriever) Retrieve(ctx context.Context, queries []string, k in
 	return out, nil
 }
 
-func TestBatcherMergesWithMaxK(t *testing.T) {
-	under := &countingRetriever{block: make(chan struct{}), enter: make(chan struct{}, 10)}
-	b := NewBatcher(under, 100, 20*time.Millisecond)
-	defer b.(io.Closer).Close()
+// TestBatcherMergesWidths: calls of different widths queued together are
+// answered in one underlying call at the largest k when the retriever is
+// prefix-stable (exact), and in one call per distinct k when it is not
+// (an approximate backend's top 2 is not the first 2 of its top 5).
+func TestBatcherMergesWidths(t *testing.T) {
+	for _, tc := range []struct {
+		stable bool
+		sizes  []int
+		ks     []int
+	}{
+		{true, []int{1, 6}, []int{1, 5}},
+		{false, []int{1, 2, 2, 2}, []int{1, 2, 5, 3}},
+	} {
+		under := &countingRetriever{block: make(chan struct{}), enter: make(chan struct{}, 10), stable: tc.stable}
+		b := NewBatcher(under, 100, 20*time.Millisecond)
 
-	// The first call occupies the owner; the next three queue behind it and
-	// must form one batch.
-	var wg sync.WaitGroup
-	wg.Go(func() { b.Retrieve(context.Background(), []string{"a"}, 1) })
-	<-under.enter
-	res := make([][][]rlsearch.Hit, 3)
-	for i, k := range []int{2, 5, 3} {
-		wg.Go(func() {
-			l, err := b.Retrieve(context.Background(), []string{"x", "y"}, k)
-			if err != nil {
-				t.Error(err)
+		// The first call occupies the owner; the next three queue behind it
+		// and must form one batch.
+		var wg sync.WaitGroup
+		wg.Go(func() { b.Retrieve(context.Background(), []string{"a"}, 1) })
+		<-under.enter
+		res := make([][][]rlsearch.Hit, 3)
+		for i, k := range []int{2, 5, 3} {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * 20 * time.Millisecond) // queue in this order
+				l, err := b.Retrieve(context.Background(), []string{"x", "y"}, k)
+				if err != nil {
+					t.Error(err)
+				}
+				res[i] = l
+			})
+		}
+		time.Sleep(150 * time.Millisecond) // let the three reach the queue (generous for loaded CI)
+		go func() {
+			for range under.enter {
 			}
-			res[i] = l
-		})
-	}
-	time.Sleep(100 * time.Millisecond) // let the three reach the queue (generous for loaded CI)
-	close(under.block)
-	wg.Wait()
-	under.mu.Lock()
-	defer under.mu.Unlock()
-	if !reflect.DeepEqual(under.sizes, []int{1, 6}) || under.ks[1] != 5 {
-		t.Fatalf("underlying batches %v with k %v, want [1 6] with k 5 for the merged one", under.sizes, under.ks)
-	}
-	for i, k := range []int{2, 5, 3} {
-		for _, l := range res[i] {
-			if len(l) != k {
-				t.Errorf("caller with k=%d got a list of %d", k, len(l))
+		}()
+		close(under.block)
+		wg.Wait()
+		b.(io.Closer).Close()
+		close(under.enter)
+		under.mu.Lock()
+		if !reflect.DeepEqual(under.sizes, tc.sizes) || !reflect.DeepEqual(under.ks, tc.ks) {
+			t.Errorf("stable %v: underlying batches %v with k %v, want %v with k %v", tc.stable, under.sizes, under.ks, tc.sizes, tc.ks)
+		}
+		under.mu.Unlock()
+		for i, k := range []int{2, 5, 3} {
+			for _, l := range res[i] {
+				if len(l) != k {
+					t.Errorf("stable %v: caller with k=%d got a list of %d", tc.stable, k, len(l))
+				}
 			}
 		}
 	}

@@ -158,7 +158,16 @@
 // Config.Docs' (a router over shards; package server/router).
 //
 // NewBatcher wraps an expensive retriever (the E5 encoder on a GPU) in a
-// queue that merges concurrent calls into one underlying batch.
+// queue that merges concurrent calls into one underlying batch, every
+// query searched at its own caller's k (rlsearch.RetrieveWidths), so that
+// batch-mates never change an answer (the determinism contract: an answer
+// is a function of index build, request and settings only).
+//
+// Config.Fingerprint, when set, goes out on every response in the
+// X-Rlsearch-Fingerprint header (FingerprintHeader) and in /healthz
+// "fingerprint": index build id, encoder configuration hash, dense backend
+// and its parameters, reranker (server/app.Fingerprint), for a trainer to
+// log with each observation.
 //
 // Floors: server is the bottom of the serving tree. It imports only the
 // root package and internal/; server/router (the router mode over shard

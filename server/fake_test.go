@@ -74,6 +74,9 @@ func tokens(s string) []string {
 
 func (t *tokenRetriever) Name() string { return t.name }
 
+// PrefixStable is true: the top k by (score, row) is exact.
+func (t *tokenRetriever) PrefixStable() bool { return true }
+
 func (t *tokenRetriever) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
 	t.calls.Add(1)
 	t.nq.Add(int64(len(queries)))

@@ -118,6 +118,15 @@ type Config struct {
 	// goroutine. Its keys cannot override "status", "retrievers",
 	// "default" or "num_docs".
 	Health func() map[string]any
+	// Fingerprint, when set, identifies what produces the answers (index
+	// build, encoder configuration hash, dense backend and its parameters,
+	// reranker: app.Fingerprint's String). Every response carries it in
+	// the FingerprintHeader header and /healthz in "fingerprint"; it must
+	// be printable ASCII.
+	Fingerprint string
+	// FingerprintInfo, when set, is /healthz's "fingerprint" instead of the
+	// bare string (the fingerprint's parts).
+	FingerprintInfo any
 	// Logger receives access logs and errors; nil means slog.Default().
 	Logger *slog.Logger
 	// Registry receives the server's metrics and is what /metrics serves;
@@ -176,6 +185,11 @@ type Config struct {
 func (c *Config) Validate() error {
 	if len(c.Retrievers) == 0 {
 		return errors.New("server: Config.Retrievers is empty")
+	}
+	for _, r := range c.Fingerprint {
+		if r < ' ' || r > '~' {
+			return fmt.Errorf("server: Config.Fingerprint %q: want printable ASCII (it is a header value)", c.Fingerprint)
+		}
 	}
 	for name, r := range c.Retrievers {
 		if name == "" {
@@ -371,8 +385,20 @@ func New(cfg Config) (*Server, error) {
 		s.fail(w, http.StatusNotFound, kindNotFound, "no such endpoint: "+r.URL.Path+" (have "+strings.Join(endpoints, ", ")+")", "")
 	}))
 	s.handler = mux
+	if fp := cfg.Fingerprint; fp != "" {
+		s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(FingerprintHeader, fp)
+			mux.ServeHTTP(w, r)
+		})
+	}
 	return s, nil
 }
+
+// FingerprintHeader is the response header that carries
+// Config.Fingerprint on every answer (retrieval, programs, mutate,
+// rewards, errors), so that a trainer can log what produced each
+// observation.
+const FingerprintHeader = "X-Rlsearch-Fingerprint"
 
 // Handler returns the HTTP handler serving every endpoint. It is safe for
 // concurrent use.
@@ -482,6 +508,11 @@ func (s *Server) handleHealthz(w *respWriter, r *http.Request) {
 	body["default"] = s.cfg.Default
 	body["num_docs"] = s.cfg.Docs.Len()
 	body["pages"] = s.pages.health()
+	if s.cfg.FingerprintInfo != nil {
+		body["fingerprint"] = s.cfg.FingerprintInfo
+	} else if s.cfg.Fingerprint != "" {
+		body["fingerprint"] = s.cfg.Fingerprint
+	}
 	b, err := json.Marshal(body)
 	if err != nil {
 		s.log.Error("server: encode /healthz", "err", err)

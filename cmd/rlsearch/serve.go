@@ -33,6 +33,7 @@ type serveFlags struct {
 	addr          string
 	listen        []string // --listen ADDR[=PROFILE][@CORPUS]
 	programMemMiB int64
+	cacheSave     string // --cache-save
 }
 
 func (s *serveFlags) bind(fs *flag.FlagSet) {
@@ -55,6 +56,8 @@ func (s *serveFlags) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.Server.ChunkQueries, "chunk-queries", server.DefaultChunkQueries, "most queries of one /retrieve request searched per retriever call; larger requests are searched chunk after chunk before the response streams")
 	fs.Int64Var(&c.Server.MaxBodyBytes, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
 	fs.Int64Var(&c.CacheBytes, "cache-bytes", cache.DefaultMaxBytes, "result cache shared by /retrieve, programs, mutate and rewards, in bytes (LRU; keyed by index build, retriever, topk and the analysed BM25 query or exact dense query); 0 = off")
+	fs.StringVar(&c.CacheLoad, "cache-load", "", "result cache file to load at start (written by --cache-save; refused when saved under another fingerprint: index build, encoder, dense backend and parameters, reranker); a missing file is a cold start; one --index only")
+	fs.StringVar(&s.cacheSave, "cache-save", "", "write the result cache to this file (atomically, zstd, checksummed) when the server shuts down, for --cache-load on a restart or on another replica of the same build; one --index only")
 	fs.IntVar(&c.BatchMax, "batch-max", 64, "most queries the e5 batching queue merges into one encoder call")
 	fs.DurationVar(&c.BatchWait, "batch-wait", 2*time.Millisecond, "how long the e5 batching queue waits to fill a batch")
 	fs.Var((*multiFlag)(&c.UI.Dumps), "inspect", "rollout dump (JSONL: verl, Search-R1, chat messages, rlsearch trajectories) shown by the inspector at /ui/; repeatable; loaded in the background")
@@ -119,6 +122,9 @@ func serveCmd(fs *flag.FlagSet) runFunc {
 		if len(s.idx.corpora) == 0 {
 			return usageErr("serve needs --index DIR (an index, or one shard of a sharded build; NAME=DIR, repeatable, for several corpora) or --shards URL,... (a router over shard servers)")
 		}
+		if len(s.idx.corpora) > 1 && (s.cfg.CacheLoad != "" || s.cacheSave != "") {
+			return usageErr("--cache-load and --cache-save serve one --index (a cache file is keyed by one index's fingerprint)")
+		}
 		m, err := s.newMulti(ctx, logger)
 		if err != nil {
 			return err
@@ -128,7 +134,16 @@ func serveCmd(fs *flag.FlagSet) runFunc {
 			ix := svc.Index
 			logger.Info("index loaded", "corpus", m.Corpora.Names()[i], "dir", ix.Dir, "passages", ix.Len(), "retrievers", ix.RetrieverNames(), "backend", ix.SearchBackend(), "open_seconds", ix.OpenDuration.Seconds())
 		}
-		return serveListeners(ctx, m.Services[0].Server, m.Corpora, s.addr, addrSet, s.listen, stdout)
+		err = serveListeners(ctx, m.Services[0].Server, m.Corpora, s.addr, addrSet, s.listen, stdout)
+		if s.cacheSave != "" {
+			svc := m.Services[0]
+			if serr := svc.SaveCache(s.cacheSave); serr != nil {
+				err = errors.Join(err, fmt.Errorf("--cache-save: %w", serr))
+			} else {
+				logger.Info("result cache saved", "file", s.cacheSave, "entries", svc.Cache.Stats().Entries, "fingerprint", svc.Fingerprint.String())
+			}
+		}
+		return err
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
 	"time"
 
@@ -95,6 +96,10 @@ type Config struct {
 	// cache. `rlsearch serve --cache-bytes` defaults to
 	// cache.DefaultMaxBytes.
 	CacheBytes int64
+	// CacheLoad is a result-cache file (cache.Cache.SaveFile, `rlsearch
+	// serve --cache-load`) loaded at start: refused, failing New, when it
+	// was saved under another fingerprint; a missing file is a cold start.
+	CacheLoad string
 	// UI configures the rollout inspector at /ui/.
 	UI UIConfig
 	// PagesAtStart builds the page index (server.WarmPages: documents by
@@ -118,8 +123,21 @@ type Service struct {
 	Router *router.Router
 	// Cache is the result cache (nil when Config.CacheBytes is 0, and for
 	// a router, whose shard servers cache their own results).
-	Cache   *cache.Cache
-	closers []func()
+	Cache *cache.Cache
+	// Fingerprint identifies what produces the answers (zero for a
+	// router): sent on every answer in server.FingerprintHeader.
+	Fingerprint Fingerprint
+	closers     []func()
+}
+
+// SaveCache writes the result cache to path atomically (cache file
+// format: server/cache/file.go), keyed by the service's fingerprint.
+// Errors: no cache (CacheBytes 0), the write's.
+func (s *Service) SaveCache(path string) error {
+	if s.Cache == nil {
+		return fmt.Errorf("%w: --cache-save %s with the cache off (--cache-bytes 0)", ErrConfig, path)
+	}
+	return s.Cache.SaveFile(path)
 }
 
 // Close releases everything New opened, in reverse order.
@@ -169,8 +187,30 @@ func (s *Service) serveIndex(ctx context.Context, cfg Config, sh *shared) (err e
 		b.retrievers[rlsearch.RetrieverE5] = bt
 		s.closers = append(s.closers, func() { bt.(io.Closer).Close() })
 	}
-	if s.Cache, err = wrapCache(b.retrievers, cfg.CacheBytes, ix.BuildID()); err != nil {
+	rrName := ""
+	if sh.rr != nil {
+		rrName = sh.rr.Name()
+	}
+	if s.Fingerprint, err = NewFingerprint(ix, cfg.Index.Model, rrName); err != nil {
+		return err
+	}
+	cfg.Server.Fingerprint, cfg.Server.FingerprintInfo = s.Fingerprint.String(), s.Fingerprint
+	logger.Info("fingerprint", "fingerprint", cfg.Server.Fingerprint)
+	if s.Cache, err = wrapCache(b.retrievers, cfg.CacheBytes, ix.BuildID(), cfg.Server.Fingerprint); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if cfg.CacheLoad != "" {
+		if s.Cache == nil {
+			return fmt.Errorf("%w: --cache-load %s with the cache off (--cache-bytes 0)", ErrConfig, cfg.CacheLoad)
+		}
+		switch n, err := s.Cache.LoadFile(cfg.CacheLoad, ix.Len()); {
+		case errors.Is(err, os.ErrNotExist):
+			logger.Info("result cache file not found: starting cold", "file", cfg.CacheLoad)
+		case err != nil:
+			return fmt.Errorf("--cache-load: %w", err)
+		default:
+			logger.Info("result cache loaded", "file", cfg.CacheLoad, "entries", n, "fingerprint", cfg.Server.Fingerprint)
+		}
 	}
 	if s.Cache != nil {
 		b.collectors = append(b.collectors, s.Cache)
@@ -361,8 +401,8 @@ func NewRouter(ctx context.Context, cfg RouterConfig) (_ *Service, err error) {
 // wrapCache puts the retrievers of m behind one result cache of maxBytes
 // (none when 0): BM25 keyed by its analysed query (bm25.QueryKey), every
 // other retriever by the exact query text.
-func wrapCache(m map[string]rlsearch.Retriever, maxBytes int64, buildID string) (*cache.Cache, error) {
-	c, err := cache.New(cache.Config{MaxBytes: maxBytes, BuildID: buildID})
+func wrapCache(m map[string]rlsearch.Retriever, maxBytes int64, buildID, fingerprint string) (*cache.Cache, error) {
+	c, err := cache.New(cache.Config{MaxBytes: maxBytes, BuildID: buildID, Fingerprint: fingerprint})
 	if err != nil || c == nil {
 		return nil, err
 	}

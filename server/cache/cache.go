@@ -73,6 +73,11 @@ type Config struct {
 	// it is part of every key, so that results of another build of the
 	// index are never served.
 	BuildID string
+	// Fingerprint is the serving configuration's fingerprint
+	// (app.Fingerprint.String: build, encoder, backend and parameters). A
+	// cache file (Save, Load) carries it, and Load refuses a file of
+	// another fingerprint.
+	Fingerprint string
 }
 
 // Cache is an LRU of retrieval results bounded in bytes. A nil *Cache is

@@ -74,6 +74,8 @@ const (
 	DefaultDuplicateJaccard = 0.8
 )
 
+func judgeTerms(s string) []string { return bm25.Analyze(s) }
+
 // planWords are words of plan and step phrasing that carry no content
 // ("Search for X", "Step 2: identify Y"); they are dropped from content
 // terms after bm25.Analyze (which already removes Lucene's 33 English
@@ -85,7 +87,7 @@ func init() {
 		answer question information info step first second third fourth next then final finally
 		what which who whom whose when where why how query use using based result results
 		about from out also need needs know learn obtain locate`) {
-		for _, t := range bm25.Analyze(w) {
+		for _, t := range judgeTerms(w) {
 			planWords[t] = true
 		}
 	}
@@ -96,7 +98,7 @@ func init() {
 // first-seen order. When every term is a plan word, the analysed terms are
 // returned so that a step is never empty only because of its phrasing.
 func contentTerms(s string) []string {
-	all := bm25.Analyze(s)
+	all := judgeTerms(s)
 	var out []string
 	seen := map[string]bool{}
 	for _, t := range all {
@@ -118,7 +120,7 @@ func contentTerms(s string) []string {
 
 func termSet(s string) map[string]bool {
 	m := map[string]bool{}
-	for _, t := range bm25.Analyze(s) {
+	for _, t := range judgeTerms(s) {
 		m[t] = true
 	}
 	return m
@@ -261,7 +263,7 @@ func lexicalReasoning(evidence string, golds []string) float64 {
 	ev := termSet(evidence)
 	best := 0.0
 	for _, g := range golds {
-		terms := bm25.Analyze(g)
+		terms := judgeTerms(g)
 		if len(terms) == 0 {
 			continue
 		}

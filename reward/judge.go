@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/rlsearch/rlsearch/bm25"
 )
 
 // JudgeKind names the judgement a JudgeRequest asks for.
@@ -74,11 +72,9 @@ const (
 	DefaultDuplicateJaccard = 0.8
 )
 
-func judgeTerms(s string) []string { return bm25.Analyze(s) }
-
 // planWords are words of plan and step phrasing that carry no content
 // ("Search for X", "Step 2: identify Y"); they are dropped from content
-// terms after bm25.Analyze (which already removes Lucene's 33 English
+// terms after judgeTerms (which already removes Lucene's 33 English
 // stop words and stems with Porter, so these are stems).
 var planWords = map[string]bool{}
 
@@ -93,7 +89,7 @@ func init() {
 	}
 }
 
-// contentTerms are the analysed terms of s (bm25.Analyze: UAX#29 words,
+// contentTerms are the analysed terms of s (judgeTerms: UAX#29 words,
 // lower-case, stop words, Porter stems) without planWords, deduplicated in
 // first-seen order. When every term is a plan word, the analysed terms are
 // returned so that a step is never empty only because of its phrasing.
@@ -128,7 +124,8 @@ func termSet(s string) map[string]bool {
 
 // LexicalJudge is the deterministic default Judge. Its matching rules:
 //
-//   - Content terms of a text: bm25.Analyze (Lucene English analysis with
+//   - Content terms of a text: judgeTerms, the judge's own pinned copy of
+//     bm25.Analyze of 2026-12-02 (Lucene English analysis with
 //     Porter stemming) minus plan phrasing words such as "search", "find",
 //     "identify", "step", "then" (see planWords); a text of plan words only
 //     keeps them.

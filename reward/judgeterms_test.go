@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var updateJudgeGolden = flag.Bool("update-judge", false, "rewrite testdata/judge_terms.json from the current judge normaliser")
@@ -121,4 +122,19 @@ func TestJudgeNormaliserPinned(t *testing.T) {
 	if !reflect.DeepEqual(got.Judgements, want.Judgements) {
 		t.Errorf("judgements = %+v\nwant %+v", got.Judgements, want.Judgements)
 	}
+}
+
+// FuzzJudgeTerms: the judge's normaliser takes any text without panicking
+// and yields non-empty, valid UTF-8 terms.
+func FuzzJudgeTerms(f *testing.F) {
+	for _, s := range judgeStrings() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, term := range judgeTerms(s) {
+			if term == "" || !utf8.ValidString(term) {
+				t.Fatalf("judgeTerms(%q) has term %q", s, term)
+			}
+		}
+	})
 }

@@ -54,6 +54,15 @@ func MakeContents(title, text string) string {
 	return `"` + title + `"` + "\n" + text
 }
 
+// Result is one retrieved document and its score: one entry of a
+// /retrieve answer ({"document": {...}, "score": 12.5}), as index.Search
+// returns it and package client decodes it. Score is the retriever's
+// (BM25 sum, or the E5 inner product), widened to float64.
+type Result struct {
+	Document Document `json:"document"`
+	Score    float64  `json:"score"`
+}
+
 // Hit is one search result: Row is the 0-based row of the passage in the
 // index (its order in the corpus file after empty passages were skipped),
 // Score is the retriever's score, where higher is better.

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"time"
 )
@@ -113,13 +112,6 @@ func Percentile(sorted []float64, p float64) float64 {
 	}
 	r := int(math.Ceil(p / 100 * float64(len(sorted))))
 	return sorted[min(max(r, 1), len(sorted))-1]
-}
-
-// Shuffled returns a seeded permutation of 0..n-1 (PCG with seed, so runs
-// with the same seed measure the same order).
-func Shuffled(n int, seed uint64) []int {
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	return rng.Perm(n)
 }
 
 // Stats summarizes the throughputs of a row's repetitions.

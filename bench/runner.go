@@ -443,24 +443,3 @@ func SuiteNames(all []Suite) []string {
 	}
 	return out
 }
-
-var (
-	suitesMu sync.Mutex
-	extra    []Suite
-)
-
-// RegisterSuite adds a suite that the command runs besides the built-in
-// ones (for example "serve" from bench/peers, which needs a server and a
-// load generator). Call it from an init function. Safe for concurrent use.
-func RegisterSuite(s Suite) {
-	suitesMu.Lock()
-	defer suitesMu.Unlock()
-	extra = append(extra, s)
-}
-
-// RegisteredSuites returns the suites added by RegisterSuite, in order.
-func RegisteredSuites() []Suite {
-	suitesMu.Lock()
-	defer suitesMu.Unlock()
-	return slices.Clone(extra)
-}

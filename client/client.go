@@ -17,11 +17,9 @@ import (
 // DefaultTimeout bounds one Retrieve call when ctx has no earlier deadline.
 const DefaultTimeout = 60 * time.Second
 
-// Result is one retrieved document and its score.
-type Result struct {
-	Document rlsearch.Document `json:"document"`
-	Score    float64           `json:"score"`
-}
+// Result is one retrieved document and its score (rlsearch.Result, the
+// shape of one entry of a /retrieve answer).
+type Result = rlsearch.Result
 
 // Errors of Retrieve.
 var (

@@ -17,7 +17,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/decompress"
-	"github.com/rlsearch/rlsearch/internal/jsonbody"
+	"github.com/rlsearch/rlsearch/internal/utf8x"
 )
 
 // ErrDuplicateID is returned (wrapped, with both line numbers) when an id
@@ -205,7 +205,7 @@ func (r *Reader) parse(raw []byte, lead int) (Passage, bool, error) {
 	// encoding/json would turn invalid UTF-8 inside strings into U+FFFD
 	// silently, and report a stray byte outside them as an "invalid
 	// character": name the byte instead.
-	if i := jsonbody.InvalidUTF8(raw); i >= 0 {
+	if i := utf8x.InvalidOffset(raw); i >= 0 {
 		return Passage{}, false, fmt.Errorf("%w %d: invalid UTF-8 (byte 0x%02x) %s", ErrBadLine, r.line, raw[i], r.at(lead+i))
 	}
 	var l line

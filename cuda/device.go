@@ -265,9 +265,6 @@ func (c *Ctx) forget(r resource) {
 // Device returns the owning device.
 func (c *Ctx) Device() *Device { return c.dev }
 
-// Synchronize waits for all work on the device (cuCtxSynchronize).
-func (c *Ctx) Synchronize() error { return c.d.check("cuCtxSynchronize", call(c.d.ctxSynchronize)) }
-
 // MemInfo returns free and total device memory in bytes.
 func (c *Ctx) MemInfo() (free, total int64, err error) {
 	var f, t uint64

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/rlsearch/rlsearch"
-	"github.com/rlsearch/rlsearch/client"
 )
 
 // ErrNoRetriever: a retriever name this index does not serve ("e5" needs
@@ -50,7 +49,7 @@ func (ix *Index) Retriever(name string) (rlsearch.Retriever, error) {
 // called retriever ("" = DefaultRetriever) and returns them with their
 // documents and scores, best first: out[i] belongs to texts[i]. Errors:
 // ErrNoRetriever, the retriever's, or a docstore read's.
-func (ix *Index) Search(ctx context.Context, retriever string, texts []string, k int) ([][]client.Result, error) {
+func (ix *Index) Search(ctx context.Context, retriever string, texts []string, k int) ([][]rlsearch.Result, error) {
 	r, err := ix.Retriever(retriever)
 	if err != nil {
 		return nil, err
@@ -59,14 +58,14 @@ func (ix *Index) Search(ctx context.Context, retriever string, texts []string, k
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]client.Result, len(hits))
+	out := make([][]rlsearch.Result, len(hits))
 	for i, hs := range hits {
 		for _, h := range hs {
 			d, err := ix.Doc(h.Row)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = append(out[i], client.Result{Document: d, Score: float64(h.Score)})
+			out[i] = append(out[i], rlsearch.Result{Document: d, Score: float64(h.Score)})
 		}
 	}
 	return out, nil

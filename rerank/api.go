@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"sync"
@@ -136,22 +135,6 @@ func candidate(raw json.RawMessage) (rlsearch.Document, error) {
 		return d, errors.New(`: document has neither "contents" nor "text"`)
 	}
 	return d, nil
-}
-
-// ParseRerankRequest decodes and checks a /rerank body with the decoder of
-// every JSON endpoint (internal/jsonbody; unknown keys other than
-// near-misses pass, as Search-R1's clients send extras). Errors are
-// *rlsearch.FieldError values naming the bad field; it never panics.
-func ParseRerankRequest(body io.Reader, cfg ServiceConfig) (req RerankRequest, docs [][]rlsearch.Document, err error) {
-	data, err := io.ReadAll(body)
-	if err != nil {
-		return req, nil, rlsearch.BadField("", "read request body: %v", err)
-	}
-	if err := jsonbody.Decode(data, &req, jsonbody.Ignore); err != nil {
-		return req, nil, err
-	}
-	docs, err = req.check(cfg.withDefaults())
-	return req, docs, err
 }
 
 // check validates a decoded request, replaces a zero rerank_topk by the

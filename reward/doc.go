@@ -78,7 +78,7 @@
 // retries with back-off, wrapped in a CachedJudge whose JudgeCache is keyed
 // by content hash and saved atomically, so reruns make no request.
 // Reference plans P_ref come from an offline JSONL cache keyed by question
-// id (ReadReferences, WriteReferences); VotePlan elects one from the
+// id (ReadReferences); VotePlan elects one from the
 // correct trajectories of a question.
 //
 // Constants the papers leave open are chosen here, documented where they

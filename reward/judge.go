@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/rlsearch/rlsearch/bm25"
 )
 
 // JudgeKind names the judgement a JudgeRequest asks for.
@@ -76,7 +74,7 @@ const (
 
 // planWords are words of plan and step phrasing that carry no content
 // ("Search for X", "Step 2: identify Y"); they are dropped from content
-// terms after bm25.Analyze (which already removes Lucene's 33 English
+// terms after judgeTerms (which already removes Lucene's 33 English
 // stop words and stems with Porter, so these are stems).
 var planWords = map[string]bool{}
 
@@ -85,18 +83,18 @@ func init() {
 		answer question information info step first second third fourth next then final finally
 		what which who whom whose when where why how query use using based result results
 		about from out also need needs know learn obtain locate`) {
-		for _, t := range bm25.Analyze(w) {
+		for _, t := range judgeTerms(w) {
 			planWords[t] = true
 		}
 	}
 }
 
-// contentTerms are the analysed terms of s (bm25.Analyze: UAX#29 words,
+// contentTerms are the analysed terms of s (judgeTerms: UAX#29 words,
 // lower-case, stop words, Porter stems) without planWords, deduplicated in
 // first-seen order. When every term is a plan word, the analysed terms are
 // returned so that a step is never empty only because of its phrasing.
 func contentTerms(s string) []string {
-	all := bm25.Analyze(s)
+	all := judgeTerms(s)
 	var out []string
 	seen := map[string]bool{}
 	for _, t := range all {
@@ -118,7 +116,7 @@ func contentTerms(s string) []string {
 
 func termSet(s string) map[string]bool {
 	m := map[string]bool{}
-	for _, t := range bm25.Analyze(s) {
+	for _, t := range judgeTerms(s) {
 		m[t] = true
 	}
 	return m
@@ -126,7 +124,8 @@ func termSet(s string) map[string]bool {
 
 // LexicalJudge is the deterministic default Judge. Its matching rules:
 //
-//   - Content terms of a text: bm25.Analyze (Lucene English analysis with
+//   - Content terms of a text: judgeTerms, the judge's own pinned copy of
+//     bm25.Analyze of 2026-12-02 (Lucene English analysis with
 //     Porter stemming) minus plan phrasing words such as "search", "find",
 //     "identify", "step", "then" (see planWords); a text of plan words only
 //     keeps them.
@@ -261,7 +260,7 @@ func lexicalReasoning(evidence string, golds []string) float64 {
 	ev := termSet(evidence)
 	best := 0.0
 	for _, g := range golds {
-		terms := bm25.Analyze(g)
+		terms := judgeTerms(g)
 		if len(terms) == 0 {
 			continue
 		}

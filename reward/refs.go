@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/rlsearch/rlsearch/internal/atomicfile"
@@ -77,24 +76,6 @@ func LoadReferences(path string) (map[string][]string, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
-}
-
-// WriteReferences writes refs as a reference-plan cache at path, sorted by
-// qid, atomically (temp file in the same directory, fsync, rename).
-func WriteReferences(path string, refs map[string][]string) error {
-	keys := make([]string, 0, len(refs))
-	for k := range refs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	for _, k := range keys {
-		if err := enc.Encode(ReferenceRecord{QID: k, Plan: refs[k]}); err != nil {
-			return fmt.Errorf("reward: %w", err)
-		}
-	}
-	return writeFileAtomic(path, buf.Bytes())
 }
 
 // writeFileAtomic writes data to path through internal/atomicfile

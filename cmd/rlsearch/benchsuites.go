@@ -19,7 +19,7 @@ import (
 // runBenchSuites is `rlsearch bench [--suites ...]`: flags to bench.Options,
 // bench.Run, then report.WriteDir (bench/README.md documents it all).
 func runBenchSuites(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	all := append(suites.All(), bench.RegisteredSuites()...)
+	all := suites.All()
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var o bench.Options
 	var names, threads, out string

@@ -36,9 +36,9 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/utf8x"
 )
 
 // MaxDepth is the deepest nesting of arrays and objects a body may have.
@@ -91,7 +91,7 @@ func precheck(body []byte) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return rlsearch.BadField("", "empty request body; want a JSON object")
 	}
-	if off := InvalidUTF8(body); off >= 0 {
+	if off := utf8x.InvalidOffset(body); off >= 0 {
 		return rlsearch.BadField("", "request body is not valid UTF-8: byte 0x%02x at byte offset %d (0-based) starts no valid UTF-8 sequence", body[off], off)
 	}
 	if off := tooDeep(body, MaxDepth); off >= 0 {
@@ -208,26 +208,6 @@ func NearMissError(prefix string, fields map[string]json.RawMessage, known map[s
 		return nil
 	}
 	return rlsearch.BadField(join(prefix, key), "unknown field %q: did you mean %q?", join(prefix, key), want)
-}
-
-// InvalidUTF8 returns the offset of the first byte of b that starts no
-// valid UTF-8 sequence, or -1 when b is valid UTF-8.
-func InvalidUTF8(b []byte) int {
-	if utf8.Valid(b) {
-		return -1
-	}
-	for i := 0; i < len(b); {
-		if b[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
 }
 
 // tooDeep returns the offset of the first '[' or '{' (outside strings)

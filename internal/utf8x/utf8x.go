@@ -1,6 +1,11 @@
-// Package utf8x holds the UTF-8 rule our tokenizers share with Hugging
-// Face's: how many bytes of an ill-formed sequence one U+FFFD replaces.
+// Package utf8x holds the UTF-8 rules shared across the module: how many
+// bytes of an ill-formed sequence one U+FFFD replaces (the rule our
+// tokenizers share with Hugging Face's), and where the first ill-formed
+// byte of an input is (so that the corpus reader and the JSON bodies name
+// the same offset).
 package utf8x
+
+import "unicode/utf8"
 
 // InvalidLen returns the length of the maximal subpart of the ill-formed
 // UTF-8 sequence at the start of s (len(s) > 0): the bytes that Rust's
@@ -36,4 +41,24 @@ func InvalidLen(s string) int {
 		lo, hi = 0x80, 0xBF
 	}
 	return n
+}
+
+// InvalidOffset returns the offset of the first byte of b that starts no
+// valid UTF-8 sequence, or -1 when b is valid UTF-8.
+func InvalidOffset(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }

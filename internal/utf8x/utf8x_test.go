@@ -21,3 +21,23 @@ func TestInvalidLen(t *testing.T) {
 		}
 	}
 }
+
+func TestInvalidOffset(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{"", -1},
+		{"plain ascii", -1},
+		{"caf\u00e9 \U0001F600", -1},
+		{"\xff", 0},
+		{"ok\xffthen", 2},
+		{"\u00e9\xe2\x82", 2},     // truncated 3-byte sequence after a valid é
+		{"ab\xed\xa0\x80cd", 2},   // surrogate
+		{"\U0001F600\xc0\xaf", 4}, // overlong after a valid emoji
+	} {
+		if got := InvalidOffset([]byte(tc.in)); got != tc.want {
+			t.Errorf("InvalidOffset(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}

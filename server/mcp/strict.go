@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/rlsearch/rlsearch/internal/jsonbody"
+	"github.com/rlsearch/rlsearch/internal/utf8x"
 )
 
 // strict refuses, before the SDK reads them, POST bodies the SDK would
@@ -46,7 +47,7 @@ func checkMessage(body []byte) string {
 	if len(t) == 0 {
 		return "empty request body; want a JSON-RPC message"
 	}
-	if off := jsonbody.InvalidUTF8(body); off >= 0 {
+	if off := utf8x.InvalidOffset(body); off >= 0 {
 		return fmt.Sprintf("request body is not valid UTF-8: byte 0x%02x at byte offset %d", body[off], off)
 	}
 	if t[0] != '{' && t[0] != '[' {

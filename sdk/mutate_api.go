@@ -189,11 +189,17 @@ func (req MutateRequest) Check() error {
 		return badArg("max_verified", "max_verified %d is negative", req.MaxVerified)
 	}
 	for i, t := range req.Trajectories {
+		if g := len(t.GoldIDs) + len(t.GoldPassageIDs); g > MaxGoldIDs {
+			return rlsearch.TooLarge(fmt.Sprintf("trajectories[%d].gold_ids", i), "%d gold ids, at most %d (MaxGoldIDs) per trajectory", g, MaxGoldIDs)
+		}
 		if err := t.Validate(); err != nil {
 			return &rlsearch.FieldError{Field: fmt.Sprintf("trajectories[%d].turns[%d].role", i, t.badRole()), Err: err}
 		}
 	}
 	for i, r := range req.Records {
+		if g := len(r.Trajectory.GoldIDs) + len(r.Trajectory.GoldPassageIDs); g > MaxGoldIDs {
+			return rlsearch.TooLarge(fmt.Sprintf("records[%d].trajectory.gold_ids", i), "%d gold ids, at most %d (MaxGoldIDs) per trajectory", g, MaxGoldIDs)
+		}
 		if err := r.Trajectory.Validate(); err != nil {
 			return &rlsearch.FieldError{Field: fmt.Sprintf("records[%d].trajectory.turns[%d].role", i, r.Trajectory.badRole()), Err: err}
 		}

@@ -31,6 +31,23 @@ type DocSource interface {
 	Len() int
 }
 
+// ContextDocSource is a DocSource whose fetches can be stopped: a remote
+// source (the router's) stops a fetch when ctx ends, so no fetch outlives
+// the request that asked for it.
+type ContextDocSource interface {
+	DocSource
+	DocContext(ctx context.Context, row int32) (rlsearch.Document, error)
+}
+
+// DocOf returns src's document at row, within ctx when src is a
+// ContextDocSource.
+func DocOf(ctx context.Context, src DocSource, row int32) (rlsearch.Document, error) {
+	if cs, ok := src.(ContextDocSource); ok {
+		return cs.DocContext(ctx, row)
+	}
+	return src.Doc(row)
+}
+
 // Defaults for the zero fields of Config.
 const (
 	// DefaultMaxTopK bounds "topk" per request.

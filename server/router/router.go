@@ -19,6 +19,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/recovered"
 	"github.com/rlsearch/rlsearch/server"
 )
 
@@ -374,6 +375,8 @@ func (x *remote) RetrieveDocs(ctx context.Context, queries []string, k int) ([][
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer recovered.Guard("router_fanout", &errs[i])
+			recovered.Probe("router_fanout")
 			resps[i], errs[i] = callShard(ctx, r, g, PathShardRetrieve, body, timeout, len(queries) <= r.cfg.HedgeMaxQueries, func(b []byte) (*RetrieveResponse, error) {
 				var resp RetrieveResponse
 				if err := json.Unmarshal(b, &resp); err != nil {
@@ -518,7 +521,13 @@ func callShard[T any](parent context.Context, r *Router, g *shardGroup, path str
 		attempts++
 		go func() {
 			start := time.Now()
-			b, err := r.attempt(ctx, rep, path, body)
+			var b []byte
+			var err error
+			func() {
+				defer recovered.Guard("router_attempt", &err)
+				recovered.Probe("router_attempt")
+				b, err = r.attempt(ctx, rep, path, body)
+			}()
 			ch <- result{rep: rep, body: b, err: err, hedge: hedge, took: time.Since(start)}
 		}()
 		return true

@@ -1,6 +1,7 @@
 package router_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlsearch/rlsearch/internal/recovered"
 	"github.com/rlsearch/rlsearch/server"
 	"github.com/rlsearch/rlsearch/server/app"
 	"github.com/rlsearch/rlsearch/server/router"
@@ -60,6 +62,10 @@ func TestRouterDocFetchHonoursContext(t *testing.T) {
 	var late, reached atomic.Int64
 	slow := serve(t, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == router.PathShardDocs {
+			// Read the body first: net/http notices a client that hung up
+			// only once the request body is consumed.
+			b, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(b))
 			select {
 			case <-time.After(time.Second):
 			case <-r.Context().Done():
@@ -93,5 +99,34 @@ func TestRouterDocFetchHonoursContext(t *testing.T) {
 	time.Sleep(1200 * time.Millisecond)
 	if n := late.Load(); n != 0 {
 		t.Errorf("%d document fetches went on to the shard after their client left (of %d)", n, reached.Load())
+	}
+}
+
+// TestRouterRecoversPanic: a panic in a fan-out goroutine or a shard
+// attempt becomes the request's 5xx, counted; the router keeps serving.
+func TestRouterRecoversPanic(t *testing.T) {
+	s := newSynth(t, 300, 2)
+	set := startShards(t, s.shards, s.manifest, nil, app.Config{})
+	rt, _ := startRouter(t, fastRouter(set.urls()), app.RouterConfig{})
+	c := &http.Client{}
+	body := retrieveBody([]string{"alpha"}, 3, "bm25")
+	for _, where := range []string{"router_fanout", "router_attempt"} {
+		recovered.SetHook(func(w string) {
+			if w == where {
+				panic("injected")
+			}
+		})
+		before := recovered.Count(where)
+		code, _, b := post(t, c, rt.url(), "/retrieve", body)
+		recovered.SetHook(nil)
+		if code < 500 {
+			t.Errorf("%s: status %d %s, want 5xx", where, code, b)
+		}
+		if recovered.Count(where) == before {
+			t.Errorf("%s: no panic counted", where)
+		}
+		if code, _, b := post(t, c, rt.url(), "/retrieve", body); code != 200 {
+			t.Fatalf("%s: after the panic: %d %s", where, code, b)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -84,6 +85,9 @@ const (
 	// DefaultShutdownTimeout bounds how long ListenAndServe waits for
 	// in-flight requests after its context is cancelled.
 	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultWriteTimeout is Config.WriteTimeout's default: far above any
+	// answer of a 32,768-query batch on a CPU retriever (tens of seconds).
+	DefaultWriteTimeout = 10 * time.Minute
 	// defaultTopK is Search-R1's retrieval_topk default (retrieval_server.py).
 	defaultTopK = 3
 )
@@ -130,6 +134,21 @@ type Config struct {
 	// timeout: a large batch on a slow retriever may take minutes, and the
 	// retrieval itself is not bounded by ReadTimeout.
 	ReadTimeout time.Duration
+	// MaxInFlight bounds the requests handled at once, every endpoint but
+	// /healthz and /metrics (admission control: each heavy request holds
+	// ~10 MB while it runs, so an unbounded burst grows memory without
+	// limit). A request beyond it waits up to 1 s for a slot behind at
+	// most 8 × MaxInFlight others; past either it is answered with 503
+	// (kind overloaded) and Retry-After: 1. 0 means
+	// DefaultMaxInFlight(): 4 per core (GOMAXPROCS), at least 16; -1
+	// means unbounded.
+	MaxInFlight int
+	// WriteTimeout bounds a response from the end of its request's
+	// headers to its last byte (http.Server.WriteTimeout), so a client
+	// that stops reading cannot hold a handler and its memory. 0 means
+	// DefaultWriteTimeout (10 min); -1 means none. Applied by
+	// ListenAndServe only.
+	WriteTimeout time.Duration
 	// Health, when set, adds fields (index sizes, backend, model) to the
 	// /healthz answer. It is called once per /healthz request, from any
 	// goroutine. Its keys cannot override "status", "retrievers",
@@ -231,6 +250,12 @@ func (c *Config) Validate() error {
 	if c.ReadTimeout < 0 {
 		return fmt.Errorf("server: Config.ReadTimeout %v is negative", c.ReadTimeout)
 	}
+	if c.MaxInFlight < -1 {
+		return fmt.Errorf("server: Config.MaxInFlight %d: want -1 (unbounded), 0 (default) or more", c.MaxInFlight)
+	}
+	if c.WriteTimeout < 0 && c.WriteTimeout != -1 {
+		return fmt.Errorf("server: Config.WriteTimeout %v is negative", c.WriteTimeout)
+	}
 	for path := range c.Extra {
 		switch {
 		case !strings.HasPrefix(path, "/"):
@@ -277,6 +302,8 @@ type Server struct {
 	paths   []string
 	pages   *pageIndex
 	unans   *unanswered
+	slots   chan struct{} // admission: one per request in flight; nil = unbounded
+	waiting *atomic.Int64 // requests waiting for a slot (shared by the copies ServeListeners makes)
 }
 
 // New validates cfg, applies its defaults and registers the server's
@@ -354,6 +381,13 @@ func New(cfg Config) (*Server, error) {
 		reg:     cfg.Registry,
 		metrics: m,
 	}
+	switch n := cfg.MaxInFlight; {
+	case n == 0:
+		s.slots = make(chan struct{}, DefaultMaxInFlight())
+	case n > 0:
+		s.slots = make(chan struct{}, n)
+	}
+	s.waiting = new(atomic.Int64)
 	s.pages = newPageIndex(s)
 	if s.unans, err = newUnanswered(cfg.Registry, cfg.Logger, cfg.UnansweredLogEvery); err != nil {
 		return nil, err
@@ -389,6 +423,20 @@ func New(cfg Config) (*Server, error) {
 	}))
 	s.handler = mux
 	return s, nil
+}
+
+// DefaultMaxInFlight is Config.MaxInFlight's default: 4 requests per
+// core (GOMAXPROCS), at least 16.
+func DefaultMaxInFlight() int { return max(16, 4*runtime.GOMAXPROCS(0)) }
+
+func (s *Server) writeTimeout() time.Duration {
+	switch s.cfg.WriteTimeout {
+	case 0:
+		return DefaultWriteTimeout
+	case -1:
+		return 0
+	}
+	return s.cfg.WriteTimeout
 }
 
 // Handler returns the HTTP handler serving every endpoint. It is safe for
@@ -439,11 +487,10 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net
 		// ReadTimeout cuts a stalled body. It does not cancel a handler
 		// that outlives it: net/http clears the read deadline once the
 		// body is read (connReader.startBackgroundRead).
-		ReadTimeout: s.cfg.ReadTimeout,
-		IdleTimeout: 2 * time.Minute,
-		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		// No WriteTimeout: a large batch on a slow retriever may take
-		// minutes, and a client that stops reading fails the write.
+		ReadTimeout:  s.cfg.ReadTimeout,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		WriteTimeout: s.writeTimeout(),
 	}
 	if ready != nil {
 		ready(ln.Addr())

@@ -93,3 +93,21 @@ func TestAdmissionControl(t *testing.T) {
 		t.Errorf("after the burst: %d %s", code, resp)
 	}
 }
+
+// TestDrain: Drain reports false while a handler runs (the index owner
+// must then leave the index open) and true once it returned.
+func TestDrain(t *testing.T) {
+	under := &countingRetriever{block: make(chan struct{}), enter: make(chan struct{}, 1)}
+	s, _ := newTestServer(t, func(c *Config) { c.Retrievers = map[string]rlsearch.Retriever{"bm25": under} })
+	done := make(chan struct{})
+	go func() { do(t, s.Handler(), "POST", "/retrieve", `{"queries": ["paris"]}`); close(done) }()
+	<-under.enter
+	if s.Drain(50*time.Millisecond) || s.Busy() != 1 {
+		t.Fatalf("Drain true with a handler running (busy %d)", s.Busy())
+	}
+	close(under.block)
+	if !s.Drain(time.Second) {
+		t.Fatal("Drain false after the handler returned")
+	}
+	<-done
+}

@@ -304,6 +304,7 @@ type Server struct {
 	unans   *unanswered
 	slots   chan struct{} // admission: one per request in flight; nil = unbounded
 	waiting *atomic.Int64 // requests waiting for a slot (shared by the copies ServeListeners makes)
+	busy    *atomic.Int64 // handlers running (Drain)
 }
 
 // New validates cfg, applies its defaults and registers the server's
@@ -387,7 +388,7 @@ func New(cfg Config) (*Server, error) {
 	case n > 0:
 		s.slots = make(chan struct{}, n)
 	}
-	s.waiting = new(atomic.Int64)
+	s.waiting, s.busy = new(atomic.Int64), new(atomic.Int64)
 	s.pages = newPageIndex(s)
 	if s.unans, err = newUnanswered(cfg.Registry, cfg.Logger, cfg.UnansweredLogEvery); err != nil {
 		return nil, err
@@ -424,6 +425,25 @@ func New(cfg Config) (*Server, error) {
 	s.handler = mux
 	return s, nil
 }
+
+// Drain waits up to timeout for every handler of s (served by Handler or
+// ListenAndServe) to return and reports whether none is running. The
+// owner of the index under s calls it before closing the index, so that
+// nothing is unmapped under a running handler; when it reports false the
+// index must be left open (the process is about to exit anyway).
+func (s *Server) Drain(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for s.busy.Load() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// Busy is the number of handlers of s running now.
+func (s *Server) Busy() int64 { return s.busy.Load() }
 
 // DefaultMaxInFlight is Config.MaxInFlight's default: 4 requests per
 // core (GOMAXPROCS), at least 16.

@@ -46,8 +46,10 @@ func (s *Server) instrument(endpoint string, h func(*respWriter, *http.Request))
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		w := &respWriter{ResponseWriter: rw, queries: -1}
-		s.busy.Add(1)
-		defer s.busy.Add(-1)
+		if s.busy != nil { // nil for EndpointHandler's bare server
+			s.busy.Add(1)
+			defer s.busy.Add(-1)
+		}
 		defer func() {
 			p := recover()
 			if p != nil {

@@ -433,7 +433,7 @@ func New(cfg Config) (*Server, error) {
 // index must be left open (the process is about to exit anyway).
 func (s *Server) Drain(timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
-	for s.busy.Load() > 0 {
+	for s.Busy() > 0 {
 		if time.Now().After(deadline) {
 			return false
 		}
@@ -443,7 +443,12 @@ func (s *Server) Drain(timeout time.Duration) bool {
 }
 
 // Busy is the number of handlers of s running now.
-func (s *Server) Busy() int64 { return s.busy.Load() }
+func (s *Server) Busy() int64 {
+	if s.busy == nil {
+		return 0
+	}
+	return s.busy.Load()
+}
 
 // DefaultMaxInFlight is Config.MaxInFlight's default: 4 requests per
 // core (GOMAXPROCS), at least 16.

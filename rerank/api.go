@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/jsonbody"
+	"github.com/rlsearch/rlsearch/internal/recovered"
 )
 
 // Defaults of ServiceConfig (DefaultMaxRerankBody: of the HTTP layer).
@@ -217,6 +218,8 @@ func RerankLists(ctx context.Context, r rlsearch.Reranker, queries []string, doc
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer recovered.Guard("rerank", &errs[i])
+			recovered.Probe("rerank")
 			scores, err := r.Rerank(ctx, q, uniq)
 			if err == nil && len(scores) != len(uniq) {
 				err = fmt.Errorf("rerank: %s returned %d scores for %d documents", r.Name(), len(scores), len(uniq))

@@ -2,12 +2,15 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/jsonbody"
+	"github.com/rlsearch/rlsearch/internal/recovered"
 )
 
 // ProposeResult is Propose's answer for one rollout of a batch: the
@@ -80,8 +83,20 @@ type RecordResult struct {
 // goroutines). Results are in input order and equal running Propose on
 // each alone, except Searches. It stops early, leaving the remaining
 // results with ctx's error, when ctx ends.
+//
+// A panic while proposing for a rollout is recovered (counted in
+// rlsearch_recovered_panics_total{where="mutate"}, its stack logged): that
+// rollout's result is StatusError naming it.
 func (v *Verifier) ProposeBatch(ctx context.Context, ts []Trajectory, workers int, done func()) []ProposeResult {
+	out, _ := v.proposeBatch(ctx, ts, workers, done)
+	return out
+}
+
+// proposeBatch is ProposeBatch, also returning the first recovered panic
+// (Serve answers it as the request's 500).
+func (v *Verifier) proposeBatch(ctx context.Context, ts []Trajectory, workers int, done func()) ([]ProposeResult, error) {
 	out := make([]ProposeResult, len(ts))
+	var panicked atomic.Pointer[error]
 	groups := map[string][]int{}
 	var order []string
 	for i, t := range ts {
@@ -102,7 +117,10 @@ func (v *Verifier) ProposeBatch(ctx context.Context, ts []Trajectory, workers in
 			for idx := range jobs {
 				cache := NewCache()
 				for _, i := range idx {
-					p, err := v.Propose(ctx, ts[i], cache)
+					p, err := v.proposeGuarded(ctx, ts[i], cache)
+					if errors.Is(err, recovered.ErrPanic) {
+						panicked.CompareAndSwap(nil, &err)
+					}
 					out[i] = ProposeResult{Proposal: p}
 					if err != nil {
 						out[i].Error = err.Error()
@@ -122,7 +140,17 @@ func (v *Verifier) ProposeBatch(ctx context.Context, ts []Trajectory, workers in
 	}
 	close(jobs)
 	wg.Wait()
-	return out
+	if e := panicked.Load(); e != nil {
+		return out, *e
+	}
+	return out, nil
+}
+
+// proposeGuarded is Propose with a panic recovered into its error.
+func (v *Verifier) proposeGuarded(ctx context.Context, t Trajectory, cache *Cache) (p Proposal, err error) {
+	defer recovered.Guard("mutate", &err)
+	recovered.Probe("mutate")
+	return v.Propose(ctx, t, cache)
 }
 
 // MutateRequest is the body of POST /v1/programs/mutate: either
@@ -189,11 +217,17 @@ func (req MutateRequest) Check() error {
 		return badArg("max_verified", "max_verified %d is negative", req.MaxVerified)
 	}
 	for i, t := range req.Trajectories {
+		if g := len(t.GoldIDs) + len(t.GoldPassageIDs); g > MaxGoldIDs {
+			return rlsearch.TooLarge(fmt.Sprintf("trajectories[%d].gold_ids", i), "%d gold ids, at most %d (MaxGoldIDs) per trajectory", g, MaxGoldIDs)
+		}
 		if err := t.Validate(); err != nil {
 			return &rlsearch.FieldError{Field: fmt.Sprintf("trajectories[%d].turns[%d].role", i, t.badRole()), Err: err}
 		}
 	}
 	for i, r := range req.Records {
+		if g := len(r.Trajectory.GoldIDs) + len(r.Trajectory.GoldPassageIDs); g > MaxGoldIDs {
+			return rlsearch.TooLarge(fmt.Sprintf("records[%d].trajectory.gold_ids", i), "%d gold ids, at most %d (MaxGoldIDs) per trajectory", g, MaxGoldIDs)
+		}
 		if err := r.Trajectory.Validate(); err != nil {
 			return &rlsearch.FieldError{Field: fmt.Sprintf("records[%d].trajectory.turns[%d].role", i, r.Trajectory.badRole()), Err: err}
 		}
@@ -235,7 +269,11 @@ func (v *Verifier) Serve(ctx context.Context, req MutateRequest) (MutateResponse
 	}
 	var resp MutateResponse
 	if len(req.Trajectories) > 0 {
-		resp.Proposals = vv.ProposeBatch(ctx, req.Trajectories, 0, nil)
+		var perr error
+		resp.Proposals, perr = vv.proposeBatch(ctx, req.Trajectories, 0, nil)
+		if perr != nil {
+			return MutateResponse{}, perr
+		}
 		resp.Summary = summarize(resp.Proposals, nil)
 		return resp, ctx.Err()
 	}

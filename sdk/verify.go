@@ -17,6 +17,10 @@ import (
 const (
 	DefaultExecutions = 64
 	MaxExecutions     = 256
+	// MaxGoldIDs bounds gold_ids plus gold_passage_ids of one trajectory in
+	// a mutate request (multi-hop gold supports have 2–4 ids; 1,024 leaves
+	// room for passage-level gold). More is refused with 413 naming the field.
+	MaxGoldIDs = 1024
 )
 
 // ErrNotVerified is returned when a program given for a record does not
@@ -153,21 +157,30 @@ func (v *Verifier) need(g Gold) int {
 	return n
 }
 
+// distinct returns the non-empty xs without repeats, in first-seen order,
+// in time linear in len(xs).
 func distinct(xs []string) []string {
 	var out []string
+	seen := make(map[string]struct{}, len(xs))
 	for _, x := range xs {
-		if x != "" && !slices.Contains(out, x) {
+		if _, dup := seen[x]; x != "" && !dup {
+			seen[x] = struct{}{}
 			out = append(out, x)
 		}
 	}
 	return out
 }
 
-// covered counts the distinct gold ids among printed ids.
+// covered counts the distinct gold ids among printed ids, in time linear
+// in len(printed)+len(gold).
 func covered(printed []string, gold []string) int {
+	in := make(map[string]struct{}, len(printed))
+	for _, p := range printed {
+		in[p] = struct{}{}
+	}
 	n := 0
 	for _, g := range distinct(gold) {
-		if slices.Contains(printed, g) {
+		if _, ok := in[g]; ok {
 			n++
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/batch"
+	"github.com/rlsearch/rlsearch/internal/recovered"
 )
 
 // ErrBatcherClosed is returned by a Batcher's Retrieve after Close.
@@ -212,9 +213,10 @@ func (b *Batcher) run(batch []*batchCall) {
 func (b *Batcher) retrieveChunked(ctx context.Context, queries []string, ks []int) (lists [][]rlsearch.Hit, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			lists, err = nil, fmt.Errorf("server: batcher: retriever %s panicked: %v", b.r.Name(), p)
+			lists, err = nil, fmt.Errorf("server: batcher: retriever %s: %w", b.r.Name(), recovered.Of("batcher", p))
 		}
 	}()
+	recovered.Probe("batcher")
 	lists = make([][]rlsearch.Hit, 0, len(queries))
 	for start := 0; start < len(queries); start += b.maxBatch {
 		end := min(start+b.maxBatch, len(queries))

@@ -162,7 +162,7 @@ func (s *Server) retrieveDocs(ctx context.Context, req *retrieveRequest) (*retri
 	if docs == nil {
 		docs = make([]rlsearch.Document, len(hits))
 		for i, h := range hits {
-			if docs[i], err = s.cfg.Docs.Doc(h.Row); err != nil {
+			if docs[i], err = DocOf(ctx, s.cfg.Docs, h.Row); err != nil {
 				return nil, fmt.Errorf("document of row %d: %w", h.Row, err)
 			}
 		}
@@ -257,7 +257,7 @@ func (s *Server) writeResultValue(w *respWriter, r *http.Request, req *retrieveR
 				d = docs[j]
 			} else {
 				var err error
-				if d, err = s.cfg.Docs.Doc(hits[j].Row); err != nil {
+				if d, err = DocOf(r.Context(), s.cfg.Docs, hits[j].Row); err != nil {
 					s.retrieveFailed(w, r, req.name, fmt.Errorf("document of row %d: %w", hits[j].Row, err))
 					return
 				}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/jsonbody"
+	"github.com/rlsearch/rlsearch/internal/recovered"
 )
 
 // Endpoint is a JSON endpoint mounted through Config.Extra. Build one with
@@ -138,6 +139,8 @@ func classify(err error, ctx context.Context) (status int, kind, field string) {
 		return http.StatusBadRequest, kindBadRequest, field
 	case errors.Is(err, rlsearch.ErrOverloaded):
 		return http.StatusServiceUnavailable, kindOverloaded, ""
+	case errors.Is(err, recovered.ErrPanic):
+		return http.StatusInternalServerError, kindPanic, ""
 	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
 		return statusClientClosed, kindCanceled, ""
 	case errors.Is(err, context.DeadlineExceeded):

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rlsearch/rlsearch/internal/recovered"
 )
 
 // Endpoint labels. Paths outside these share "other" so that scanners
@@ -80,6 +82,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("server: register metrics: %w", err)
 		}
+	}
+	if err := recovered.Register(reg); err != nil {
+		return nil, fmt.Errorf("server: register metrics: %w", err)
 	}
 	return m, nil
 }

@@ -46,6 +46,10 @@ func (s *Server) instrument(endpoint string, h func(*respWriter, *http.Request))
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		w := &respWriter{ResponseWriter: rw, queries: -1}
+		if s.busy != nil { // nil for EndpointHandler's bare server
+			s.busy.Add(1)
+			defer s.busy.Add(-1)
+		}
 		defer func() {
 			p := recover()
 			if p != nil {
@@ -68,6 +72,14 @@ func (s *Server) instrument(endpoint string, h func(*respWriter, *http.Request))
 			}
 			s.finish(endpoint, w, r, start)
 		}()
+		if s.slots != nil && endpoint != endpointHealthz && endpoint != endpointMetrics {
+			if !s.admit(r) {
+				w.Header().Set("Retry-After", retryAfter)
+				s.fail(w, http.StatusServiceUnavailable, kindOverloaded, fmt.Sprintf("overloaded: %d requests in flight and %d waiting (--max-inflight); retry after %s s", cap(s.slots), cap(s.slots)*admissionQueue, retryAfter), "")
+				return
+			}
+			defer func() { <-s.slots }()
+		}
 		h(w, r)
 	})
 }
@@ -177,4 +189,37 @@ func kindForStatus(status int) string {
 		return kindInternal
 	}
 	return kindBadRequest
+}
+
+// Admission control (Config.MaxInFlight): a request beyond the slots
+// waits up to admissionWait for one, behind at most admissionQueue ×
+// slots others (a waiting request has not read its body, so it costs a
+// goroutine, not its decoded batch); past either it is refused.
+const (
+	admissionWait  = time.Second
+	admissionQueue = 8
+)
+
+// admit takes a slot of s.slots for r, or reports false (503).
+func (s *Server) admit(r *http.Request) bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	default:
+	}
+	if s.waiting.Add(1) > int64(admissionQueue*cap(s.slots)) {
+		s.waiting.Add(-1)
+		return false
+	}
+	defer s.waiting.Add(-1)
+	t := time.NewTimer(admissionWait)
+	defer t.Stop()
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	case <-r.Context().Done():
+		return false
+	}
 }

@@ -411,7 +411,7 @@ func (s *Server) writeResult(w *respWriter, r *http.Request, req *retrieveReques
 			if docs != nil {
 				d = docs[start+j]
 			} else {
-				d, err = s.cfg.Docs.Doc(hit.Row)
+				d, err = DocOf(r.Context(), s.cfg.Docs, hit.Row)
 			}
 			if err != nil {
 				err = fmt.Errorf("document of row %d: %w", hit.Row, err)

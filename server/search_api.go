@@ -60,7 +60,7 @@ func (s *Server) Search(ctx context.Context, retriever string, queries []string,
 			h := SearchHit{Row: hits[j].Row, Score: hits[j].Score}
 			if docs != nil {
 				h.Doc, h.Row = docs[j], -1
-			} else if h.Doc, err = s.cfg.Docs.Doc(hits[j].Row); err != nil {
+			} else if h.Doc, err = DocOf(ctx, s.cfg.Docs, hits[j].Row); err != nil {
 				return nil, fmt.Errorf("document of row %d: %w", hits[j].Row, err)
 			}
 			out[i] = append(out[i], h)

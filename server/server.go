@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -29,6 +30,23 @@ import (
 type DocSource interface {
 	Doc(row int32) (rlsearch.Document, error)
 	Len() int
+}
+
+// ContextDocSource is a DocSource whose fetches can be stopped: a remote
+// source (the router's) stops a fetch when ctx ends, so no fetch outlives
+// the request that asked for it.
+type ContextDocSource interface {
+	DocSource
+	DocContext(ctx context.Context, row int32) (rlsearch.Document, error)
+}
+
+// DocOf returns src's document at row, within ctx when src is a
+// ContextDocSource.
+func DocOf(ctx context.Context, src DocSource, row int32) (rlsearch.Document, error) {
+	if cs, ok := src.(ContextDocSource); ok {
+		return cs.DocContext(ctx, row)
+	}
+	return src.Doc(row)
 }
 
 // Defaults for the zero fields of Config.
@@ -67,6 +85,9 @@ const (
 	// DefaultShutdownTimeout bounds how long ListenAndServe waits for
 	// in-flight requests after its context is cancelled.
 	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultWriteTimeout is Config.WriteTimeout's default: far above any
+	// answer of a 32,768-query batch on a CPU retriever (tens of seconds).
+	DefaultWriteTimeout = 10 * time.Minute
 	// defaultTopK is Search-R1's retrieval_topk default (retrieval_server.py).
 	defaultTopK = 3
 )
@@ -113,6 +134,21 @@ type Config struct {
 	// timeout: a large batch on a slow retriever may take minutes, and the
 	// retrieval itself is not bounded by ReadTimeout.
 	ReadTimeout time.Duration
+	// MaxInFlight bounds the requests handled at once, every endpoint but
+	// /healthz and /metrics (admission control: each heavy request holds
+	// ~10 MB while it runs, so an unbounded burst grows memory without
+	// limit). A request beyond it waits up to 1 s for a slot behind at
+	// most 8 × MaxInFlight others; past either it is answered with 503
+	// (kind overloaded) and Retry-After: 1. 0 means
+	// DefaultMaxInFlight(): 4 per core (GOMAXPROCS), at least 16; -1
+	// means unbounded.
+	MaxInFlight int
+	// WriteTimeout bounds a response from the end of its request's
+	// headers to its last byte (http.Server.WriteTimeout), so a client
+	// that stops reading cannot hold a handler and its memory. 0 means
+	// DefaultWriteTimeout (10 min); -1 means none. Applied by
+	// ListenAndServe only.
+	WriteTimeout time.Duration
 	// Health, when set, adds fields (index sizes, backend, model) to the
 	// /healthz answer. It is called once per /healthz request, from any
 	// goroutine. Its keys cannot override "status", "retrievers",
@@ -228,6 +264,12 @@ func (c *Config) Validate() error {
 	if c.ReadTimeout < 0 {
 		return fmt.Errorf("server: Config.ReadTimeout %v is negative", c.ReadTimeout)
 	}
+	if c.MaxInFlight < -1 {
+		return fmt.Errorf("server: Config.MaxInFlight %d: want -1 (unbounded), 0 (default) or more", c.MaxInFlight)
+	}
+	if c.WriteTimeout < 0 && c.WriteTimeout != -1 {
+		return fmt.Errorf("server: Config.WriteTimeout %v is negative", c.WriteTimeout)
+	}
 	for path := range c.Extra {
 		switch {
 		case !strings.HasPrefix(path, "/"):
@@ -274,6 +316,9 @@ type Server struct {
 	paths   []string
 	pages   *pageIndex
 	unans   *unanswered
+	slots   chan struct{} // admission: one per request in flight; nil = unbounded
+	waiting *atomic.Int64 // requests waiting for a slot (shared by the copies ServeListeners makes)
+	busy    *atomic.Int64 // handlers running (Drain)
 }
 
 // New validates cfg, applies its defaults and registers the server's
@@ -351,6 +396,13 @@ func New(cfg Config) (*Server, error) {
 		reg:     cfg.Registry,
 		metrics: m,
 	}
+	switch n := cfg.MaxInFlight; {
+	case n == 0:
+		s.slots = make(chan struct{}, DefaultMaxInFlight())
+	case n > 0:
+		s.slots = make(chan struct{}, n)
+	}
+	s.waiting, s.busy = new(atomic.Int64), new(atomic.Int64)
 	s.pages = newPageIndex(s)
 	if s.unans, err = newUnanswered(cfg.Registry, cfg.Logger, cfg.UnansweredLogEvery); err != nil {
 		return nil, err
@@ -400,6 +452,44 @@ func New(cfg Config) (*Server, error) {
 // observation.
 const FingerprintHeader = "X-Rlsearch-Fingerprint"
 
+// Drain waits up to timeout for every handler of s (served by Handler or
+// ListenAndServe) to return and reports whether none is running. The
+// owner of the index under s calls it before closing the index, so that
+// nothing is unmapped under a running handler; when it reports false the
+// index must be left open (the process is about to exit anyway).
+func (s *Server) Drain(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for s.Busy() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// Busy is the number of handlers of s running now.
+func (s *Server) Busy() int64 {
+	if s.busy == nil {
+		return 0
+	}
+	return s.busy.Load()
+}
+
+// DefaultMaxInFlight is Config.MaxInFlight's default: 4 requests per
+// core (GOMAXPROCS), at least 16.
+func DefaultMaxInFlight() int { return max(16, 4*runtime.GOMAXPROCS(0)) }
+
+func (s *Server) writeTimeout() time.Duration {
+	switch s.cfg.WriteTimeout {
+	case 0:
+		return DefaultWriteTimeout
+	case -1:
+		return 0
+	}
+	return s.cfg.WriteTimeout
+}
+
 // Handler returns the HTTP handler serving every endpoint. It is safe for
 // concurrent use.
 func (s *Server) Handler() http.Handler { return s.handler }
@@ -448,11 +538,10 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net
 		// ReadTimeout cuts a stalled body. It does not cancel a handler
 		// that outlives it: net/http clears the read deadline once the
 		// body is read (connReader.startBackgroundRead).
-		ReadTimeout: s.cfg.ReadTimeout,
-		IdleTimeout: 2 * time.Minute,
-		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		// No WriteTimeout: a large batch on a slow retriever may take
-		// minutes, and a client that stops reading fails the write.
+		ReadTimeout:  s.cfg.ReadTimeout,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		WriteTimeout: s.writeTimeout(),
 	}
 	if ready != nil {
 		ready(ln.Addr())

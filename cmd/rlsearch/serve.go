@@ -55,6 +55,8 @@ func (s *serveFlags) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.Server.MaxQueries, "max-queries", server.DefaultMaxQueries, "most queries per request (Search-R1 sends every active rollout's query in one request)")
 	fs.IntVar(&c.Server.ChunkQueries, "chunk-queries", server.DefaultChunkQueries, "most queries of one /retrieve request searched per retriever call; larger requests are searched chunk after chunk before the response streams")
 	fs.Int64Var(&c.Server.MaxBodyBytes, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
+	fs.IntVar(&c.Server.MaxInFlight, "max-inflight", 0, "most requests handled at once (admission control; 0 = 4 per core, at least 16; -1 = unbounded); more wait up to 1 s, then 503 with Retry-After")
+	fs.DurationVar(&c.Server.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "longest a response may take from its request's headers to its last byte")
 	fs.Int64Var(&c.CacheBytes, "cache-bytes", cache.DefaultMaxBytes, "result cache shared by /retrieve, programs, mutate and rewards, in bytes (LRU; keyed by index build, retriever, topk and the analysed BM25 query or exact dense query); 0 = off")
 	fs.StringVar(&c.CacheLoad, "cache-load", "", "result cache file to load at start (written by --cache-save; refused when saved under another fingerprint: index build, encoder, dense backend and parameters, reranker); a missing file is a cold start; one --index only")
 	fs.StringVar(&s.cacheSave, "cache-save", "", "write the result cache to this file (atomically, zstd, checksummed) when the server shuts down, for --cache-load on a restart or on another replica of the same build; one --index only")

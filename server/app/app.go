@@ -141,7 +141,17 @@ func (s *Service) SaveCache(path string) error {
 }
 
 // Close releases everything New opened, in reverse order.
+//
+// Close first waits (up to server.DefaultShutdownTimeout) for every
+// handler of the server to return; if some are still running it closes
+// nothing and logs how many, so no index is unmapped under a running
+// handler (the process is exiting: the OS reclaims it).
 func (s *Service) Close() {
+	if s.Server != nil && !s.Server.Drain(server.DefaultShutdownTimeout) {
+		slog.Default().Error("app: not closing the index: handlers still running", "handlers", s.Server.Busy())
+		s.closers = nil
+		return
+	}
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i]()
 	}

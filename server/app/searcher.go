@@ -78,7 +78,7 @@ func (s *searcher) SearchIDs(ctx context.Context, name string, queries []string,
 				if int(h.Row) >= n {
 					return nil, fmt.Errorf("app: retriever %s returned row %d outside the corpus of %d documents for %s", name, h.Row, n, rlsearch.QuoteShort(texts[lo+j]))
 				}
-				d, err := s.docs.Doc(h.Row)
+				d, err := server.DocOf(ctx, s.docs, h.Row)
 				if err != nil {
 					return nil, err
 				}

@@ -29,7 +29,11 @@
 // its top k; the router keeps the k best of their union by descending
 // score, ties by ascending corpus row, the order of one index
 // (rlsearch.CompareHits). Scores cross the wire as JSON numbers that read
-// back to the same float32.
+// back to the same float32. This holds for the exact backends (BM25, flat
+// dense search); an approximate dense backend (--dense-backend hnsw) has one
+// graph per shard, whose merged top k approximates the exact answer as the
+// unsharded graph does but need not equal it, so byte equality is not
+// claimed for it.
 //
 // # Faults
 //

@@ -19,6 +19,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/recovered"
 	"github.com/rlsearch/rlsearch/server"
 )
 
@@ -212,7 +213,26 @@ func (r *Router) learnBuild(ctx context.Context) error {
 		return fmt.Errorf("%w: the endpoints serve %d different builds (another corpus or another build; pin one with --shard-build): %s", ErrBuild, len(builds), strings.Join(parts, "; "))
 	}
 	id := *first.Shard
-	r.want = &Identity{BuildID: id.BuildID, CorpusSHA256: id.CorpusSHA256, Count: id.Count, TotalRows: id.TotalRows}
+	want := &Identity{BuildID: id.BuildID, CorpusSHA256: id.CorpusSHA256, Count: id.Count, TotalRows: id.TotalRows}
+	// Replicas of one build that disagree on the layout (shard count, total
+	// rows, corpus) are refused before any is used as an index into the
+	// layout: a proxy or a bug can claim "shard 2 of 3" beside "shard 1 of 2".
+	for i, h := range hs {
+		if h == nil {
+			continue
+		}
+		why := mismatch(h, want)
+		if why == "" && h.Shard.CorpusSHA256 != want.CorpusSHA256 {
+			why = fmt.Sprintf("serves corpus %s, %s serves corpus %s under the same build id", short(h.Shard.CorpusSHA256), firstURL, short(want.CorpusSHA256))
+		}
+		if why != "" {
+			bad = append(bad, reps[i].url+" "+why+" (as "+firstURL+" answered)")
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: replicas of build %s disagree: %s", ErrBuild, short(id.BuildID), strings.Join(bad, "; "))
+	}
+	r.want = want
 	r.retrievers = slices.Clone(first.Retrievers)
 	slices.Sort(r.retrievers)
 	// Shard layout: the build's even split (bm25.EvenBounds), which every
@@ -355,6 +375,8 @@ func (x *remote) RetrieveDocs(ctx context.Context, queries []string, k int) ([][
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer recovered.Guard("router_fanout", &errs[i])
+			recovered.Probe("router_fanout")
 			resps[i], errs[i] = callShard(ctx, r, g, PathShardRetrieve, body, timeout, len(queries) <= r.cfg.HedgeMaxQueries, func(b []byte) (*RetrieveResponse, error) {
 				var resp RetrieveResponse
 				if err := json.Unmarshal(b, &resp); err != nil {
@@ -499,7 +521,13 @@ func callShard[T any](parent context.Context, r *Router, g *shardGroup, path str
 		attempts++
 		go func() {
 			start := time.Now()
-			b, err := r.attempt(ctx, rep, path, body)
+			var b []byte
+			var err error
+			func() {
+				defer recovered.Guard("router_attempt", &err)
+				recovered.Probe("router_attempt")
+				b, err = r.attempt(ctx, rep, path, body)
+			}()
 			ch <- result{rep: rep, body: b, err: err, hedge: hedge, took: time.Since(start)}
 		}()
 		return true
@@ -648,6 +676,11 @@ func (d docSource) Len() int { return d.r.want.TotalRows }
 // retrieved documents, else from its shard (one request, within the
 // shard timeout).
 func (d docSource) Doc(row int32) (rlsearch.Document, error) {
+	return d.DocContext(context.Background(), row)
+}
+
+// DocContext is Doc within ctx: the shard fetch stops when ctx ends.
+func (d docSource) DocContext(ctx context.Context, row int32) (rlsearch.Document, error) {
 	r := d.r
 	if doc, ok := r.docs.Get(row); ok {
 		return doc, nil
@@ -667,7 +700,7 @@ func (d docSource) Doc(row int32) (rlsearch.Document, error) {
 	g := r.shards[i]
 	r.metrics.docFetches.Inc()
 	body, _ := json.Marshal(DocsRequest{Rows: []int64{int64(row)}})
-	resp, err := callShard(context.Background(), r, g, PathShardDocs, body, r.cfg.ShardTimeout, true, func(b []byte) (*DocsResponse, error) {
+	resp, err := callShard(ctx, r, g, PathShardDocs, body, r.cfg.ShardTimeout, true, func(b []byte) (*DocsResponse, error) {
 		var resp DocsResponse
 		if err := json.Unmarshal(b, &resp); err != nil {
 			return nil, fmt.Errorf("bad response: %v", err)

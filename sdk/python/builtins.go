@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/rlsearch/rlsearch/sdk/python/pyfmt"
@@ -131,12 +132,30 @@ func mkBuiltin(name string, cost costRule, fn func(t *Thread, args []Value, kw [
 		cost(t, nil, args)
 		return fn(t, args, kw)
 	}
-	costRegistry[name] = cost != nil
+	registerCost(name, cost != nil)
 	return b
 }
 
 // costRegistry records, for every exposed callable, whether it has a rule.
-var costRegistry = map[string]bool{}
+// Module makers run when a program imports a module, so programs running
+// concurrently write it: every access holds costMu.
+var (
+	costMu       sync.Mutex
+	costRegistry = map[string]bool{}
+)
+
+func registerCost(name string, has bool) {
+	costMu.Lock()
+	costRegistry[name] = has
+	costMu.Unlock()
+}
+
+// hasCostRule reports whether the callable name was registered with a rule.
+func hasCostRule(name string) bool {
+	costMu.Lock()
+	defer costMu.Unlock()
+	return costRegistry[name]
+}
 
 // argParse binds args and kw to names (a trailing "?" marks optional);
 // missing optionals are nil.

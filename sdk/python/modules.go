@@ -363,7 +363,7 @@ func init() {
 			return nil
 		})
 		for _, n := range []string{"Counter", "defaultdict", "OrderedDict", "deque"} {
-			costRegistry["collections."+n] = true
+			registerCost("collections."+n, true)
 		}
 		return &Module{Name: "collections", Attrs: a}
 	}

@@ -20,7 +20,7 @@ func mkType(name string, is func(Value) bool, call func(t *Thread, args []Value,
 		t.Charge(name+"()", b, s)
 		return call(t, args, kw)
 	}
-	costRegistry[name] = true
+	registerCost(name, true)
 	types = append(types, ty)
 	return ty
 }

@@ -309,6 +309,7 @@ func (c *Config) Validate() error {
 type Server struct {
 	cfg     Config // defaults applied
 	names   []string
+	stable  []string // names whose retriever is rlsearch.PrefixStable
 	log     *slog.Logger
 	reg     *prometheus.Registry
 	metrics *metrics
@@ -392,6 +393,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		names:   sortedKeys(rs),
+		stable:  prefixStable(rs),
 		log:     cfg.Logger,
 		reg:     cfg.Registry,
 		metrics: m,
@@ -594,6 +596,7 @@ func (s *Server) handleHealthz(w *respWriter, r *http.Request) {
 	}
 	body["status"] = "ok"
 	body["retrievers"] = s.names
+	body["prefix_stable"] = s.stable
 	body["default"] = s.cfg.Default
 	body["num_docs"] = s.cfg.Docs.Len()
 	body["pages"] = s.pages.health()
@@ -613,6 +616,20 @@ func (s *Server) handleHealthz(w *respWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		w.Write(append(b, '\n'))
 	}
+}
+
+// prefixStable lists, sorted, the names of rs whose top-k lists are cuts of
+// their wider lists (rlsearch.PrefixStable: BM25, exact dense search). A
+// router learns it from /healthz and shares one wide search among narrower
+// callers only for these.
+func prefixStable(rs map[string]rlsearch.Retriever) []string {
+	out := []string{}
+	for _, n := range sortedKeys(rs) {
+		if rlsearch.PrefixStable(rs[n]) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -38,10 +38,13 @@ type replica struct {
 
 // health is what a replica's GET /healthz says that the router uses.
 type health struct {
-	Status     string    `json:"status"`
-	Retrievers []string  `json:"retrievers"`
-	NumDocs    int       `json:"num_docs"`
-	Shard      *Identity `json:"shard"`
+	Status     string   `json:"status"`
+	Retrievers []string `json:"retrievers"`
+	// PrefixStable names the retrievers whose top-k lists are cuts of
+	// their wider lists (exact ones; absent from older servers: none).
+	PrefixStable []string  `json:"prefix_stable"`
+	NumDocs      int       `json:"num_docs"`
+	Shard        *Identity `json:"shard"`
 }
 
 // probe reads the replica's /healthz within timeout.
@@ -209,6 +212,9 @@ func (r *Router) check(ctx context.Context, rep *replica) {
 	}
 	if why == "" && !slices.Equal(slices.Sorted(slices.Values(h.Retrievers)), r.retrievers) {
 		why = fmt.Sprintf("serves retrievers %v, the router's shards %v (start every shard with the same --model)", h.Retrievers, r.retrievers)
+	}
+	if why == "" && !slices.Equal(slices.Sorted(slices.Values(h.PrefixStable)), r.stable) {
+		why = fmt.Sprintf("serves exact (prefix-stable) retrievers %v, the router's shards %v (start every shard with the same --dense-backend)", h.PrefixStable, r.stable)
 	}
 	if why != "" {
 		if rep.refused == "" {

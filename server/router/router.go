@@ -34,6 +34,7 @@ type Router struct {
 
 	want       *Identity // the build: BuildID, CorpusSHA256, Count, TotalRows
 	retrievers []string  // served by every shard, sorted
+	stable     []string  // the retrievers every shard serves prefix-stable (exact), sorted
 	shards     []*shardGroup
 
 	mu       sync.Mutex
@@ -235,6 +236,7 @@ func (r *Router) learnBuild(ctx context.Context) error {
 	r.want = want
 	r.retrievers = slices.Clone(first.Retrievers)
 	slices.Sort(r.retrievers)
+	r.stable = slices.Sorted(slices.Values(first.PrefixStable))
 	// Shard layout: the build's even split (bm25.EvenBounds), which every
 	// shard's first row and rows are checked against as it joins.
 	r.shards = make([]*shardGroup, id.Count)
@@ -253,6 +255,9 @@ func (r *Router) learnBuild(ctx context.Context) error {
 		hs[i].Retrievers = slices.Sorted(slices.Values(h.Retrievers))
 		if !slices.Equal(hs[i].Retrievers, r.retrievers) {
 			return fmt.Errorf("%w: %s serves retrievers %v, %s serves %v: start every shard server with the same --model", ErrBuild, reps[i].url, hs[i].Retrievers, firstURL, r.retrievers)
+		}
+		if st := slices.Sorted(slices.Values(h.PrefixStable)); !slices.Equal(st, r.stable) {
+			return fmt.Errorf("%w: %s serves exact (prefix-stable) retrievers %v, %s serves %v: start every shard server with the same --dense-backend", ErrBuild, reps[i].url, st, firstURL, r.stable)
 		}
 	}
 	return nil
@@ -318,6 +323,13 @@ type remote struct {
 }
 
 func (x *remote) Name() string { return x.name }
+
+// PrefixStable is true when every shard serves the retriever exactly (its
+// /healthz lists it in "prefix_stable"): the merge of each shard's exact
+// top k in Hit's total order is the exact top k, so a narrower list is a
+// cut of a wider one and callers (the sdk's coalescer and the mutation
+// verifier) may share one wide search.
+func (x *remote) PrefixStable() bool { return slices.Contains(x.r.stable, x.name) }
 
 // Retrieve is RetrieveDocs without the documents (cached for Docs).
 func (x *remote) Retrieve(ctx context.Context, queries []string, k int) ([][]rlsearch.Hit, error) {
@@ -755,3 +767,5 @@ func (r *Router) Health() map[string]any {
 		},
 	}
 }
+
+var _ rlsearch.PrefixStabler = (*remote)(nil)

@@ -11,7 +11,7 @@
 // Endpoints of `rlsearch serve` (Server.Paths lists what a server answers):
 //
 //	POST /retrieve              {"queries": [str], "topk": int, "return_scores": bool, "retriever": str}
-//	GET  /healthz               {"status": "ok", "retrievers": [...], "default": str, "num_docs": N, ...}
+//	GET  /healthz               {"status": "ok", "retrievers": [...], "prefix_stable": [...], "default": str, "num_docs": N, ...}
 //	GET  /metrics               Prometheus text exposition of the server's registry
 //	POST /rerank                rerank.Service.Serve (with --reranker; Search-R1's reranker contract)
 //	POST /v1/programs/execute   sdk.Runtime.Serve

@@ -19,7 +19,12 @@
 // the shard its /healthz reports. New refuses endpoints that serve another
 // build or corpus (ErrBuild), and waits until every shard has a live
 // replica; a replica of another build that appears later is refused and
-// counted, never routed to.
+// counted, never routed to. Every replica must also list the same
+// retrievers, and the same ones in its /healthz "prefix_stable" (served
+// exactly: BM25, flat dense search); the router's retriever of such a
+// name is rlsearch.PrefixStable, so the program coalescer and the mutation
+// verifier share one wide search among narrower calls through a router
+// exactly as they do on one server.
 //
 // # Exact merge
 //

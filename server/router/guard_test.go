@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -130,5 +131,51 @@ func TestRouterRecoversPanic(t *testing.T) {
 		if code, _, b := post(t, c, rt.url(), "/retrieve", body); code != 200 {
 			t.Fatalf("%s: after the panic: %d %s", where, code, b)
 		}
+	}
+}
+
+// TestRouterPrefixStable: shards list their exact retrievers in /healthz
+// "prefix_stable"; the router's own /healthz lists the same ones (its
+// retrievers are rlsearch.PrefixStable), and a replica of a shard that
+// claims another set (another --dense-backend) is refused at start with
+// ErrBuild naming the claim.
+func TestRouterPrefixStable(t *testing.T) {
+	s := newSynth(t, 300, 2)
+	set := startShards(t, s.shards, s.manifest, nil, app.Config{})
+	health := func(url string) map[string]any {
+		t.Helper()
+		resp, err := http.Get(url + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var h map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	shardStable := health(set.nodes[0][0].url())["prefix_stable"]
+	if l, ok := shardStable.([]any); !ok || len(l) == 0 {
+		t.Fatalf("shard /healthz prefix_stable = %v, want BM25 at least", shardStable)
+	}
+	rt, _ := startRouter(t, fastRouter(set.urls()), app.RouterConfig{})
+	if got := health(rt.url())["prefix_stable"]; !reflect.DeepEqual(got, shardStable) {
+		t.Fatalf("router /healthz prefix_stable = %v, shards say %v", got, shardStable)
+	}
+
+	real := set.nodes[1][0].url()
+	liar := serve(t, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			http.Error(w, "not proxied", 404)
+			return
+		}
+		h := health(real)
+		h["prefix_stable"] = []string{}
+		json.NewEncoder(w).Encode(h)
+	}))
+	_, err := app.NewRouter(context.Background(), app.RouterConfig{Router: fastRouter(append(set.urls(), liar.url())), Logger: quiet})
+	if !errors.Is(err, router.ErrBuild) || !strings.Contains(err.Error(), "prefix-stable") {
+		t.Fatalf("err %v, want router.ErrBuild naming the prefix-stable retrievers", err)
 	}
 }

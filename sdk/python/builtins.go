@@ -137,8 +137,8 @@ func mkBuiltin(name string, cost costRule, fn func(t *Thread, args []Value, kw [
 }
 
 // costRegistry records, for every exposed callable, whether it has a rule.
-// Module makers run when a program imports a module, so programs running
-// concurrently write it: every access holds costMu.
+// Module makers write it at package initialisation only (see
+// builtModules); the lock keeps a later caller (a test) safe too.
 var (
 	costMu       sync.Mutex
 	costRegistry = map[string]bool{}

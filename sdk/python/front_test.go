@@ -147,7 +147,7 @@ func TestCostRules(t *testing.T) {
 		}
 	}
 	for _, mod := range allowedModules {
-		m := moduleMakers[mod]()
+		m := builtModules[mod]
 		for name, v := range m.Attrs {
 			switch x := v.(type) {
 			case *Builtin:

@@ -20,17 +20,25 @@ type Deque struct {
 	MaxLen int // -1: unbounded
 }
 
-var moduleMakers = map[string]func() *Module{}
+// moduleMakers build the importable modules; each runs once, at package
+// initialisation, into builtModules. Makers register cost rules and method
+// tables (reg, registerCost), which programs on other goroutines read
+// without a lock, so no maker may run once programs do. A module is
+// immutable to a program (setAttr refuses every attribute), so one value
+// is shared by every thread.
+var (
+	moduleMakers = map[string]func() *Module{}
+	builtModules = map[string]*Module{}
+)
 
 func (t *Thread) module(name string) *Module {
 	if m, ok := t.modules[name]; ok {
 		return m
 	}
-	mk, ok := moduleMakers[name]
+	m, ok := builtModules[name]
 	if !ok {
 		t.raise(NameError, "module %q is not available", name)
 	}
-	m := mk()
 	t.modules[name] = m
 	return m
 }
@@ -441,10 +449,8 @@ func init() {
 	}
 	moduleMakers["json"] = makeJSON
 	moduleMakers["re"] = makeRe
-	for name := range moduleMakers {
-		if name != "string" {
-			moduleMakers[name]() // register cost rules
-		}
+	for name, mk := range moduleMakers {
+		builtModules[name] = mk() // registers its cost rules and methods
 	}
 }
 

@@ -404,7 +404,7 @@ func TestHealthz(t *testing.T) {
 	}
 	want := map[string]any{
 		"status": "ok", "default": "bm25", "num_docs": float64(len(testCorpus)), "backend": "cpu",
-		"retrievers": []any{"bm25", "e5"}, "index": map[string]any{"bm25_terms": float64(42)},
+		"retrievers": []any{"bm25", "e5"}, "prefix_stable": []any{"bm25", "e5"}, "index": map[string]any{"bm25_terms": float64(42)},
 		"pages": map[string]any{"state": "not built (built on the first /access or document lookup)"},
 	}
 	gj, _ := json.Marshal(got)

@@ -126,3 +126,37 @@ func TestMaxRows(t *testing.T) {
 		t.Fatalf("executor: %v, want ErrTooLarge", err)
 	}
 }
+
+// TestLikeWildcardPatterns: LIKE is the only pattern matching a program
+// reaches (REGEXP and GLOB are rejected by the parser). SQLite's LIKE
+// (patternCompare) returns "no match possible" as soon as a '%' finds no
+// continuation, which keeps '%a%a…%b' linear-times-pattern instead of
+// exponential; the plain-Go oracle (likeMatch) is the single-star
+// restart algorithm, O(pattern × text). Patterns at the literal limit
+// (512 bytes) with every wildcard kind must run and agree with the oracle.
+func TestLikeWildcardPatterns(t *testing.T) {
+	ctx := context.Background()
+	c := shipped(t, "amazon_toys")
+	for _, pat := range []string{
+		strings.Repeat("%a", 255) + "%",
+		strings.Repeat("%_", 255) + "z",
+		strings.Repeat("%e", 200) + "%q%",
+		"%" + strings.Repeat("_", 510) + "%",
+	} {
+		for _, col := range []string{"category", "brand"} {
+			p := Program{SQL: "WHERE " + col + " LIKE '" + pat + "'"}
+			cp, err := c.Compile(p)
+			if err != nil {
+				t.Fatalf("%.40s: %v", p.SQL, err)
+			}
+			res := c.ExecuteCompiled(ctx, []*Compiled{cp})[0]
+			if res.Err != nil {
+				t.Fatalf("%.40s: %v", p.SQL, res.Err)
+			}
+			want, err := c.EvalGo(ctx, cp)
+			if err != nil || res.Total != len(want) {
+				t.Fatalf("%.40s: SQL %d rows, Go %d (%v)", p.SQL, res.Total, len(want), err)
+			}
+		}
+	}
+}

@@ -608,6 +608,13 @@ type OpenConfig struct {
 	// MaxResults caps the ranked rows a program returns (Result.Total still
 	// counts all); 0 means 100.
 	MaxResults int
+	// MaxRows caps the rows one program's WHERE clause may select: SQLite
+	// is asked for at most MaxRows+1 rows (LIMIT) and a program selecting
+	// more fails with an *Error of Kind ErrTooManyRows naming this field
+	// (over HTTP the item of that program, see Service.Serve). Whatever it
+	// is, a program keeps at most MaxResults + MaxRetrievals × K rows in
+	// memory while the rows stream. 0 means DefaultMaxRows.
+	MaxRows int
 	// Limits bound accepted programs; zero fields mean the defaults.
 	Limits Limits
 	// Conns is the number of read-only SQLite connections (0 = GOMAXPROCS).
@@ -617,6 +624,12 @@ type OpenConfig struct {
 // DefaultK is the paper's K: top-20 candidates per retrieval entry.
 const DefaultK = 20
 
+// DefaultMaxRows is OpenConfig.MaxRows's default: ten times the largest
+// shipped collection (amazon_toys, 10,000 rows), so every program over the
+// shipped collections runs; ProRetrieval's ground truth is at most 20 rows
+// (§3.2), so a program selecting more is far from any gold answer.
+const DefaultMaxRows = 100_000
+
 // Validate names the first bad field.
 func (c OpenConfig) Validate() error {
 	switch {
@@ -624,6 +637,8 @@ func (c OpenConfig) Validate() error {
 		return fmt.Errorf("hybrid: OpenConfig.K %d must be in [0, 1000] (SQLite binds at most 32766 parameters: 16 entries × K plus literals)", c.K)
 	case c.MaxResults < 0:
 		return fmt.Errorf("hybrid: OpenConfig.MaxResults %d must be >= 0", c.MaxResults)
+	case c.MaxRows < 0 || c.MaxRows > math.MaxInt32:
+		return fmt.Errorf("hybrid: OpenConfig.MaxRows %d must be in [0, %d]", c.MaxRows, math.MaxInt32)
 	case c.Conns < 0:
 		return fmt.Errorf("hybrid: OpenConfig.Conns %d must be >= 0", c.Conns)
 	}
@@ -666,6 +681,9 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Collection, error) 
 	}
 	if cfg.MaxResults == 0 {
 		cfg.MaxResults = 100
+	}
+	if cfg.MaxRows == 0 {
+		cfg.MaxRows = DefaultMaxRows
 	}
 	if cfg.Conns == 0 {
 		cfg.Conns = runtime.GOMAXPROCS(0)

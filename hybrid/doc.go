@@ -65,7 +65,11 @@
 // (k = 60) of their ranks in the positive entries (placeholders under an
 // even number of negations), ties by collection order; see Result. An
 // independent plain-Go evaluator of the same AST (EvalGo) is the test
-// oracle for the SQL path.
+// oracle for the SQL path. The selected rows stream from SQLite (at most
+// OpenConfig.MaxRows+1 of them, LIMIT) and only those the ranking can
+// return are kept, so a program's memory does not grow with what its WHERE
+// clause selects; selecting more than MaxRows rows is an *Error of Kind
+// ErrTooManyRows.
 //
 // # Benchmarks and metrics
 //

@@ -30,7 +30,8 @@ type Result struct {
 	IDs    []string  `json:"ids"`
 	Scores []float64 `json:"scores"`
 	// Total is the number of rows the WHERE clause selected (Rows holds at
-	// most MaxResults of them).
+	// most MaxResults of them); a program selecting more than MaxRows rows
+	// fails with ErrTooManyRows instead.
 	Total  int    `json:"total"`
 	Timing Timing `json:"timing"`
 	// Err is set by ExecuteBatch for a program that failed; the other
@@ -47,6 +48,18 @@ type Timing struct {
 // ErrNoQueryEncoder is returned for an image entry without Vector when the
 // collection was opened without an ImageEncoder.
 var ErrNoQueryEncoder = errors.New("hybrid: no query encoder for image field")
+
+// ErrTooManyRows is the Kind of the *Error of a program whose WHERE clause
+// selects more than OpenConfig.MaxRows rows. It matches ErrLimit and
+// rlsearch.ErrTooLarge (and, through *Error, rlsearch.ErrBadInput).
+var ErrTooManyRows error = tooManyRows{}
+
+type tooManyRows struct{}
+
+func (tooManyRows) Error() string { return "hybrid: too many rows" }
+func (tooManyRows) Is(target error) bool {
+	return target == ErrLimit || target == rlsearch.ErrTooLarge
+}
 
 // Execute compiles and runs one program. Program errors wrap
 // rlsearch.ErrBadInput; other errors are the machine's (database, encoder).
@@ -259,6 +272,15 @@ func (c *Collection) search(ctx context.Context, fx fieldIndex, image bool, name
 
 // run evaluates one compiled program with its candidates in SQLite and
 // ranks the rows.
+//
+// The row set is never materialised: SQLite is asked for at most
+// MaxRows+1 rows (LIMIT), and of the rows it streams only those the
+// ranking can return are kept: every row of a positive candidate list
+// (at most MaxRetrievals × K, all with a score > 0) and the MaxResults
+// smallest of the others (score 0, ordered by row). Memory per program is
+// therefore O(MaxResults + MaxRetrievals × K) whatever the WHERE clause
+// selects, and the answer equals ranking the full row set (rankAll, the
+// tests' oracle).
 func (c *Collection) run(ctx context.Context, cp *Compiled, cands []candidates) (*Result, error) {
 	slotOf := make(map[*InSet]int, len(cp.Slot))
 	for i, s := range cp.Slot {
@@ -270,32 +292,60 @@ func (c *Collection) run(ctx context.Context, cp *Compiled, cands []candidates) 
 		slices.Sort(sorted[i])
 	}
 	q, args := sqlNFC(cp.Expr, func(s *InSet) []int32 { return sorted[slotOf[s]] }, c.nonNFC)
+	q += " LIMIT ?"
+	args = append(args, int64(c.cfg.MaxRows)+1)
+	score := scores(cp, cands)
 	t0 := time.Now()
 	rs, err := c.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("hybrid: sqlite: %w", err)
 	}
-	var rows []int32
+	defer rs.Close()
+	var (
+		hit   []scored // rows with a score > 0
+		zero  rowHeap  // the MaxResults smallest rows with score 0 (max-heap)
+		total int
+	)
 	for rs.Next() {
-		var r int64
-		if err := rs.Scan(&r); err != nil {
-			rs.Close()
-			return nil, err
+		var r64 int64
+		if err := rs.Scan(&r64); err != nil {
+			return nil, fmt.Errorf("hybrid: sqlite: %w", err)
 		}
-		rows = append(rows, int32(r))
+		total++
+		if total > c.cfg.MaxRows {
+			return nil, &Error{Kind: ErrTooManyRows, Pos: -1, Field: "sql",
+				Msg: fmt.Sprintf("the WHERE clause selects more than %d rows (OpenConfig.MaxRows); narrow it with a filter or a retrieval placeholder", c.cfg.MaxRows)}
+		}
+		r := int32(r64)
+		if s, ok := score[r]; ok {
+			hit = append(hit, scored{r, s})
+			continue
+		}
+		zero.keep(r, c.cfg.MaxResults)
 	}
-	rs.Close()
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("hybrid: sqlite: %w", err)
 	}
 	sqlTime := time.Since(t0)
-	res := c.rank(cp, cands, rows)
+	slices.Sort(zero)
+	all := hit
+	for _, r := range zero {
+		all = append(all, scored{r, 0})
+	}
+	res := c.ranked(all, total)
 	res.Timing.SQL = sqlTime
 	return res, nil
 }
 
-// rank orders rows as documented on Result and keeps MaxResults.
-func (c *Collection) rank(cp *Compiled, cands []candidates, rows []int32) *Result {
+// scored is a result row and its RRF score.
+type scored struct {
+	row int32
+	s   float64
+}
+
+// scores returns the RRF score of every row of a positive candidate list
+// (all > 0); rows absent from the map score 0.
+func scores(cp *Compiled, cands []candidates) map[int32]float64 {
 	score := map[int32]float64{}
 	for i, cs := range cands {
 		if !cp.Positive[i] {
@@ -305,14 +355,23 @@ func (c *Collection) rank(cp *Compiled, cands []candidates, rows []int32) *Resul
 			score[r] += 1 / float64(RRFK+rank+1)
 		}
 	}
-	type scored struct {
-		row int32
-		s   float64
-	}
+	return score
+}
+
+// rankAll orders every row of rows as documented on Result and keeps
+// MaxResults: the plain oracle of run's streaming selection.
+func (c *Collection) rankAll(cp *Compiled, cands []candidates, rows []int32) *Result {
+	score := scores(cp, cands)
 	all := make([]scored, len(rows))
 	for i, r := range rows {
 		all[i] = scored{r, score[r]}
 	}
+	return c.ranked(all, len(rows))
+}
+
+// ranked sorts rows by descending score, ties by ascending row, and
+// returns the first MaxResults with Total = total.
+func (c *Collection) ranked(all []scored, total int) *Result {
 	slices.SortFunc(all, func(a, b scored) int {
 		switch {
 		case a.s > b.s:
@@ -323,11 +382,52 @@ func (c *Collection) rank(cp *Compiled, cands []candidates, rows []int32) *Resul
 		return int(a.row) - int(b.row)
 	})
 	n := min(len(all), c.cfg.MaxResults)
-	res := &Result{Total: len(rows), Rows: make([]int32, n), IDs: make([]string, n), Scores: make([]float64, n)}
+	res := &Result{Total: total, Rows: make([]int32, n), IDs: make([]string, n), Scores: make([]float64, n)}
 	for i := range n {
 		res.Rows[i], res.IDs[i], res.Scores[i] = all[i].row, c.ids[all[i].row], all[i].s
 	}
 	return res
+}
+
+// rowHeap is a max-heap of rows (the largest at [0]) that keep bounds to
+// the n smallest rows seen.
+type rowHeap []int32
+
+// keep adds r if fewer than n rows are held or r is smaller than the
+// largest, which it then replaces.
+func (h *rowHeap) keep(r int32, n int) {
+	a := *h
+	if len(a) < n {
+		a = append(a, r)
+		for i := len(a) - 1; i > 0; {
+			p := (i - 1) / 2
+			if a[p] >= a[i] {
+				break
+			}
+			a[p], a[i] = a[i], a[p]
+			i = p
+		}
+		*h = a
+		return
+	}
+	if n == 0 || r >= a[0] {
+		return
+	}
+	a[0] = r
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(a) && a[l] > a[m] {
+			m = l
+		}
+		if l+1 < len(a) && a[l+1] > a[m] {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
 }
 
 // EvalGo evaluates a compiled program over every row in plain Go, with

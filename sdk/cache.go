@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -107,15 +108,30 @@ func (c *Cache) Put(route, query string, k int, hits []rlsearch.Hit) {
 }
 
 // doc returns the document at row through the cache; concurrent callers
-// of one row decode it once.
-func (c *Cache) doc(corpus Corpus, row int32) (rlsearch.Document, error) {
-	v, _ := c.docs.LoadOrStore(row, &docEntry{})
-	e := v.(*docEntry)
-	e.once.Do(func() { e.doc, e.err = corpus.Doc(row) })
-	if e.err != nil {
+// of one row decode it once, within the context of the caller that fetches
+// it (docOf). A failed fetch is not kept; a caller that waited on another
+// caller's fetch that ended with that caller's context error fetches again
+// within its own ctx (a few times at most, then it fetches directly).
+func (c *Cache) doc(ctx context.Context, corpus Corpus, row int32) (rlsearch.Document, error) {
+	for range 3 {
+		v, _ := c.docs.LoadOrStore(row, &docEntry{})
+		e := v.(*docEntry)
+		mine := false
+		e.once.Do(func() { mine = true; e.doc, e.err = docOf(ctx, corpus, row) })
+		if e.err == nil {
+			return e.doc, nil
+		}
 		c.docs.CompareAndDelete(row, e)
+		if mine || ctx.Err() != nil || !isCtxErr(e.err) {
+			return e.doc, e.err
+		}
 	}
-	return e.doc, e.err
+	return docOf(ctx, corpus, row)
+}
+
+// isCtxErr reports whether err is a context's cancellation or deadline.
+func isCtxErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 type docEntry struct {

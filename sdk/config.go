@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -181,8 +182,33 @@ func (b Budgets) Within(r Budgets) Budgets {
 }
 
 // Corpus resolves index rows to documents; *index.Index implements it.
+// A Corpus whose fetches can block (a remote one, such as the router's)
+// should also implement ContextCorpus, so that a fetch stops when the
+// program's context ends.
 type Corpus interface {
 	Doc(row int32) (rlsearch.Document, error)
+}
+
+// ContextCorpus is a Corpus whose fetches can be stopped: the runtime calls
+// DocContext with the program's context (its deadline, and the request's
+// cancellation when the client leaves), which returns ctx.Err() (wrapped
+// or not) once ctx ends. The router's document source implements it
+// (server.ContextDocSource has the same method).
+type ContextCorpus interface {
+	Corpus
+	DocContext(ctx context.Context, row int32) (rlsearch.Document, error)
+}
+
+// docOf is c's document at row within ctx: nothing is fetched once ctx has
+// ended, and a ContextCorpus gets ctx.
+func docOf(ctx context.Context, c Corpus, row int32) (rlsearch.Document, error) {
+	if err := ctx.Err(); err != nil {
+		return rlsearch.Document{}, err
+	}
+	if cc, ok := c.(ContextCorpus); ok {
+		return cc.DocContext(ctx, row)
+	}
+	return c.Doc(row)
 }
 
 // Config configures a Runtime. Zero fields mean the documented defaults.

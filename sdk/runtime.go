@@ -556,11 +556,14 @@ func (rt *Runtime) search(ctx context.Context, f fetcher, route, query string, k
 	for _, h := range hits {
 		var doc rlsearch.Document
 		if cache != nil {
-			doc, err = cache.doc(rt.cfg.Docs, h.Row)
+			doc, err = cache.doc(ctx, rt.cfg.Docs, h.Row)
 		} else {
-			doc, err = rt.cfg.Docs.Doc(h.Row)
+			doc, err = docOf(ctx, rt.cfg.Docs, h.Row)
 		}
 		if err != nil {
+			if e, ok := ctxError(err, b.Timeout); ok && ctx.Err() != nil {
+				return nil, e
+			}
 			return nil, newErr(CodeInternal, err, "%s: document row %d: %v", route, h.Row, err)
 		}
 		docs = append(docs, Doc{ID: doc.ID, Contents: doc.Contents, Row: h.Row, Score: float64(h.Score), Routes: []string{route}})

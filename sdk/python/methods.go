@@ -201,7 +201,15 @@ func setAttr(t *Thread, o Value, name string, v Value) {
 	t.raise(AttributeError, "'%s' object attribute '%s' is read-only (values in this sandbox have no settable attributes; use a dict)", typeName(o), name)
 }
 
+// reg adds a method to methodTables. Module makers call it, and run at
+// every import as well as once in init (modules.go): after init every
+// name is present and reg only reads, so concurrent imports do not write
+// the shared tables (a data race found by -race on TestPythonDifferential
+// once re was imported by concurrent programs).
 func reg(table string, name string, cost costRule, fn func(t *Thread, recv Value, args []Value, kw []KV) Value) {
+	if _, ok := methodTables[table][name]; ok {
+		return
+	}
 	m := methodTables[table]
 	if m == nil {
 		m = map[string]method{}

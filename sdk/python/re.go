@@ -8,8 +8,16 @@ import (
 )
 
 // The re module over sdk/python/pyre: Python 3.11 pattern syntax and match
-// semantics on Go's linear-time regexp; what cannot run in linear time
-// (backreferences, lookaround) is a clear re.error.
+// semantics on a linear-time engine; what cannot run in linear time
+// (backreferences, lookaround) is a clear re.error. Every match runs on
+// pyre's metered matcher, which charges its work to the step budget as it
+// goes (one step per matcher step: one program instruction at one
+// position, about 10–50 ns, as a sandbox step is): linear is not enough,
+// since the factor is the compiled pattern (counted repetition makes
+// thousands of instructions) and findall/sub/split search again after each
+// match (findall('a*b|a', 'a'*40000) scans ~800 million steps). Such a
+// program ends with the step budget's error within pyre.MeterEvery steps
+// of its budget instead of holding a core for minutes.
 
 // Pattern is a compiled re pattern.
 type Pattern struct {
@@ -52,6 +60,12 @@ func (m *Match) group(g Value) Value {
 		return None
 	}
 	return s
+}
+
+// metered is p's regexp charging its matcher's steps to t's step budget
+// (t.Charge stops the thread when the budget is spent).
+func (p *Pattern) metered(t *Thread) *pyre.Regexp {
+	return p.re.Metered(func(steps uint64) { t.Charge("re", 0, steps) })
 }
 
 func reErr(t *Thread, err error) {
@@ -99,13 +113,13 @@ func reCost(t *Thread, recv Value, args []Value) {
 func (p *Pattern) sub(t *Thread, repl Value, s string, count int) (string, int) {
 	switch r := repl.(type) {
 	case string:
-		out, n, err := p.re.Subn(r, s, count)
+		out, n, err := p.metered(t).Subn(r, s, count)
 		if err != nil {
 			reErr(t, err)
 		}
 		return out, n
 	}
-	out, n, err := p.re.SubnFunc(s, count, func(m *pyre.Match) (string, error) {
+	out, n, err := p.metered(t).SubnFunc(s, count, func(m *pyre.Match) (string, error) {
 		v := CallValue(t, repl, []Value{&Match{m}}, nil)
 		return asStr(t, v, "re.sub replacement"), nil
 	})
@@ -145,11 +159,11 @@ func makeRe() *Module {
 		}
 		return &Match{m}
 	}
-	op("search", func(t *Thread, p *Pattern, s string) Value { return wrap(p.re.Search(s)) })
-	op("match", func(t *Thread, p *Pattern, s string) Value { return wrap(p.re.Match(s)) })
-	op("fullmatch", func(t *Thread, p *Pattern, s string) Value { return wrap(p.re.Fullmatch(s)) })
+	op("search", func(t *Thread, p *Pattern, s string) Value { return wrap(p.metered(t).Search(s)) })
+	op("match", func(t *Thread, p *Pattern, s string) Value { return wrap(p.metered(t).Match(s)) })
+	op("fullmatch", func(t *Thread, p *Pattern, s string) Value { return wrap(p.metered(t).Fullmatch(s)) })
 	op("findall", func(t *Thread, p *Pattern, s string) Value {
-		all := p.re.FindAll(s)
+		all := p.metered(t).FindAll(s)
 		t.Charge("re.findall", uint64(len(all))*slotBytes, uint64(len(all)))
 		out := make([]Value, len(all))
 		for i, g := range all {
@@ -166,7 +180,7 @@ func makeRe() *Module {
 		return &List{V: out}
 	})
 	op("finditer", func(t *Thread, p *Pattern, s string) Value {
-		ms := p.re.Finditer(s, -1)
+		ms := p.metered(t).Finditer(s, -1)
 		t.Charge("re.finditer", uint64(len(ms))*slotBytes, uint64(len(ms)))
 		out := make([]Value, len(ms))
 		for i, m := range ms {
@@ -175,7 +189,7 @@ func makeRe() *Module {
 		return sliceIter("callable_iterator", out)
 	})
 	split := func(t *Thread, p *Pattern, s string, maxsplit int) Value {
-		parts := p.re.Split(s, maxsplit)
+		parts := p.metered(t).Split(s, maxsplit)
 		t.Charge("re.split", uint64(len(parts))*slotBytes, uint64(len(parts)))
 		return &List{V: optStrings(parts, None)}
 	}

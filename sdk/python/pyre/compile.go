@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -57,6 +58,7 @@ type Regexp struct {
 	empty      *engines       // for the empty subject when the pattern has \B
 	lastNL     *engines       // $ as (?m:$): for subjects whose only "\n" is the last byte
 	goSyntax   string
+	meter      Meter // nil: Go's regexp (see Metered)
 }
 
 // engines are the compiled forms of one RE2 translation.
@@ -65,6 +67,52 @@ type engines struct {
 	from     *regexp.Regexp // \A(?s:.)(?s:.)*?(P): search from a later position
 	anchored *regexp.Regexp // \A(?:P)
 	full     *regexp.Regexp // \A(?:P)\z
+	// The metered matchers of the same four expressions (vm.go), built on
+	// first use by a Metered Regexp.
+	exprs [4]string
+	once  sync.Once
+	vms   [4]*vm
+}
+
+// Which of an engines' four expressions to run.
+const (
+	engSearch = iota
+	engFrom
+	engAnchored
+	engFull
+)
+
+// find runs expression which of e on s: Go's regexp, or the metered
+// matcher when r has a Meter.
+func (r *Regexp) find(e *engines, which int, s string) []int {
+	if r.meter == nil {
+		return [...]*regexp.Regexp{e.re, e.from, e.anchored, e.full}[which].FindStringSubmatchIndex(s)
+	}
+	e.once.Do(func() {
+		for i, x := range e.exprs {
+			// regexp.Compile accepted x, and newVM parses and compiles it
+			// the same way, so it cannot fail here.
+			v, err := newVM(x)
+			if err != nil {
+				panic("pyre: " + err.Error())
+			}
+			e.vms[i] = v
+		}
+	})
+	return e.vms[which].find(s, r.meter)
+}
+
+// Metered returns a copy of r whose matches run on the metered matcher
+// (vm.go) and report their work to m (see Meter); the result equals r's.
+// The copy shares r's compiled programs; Match.Re of its matches is the
+// copy. A nil m returns r.
+func (r *Regexp) Metered(m Meter) *Regexp {
+	if m == nil {
+		return r
+	}
+	c := *r
+	c.meter = m
+	return &c
 }
 
 // dollarMark stands for a non-MULTILINE $ in the translation; a raw NUL
@@ -91,6 +139,7 @@ func newEngines(g string) (*engines, error) {
 			return nil, &Error{Msg: "pattern not supported by the linear-time engine: " + err.Error(), Pos: -1, Unsupported: true}
 		}
 	}
+	e.exprs = [4]string{g, e.from.String(), e.anchored.String(), e.full.String()}
 	return e, nil
 }
 

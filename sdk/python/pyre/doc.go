@@ -48,5 +48,22 @@
 //   - \N{name} escapes are refused (no Unicode name table).
 //   - Invalid UTF-8 in a pattern or subject is read as U+FFFD by RE2.
 //
-// A *Regexp is safe for concurrent use.
+// # Metered matching
+//
+// RE2 is linear in the subject, but the factor is the compiled program
+// (counted repetition compiles to thousands of instructions), and Finditer,
+// FindAll, Split and Subn search again after every match, each search able
+// to scan to the end of the subject (FindAll of a*b|a over 40,000 "a"s is
+// quadratic: about 30 s in Go's regexp, which cannot be interrupted). A
+// Regexp from Metered(m) runs every match on a Pike VM over the same
+// syntax.Prog (leftmost-first, same submatches; differentially tested
+// against Go's regexp) that reports its work to m: one step per program
+// instruction handled at one position, at least every MeterEvery steps. The
+// sandbox charges those steps to the program's step budget, so such a
+// match ends with the budget's error. Measured (go test -bench Metered, 2
+// shared cores at load ≈ 15): 9–55 ns per step, 2–8 steps per byte for
+// ordinary patterns, 0.9–1.7× the time of Go's regexp on the same FindAll.
+//
+// A *Regexp is safe for concurrent use; a Metered copy too, as far as its
+// Meter is.
 package pyre

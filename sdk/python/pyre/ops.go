@@ -83,11 +83,11 @@ func (r *Regexp) searchAt(s string, p int) []int {
 		return nil
 	}
 	if p == 0 {
-		return r.eng(s).re.FindStringSubmatchIndex(s)
+		return r.find(r.eng(s), engSearch, s)
 	}
 	_, w := utf8.DecodeLastRuneInString(s[:p])
 	q := p - w
-	m := r.eng(s).from.FindStringSubmatchIndex(s[q:])
+	m := r.find(r.eng(s), engFrom, s[q:])
 	if m == nil {
 		return nil
 	}
@@ -112,7 +112,7 @@ func (r *Regexp) Search(s string) *Match {
 
 // Match is re.match: anchored at the start.
 func (r *Regexp) Match(s string) *Match {
-	if m := r.eng(s).anchored.FindStringSubmatchIndex(s); m != nil {
+	if m := r.find(r.eng(s), engAnchored, s); m != nil {
 		return &Match{Re: r, Subject: s, offs: m}
 	}
 	return nil
@@ -120,7 +120,7 @@ func (r *Regexp) Match(s string) *Match {
 
 // Fullmatch is re.fullmatch.
 func (r *Regexp) Fullmatch(s string) *Match {
-	if m := r.eng(s).full.FindStringSubmatchIndex(s); m != nil {
+	if m := r.find(r.eng(s), engFull, s); m != nil {
 		return &Match{Re: r, Subject: s, offs: m}
 	}
 	return nil

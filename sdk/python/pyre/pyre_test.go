@@ -74,8 +74,9 @@ func spans(m *Match) any {
 	return out
 }
 
-// goResult computes the same dict as gen.py's run().
-func goResult(p string, fl Flags, s, tmpl string) any {
+// goResult computes the same dict as gen.py's run(), on the metered
+// matcher (vm.go) when metered is set.
+func goResult(p string, fl Flags, s, tmpl string, metered bool) any {
 	r, err := Compile(p, fl)
 	if err != nil {
 		var e *Error
@@ -83,6 +84,9 @@ func goResult(p string, fl Flags, s, tmpl string) any {
 			return "!refused: " + err.Error()
 		}
 		return "!error: " + err.Error()
+	}
+	if metered {
+		r = r.Metered(func(uint64) {})
 	}
 	out := map[string]any{"search": spans(r.Search(s)), "match": spans(r.Match(s)), "fullmatch": spans(r.Fullmatch(s))}
 	fa := [][]string{}
@@ -129,14 +133,27 @@ func norm(t *testing.T, v any) any {
 	return x
 }
 
+// engines are the two matchers every table runs on: Go's regexp and the
+// metered Pike VM the sandbox uses (vm.go).
+var engineModes = []struct {
+	name    string
+	metered bool
+}{{"regexp", false}, {"metered", true}}
+
 func TestCPythonTable(t *testing.T) {
+	for _, mode := range engineModes {
+		t.Run(mode.name, func(t *testing.T) { cpythonTable(t, mode.metered) })
+	}
+}
+
+func cpythonTable(t *testing.T, metered bool) {
 	rows := loadRows(t)
 	pass, refusedOK := 0, 0
 	for _, r := range rows {
 		if differences[r.Pattern] {
 			continue
 		}
-		got := norm(t, goResult(r.Pattern, r.Flags, r.Subject, r.Template))
+		got := norm(t, goResult(r.Pattern, r.Flags, r.Subject, r.Template, metered))
 		var want any
 		json.Unmarshal(r.Result, &want)
 		if refused[r.Pattern] {
@@ -185,6 +202,12 @@ func TestRefusalTeaches(t *testing.T) {
 
 // TestCPythonRandom runs the random-pattern table (testdata/genrand.py).
 func TestCPythonRandom(t *testing.T) {
+	for _, mode := range engineModes {
+		t.Run(mode.name, func(t *testing.T) { cpythonRandom(t, mode.metered) })
+	}
+}
+
+func cpythonRandom(t *testing.T, metered bool) {
 	b, err := os.ReadFile("testdata/cpython_random.json")
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +223,7 @@ func TestCPythonRandom(t *testing.T) {
 		json.Unmarshal(rr[1], &x.Flags)
 		json.Unmarshal(rr[2], &x.Subject)
 		json.Unmarshal(rr[3], &x.Template)
-		got := norm(t, goResult(x.Pattern, x.Flags, x.Subject, x.Template))
+		got := norm(t, goResult(x.Pattern, x.Flags, x.Subject, x.Template, metered))
 		var want any
 		json.Unmarshal(rr[4], &want)
 		if reflect.DeepEqual(got, want) {

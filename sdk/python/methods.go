@@ -201,11 +201,11 @@ func setAttr(t *Thread, o Value, name string, v Value) {
 	t.raise(AttributeError, "'%s' object attribute '%s' is read-only (values in this sandbox have no settable attributes; use a dict)", typeName(o), name)
 }
 
-// reg adds a method to methodTables. Module makers call it, and run at
-// every import as well as once in init (modules.go): after init every
-// name is present and reg only reads, so concurrent imports do not write
-// the shared tables (a data race found by -race on TestPythonDifferential
-// once re was imported by concurrent programs).
+// reg adds a method to methodTables; the first registration of a name
+// wins. Module makers call it, and they run once, at package
+// initialisation (builtModules, modules.go), so programs only read the
+// tables (concurrent imports rewrote them before: a data race found by
+// -race on TestPythonDifferential).
 func reg(table string, name string, cost costRule, fn func(t *Thread, recv Value, args []Value, kw []KV) Value) {
 	if _, ok := methodTables[table][name]; ok {
 		return

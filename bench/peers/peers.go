@@ -38,7 +38,7 @@ var (
 // Suites are the suites with a peer here.
 var Suites = []string{"flat", "hnsw", "programs", "serve"}
 
-//go:embed faiss_peer.py programs_peer.py searchr1_server.py
+//go:embed faiss_peer.py programs_peer.py searchr1_server.py e5_torch.py
 var scripts embed.FS
 
 // VectorSet is one vector data set for the flat and hnsw suites: .fvecs or
@@ -366,6 +366,15 @@ func script(dir, name string) (string, error) {
 	b, err := scripts.ReadFile(name)
 	if err != nil {
 		return "", err
+	}
+	if name == "searchr1_server.py" { // imports e5_torch from its own directory for --encoder
+		e5, err := scripts.ReadFile("e5_torch.py")
+		if err != nil {
+			return "", err
+		}
+		if err := writeIfChanged(filepath.Join(dir, "e5_torch.py"), e5); err != nil {
+			return "", err
+		}
 	}
 	if name == "programs_peer.py" {
 		if err := writeIfChanged(filepath.Join(dir, "stub_sdk.py"), []byte(stubsdk.Python)); err != nil {

@@ -114,6 +114,12 @@ type Options struct {
 	// default Root/.cache/models/tiny (`make testmodel`) when it exists.
 	// Without one the dense route is skipped with a progress line.
 	Model string
+	// DenseVectors, when set, is the serve suite's passage vectors (a file
+	// `rlsearch index --vectors` imports, one row per passage in corpus
+	// order) instead of encoding the corpus with Model: for a model too
+	// large to encode the corpus on the bench machine (the E5-base-shaped
+	// generated model on 2 cores); queries are still encoded by Model.
+	DenseVectors string
 	// ORTLib is the ONNX Runtime library ours (and the query export)
 	// encodes with; default $ONNXRUNTIME_LIB, else
 	// Root/.cache/ort/libonnxruntime.so.1 (scripts/setup.sh).

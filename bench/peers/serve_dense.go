@@ -85,15 +85,23 @@ func searchR1DenseEnv(o Options) []string {
 }
 
 // denseIndex returns an index of o.Corpus with a dense shard built by
-// o.Model (once, in WorkDir; keyed by corpus, binary and model).
+// o.Model, or imported from o.DenseVectors (once, in WorkDir; keyed by corpus,
+// binary, model and vectors).
 func denseIndex(ctx context.Context, o Options, bin string, progress io.Writer) (string, error) {
-	dir := filepath.Join(o.WorkDir, "rlsearch-dense-"+corpusKey(o.Corpus)+"-"+corpusKey(bin)+"-"+corpusKey(filepath.Join(o.Model, "model.onnx")))
+	key := corpusKey(o.Corpus) + "-" + corpusKey(bin) + "-" + corpusKey(filepath.Join(o.Model, "model.onnx"))
+	if o.DenseVectors != "" {
+		key += "-" + corpusKey(o.DenseVectors)
+	}
+	dir := filepath.Join(o.WorkDir, "rlsearch-dense-"+key)
 	done := filepath.Join(dir, ".peers-complete")
 	if _, err := os.Stat(done); err == nil {
 		return dir, nil
 	}
 	fmt.Fprintf(progress, "peers: indexing %s with the dense model %s into %s\n", o.Corpus, o.Model, dir)
 	cmd := exec.CommandContext(ctx, bin, "index", "--corpus", o.Corpus, "--model", o.Model, "--out", dir, "--force", "--quiet")
+	if o.DenseVectors != "" {
+		cmd.Args = append(cmd.Args, "--vectors", o.DenseVectors)
+	}
 	cmd.Env = env("ONNXRUNTIME_LIB", o.ORTLib)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%w: rlsearch index --model: %v\n%s", ErrPeer, err, out)

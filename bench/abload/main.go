@@ -10,6 +10,10 @@
 // spread of the per-round ratios, and the old/new ratio of CPU per request.
 //
 //	go run ./bench/abload -old /tmp/rlsearch-main -new bin/rlsearch -index IX -model MODEL -args "--dense-backend hnsw" -c 32 -duration 10s -rounds 3
+//
+// With -old-url (and -old-pid for its CPU time) the old side is a server
+// already running that speaks Search-R1's /retrieve, e.g. the Python peer
+// bench/peers/searchr1_server.py; likewise -new-url and -new-pid.
 package main
 
 import (
@@ -44,8 +48,13 @@ func main() {
 	k := flag.Int("k", 10, "topk")
 	dur := flag.Duration("duration", 10*time.Second, "time per measurement")
 	rounds := flag.Int("rounds", 3, "interleaved rounds")
+	oldURL := flag.String("old-url", "", "instead of -old: the base URL of a running server (Search-R1 /retrieve)")
+	newURL := flag.String("new-url", "", "instead of -new: the base URL of a running server")
+	oldPID := flag.Int("old-pid", 0, "with -old-url: its process id, for CPU time per request")
+	newPID := flag.Int("new-pid", 0, "with -new-url: its process id")
 	flag.Parse()
-	if *oldBin == "" || *newBin == "" || *ix == "" {
+	if (*oldBin == "") == (*oldURL == "") || (*newBin == "") == (*newURL == "") || (*ix == "" && (*oldBin != "" || *newBin != "")) {
+		fmt.Fprintln(os.Stderr, "abload: give each side as a binary (-old, -new, with -index) or a running server (-old-url, -new-url)")
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -63,6 +72,10 @@ func main() {
 	args = append(args, strings.Fields(*extra)...)
 	urls, pids := map[string]string{}, map[string]int{}
 	for _, name := range []string{"old", "new"} {
+		if u := map[string]string{"old": *oldURL, "new": *newURL}[name]; u != "" {
+			urls[name], pids[name] = strings.TrimRight(u, "/"), map[string]int{"old": *oldPID, "new": *newPID}[name]
+			continue
+		}
 		bin := map[string]string{"old": *oldBin, "new": *newBin}[name]
 		url, pid, stop, err := start(ctx, bin, args)
 		if err != nil {

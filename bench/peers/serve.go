@@ -264,6 +264,9 @@ func startOurs(ctx context.Context, o Options, bin, index, model string, progres
 	args := []string{"serve", "--index", index, "--addr", "127.0.0.1:0", "--cache-bytes", "0"}
 	if model != "" {
 		args = append(args, "--model", model)
+		if o.DenseVectors != "" { // imported vectors the model did not make: its self-check would refuse them
+			args = append(args, "--self-check=false")
+		}
 	}
 	cmd := exec.Command(bin, args...)
 	if model != "" {

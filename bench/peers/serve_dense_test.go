@@ -55,9 +55,7 @@ func TestServeDenseAgree(t *testing.T) {
 	o := Options{Rlsearch: buildRlsearch(t, dir), Corpus: corpus, Questions: questions, WorkDir: dir, Reps: 1,
 		Serve: ServeOptions{Step: 200 * time.Millisecond, Start: 32, Max: 128, Precision: 0.5, MinRequests: -1,
 			Routes: []string{RouteE5}}}.Defaults()
-	if o.Model == "" {
-		t.Skip("no test model: run make testmodel (.cache/models/tiny)")
-	}
+	o.Model = tinyModel(t)
 	if _, err := os.Stat(o.ORTLib); err != nil {
 		testutil.RequireNative(t, "ONNX Runtime ("+o.ORTLib+")")
 	}

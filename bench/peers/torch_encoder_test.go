@@ -30,12 +30,7 @@ func TestTorchEncoderAgrees(t *testing.T) {
 		t.Skip("generates a model and runs torch")
 	}
 	root := testutil.RepoRoot(t)
-	tok := filepath.Join(root, ".cache", "tokenizers", "bert-uncased.json")
-	if _, err := os.Stat(tok); err != nil {
-		testutil.RequireNative(t, "tokenizer "+tok)
-	}
-	dir := testutil.GenModel(t, "model", "gen_bert.py", "--tokenizer", tok, "--preset", "tiny", "--seed", "1",
-		"--safetensors", "f32")
+	dir := tinyModel(t)
 	lib := os.Getenv("ONNXRUNTIME_LIB")
 	if lib == "" {
 		lib = filepath.Join(root, ".cache", "ort", "libonnxruntime.so.1")
@@ -106,4 +101,17 @@ func TestTorchEncoderAgrees(t *testing.T) {
 		}
 	}
 	t.Logf("%d texts: token ids equal, worst cosine %.7f", len(texts), worst)
+}
+
+// tinyModel is the generated tiny E5 model (make testmodel's: seed 1) with
+// its weights also in model.safetensors, which the peer's torch encoder
+// loads; generated once per test binary.
+func tinyModel(t *testing.T) string {
+	t.Helper()
+	tok := filepath.Join(testutil.RepoRoot(t), ".cache", "tokenizers", "bert-uncased.json")
+	if _, err := os.Stat(tok); err != nil {
+		testutil.RequireNative(t, "tokenizer "+tok)
+	}
+	return testutil.GenModel(t, "model", "gen_bert.py", "--tokenizer", tok, "--preset", "tiny", "--seed", "1",
+		"--safetensors", "f32")
 }

@@ -6,49 +6,38 @@ import (
 	"testing"
 )
 
-// TestGPUCanaryFlag: --gpu-canary is on unless turned off, like
-// --model-canary, and reaches app.IndexConfig.SkipGPUCanary.
-func TestGPUCanaryFlag(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		skip bool
-	}{{nil, false}, {[]string{"--gpu-canary"}, false}, {[]string{"--gpu-canary=true"}, false}, {[]string{"--gpu-canary=false"}, true}} {
+// TestSkipFlags: --gpu-canary and --self-check are on unless turned off
+// (like --model-canary) and reach app.IndexConfig.SkipGPUCanary and
+// SkipSelfCheck; a value that is not a boolean is refused.
+func TestSkipFlags(t *testing.T) {
+	parse := func(args ...string) (indexFlags, error) {
 		var f indexFlags
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		f.bind(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		if got := f.config().SkipGPUCanary; got != tc.skip {
-			t.Errorf("%v: SkipGPUCanary %v, want %v", tc.args, got, tc.skip)
-		}
+		return f, fs.Parse(args)
 	}
-	var f indexFlags
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	f.bind(fs)
-	if err := fs.Parse([]string{"--gpu-canary=maybe"}); err == nil {
-		t.Error("--gpu-canary=maybe accepted")
-	}
-}
-
-// TestSelfCheckFlag: --self-check is on unless turned off and reaches
-// app.IndexConfig.SkipSelfCheck.
-func TestSelfCheckFlag(t *testing.T) {
 	for _, tc := range []struct {
-		args []string
-		skip bool
-	}{{nil, false}, {[]string{"--self-check"}, false}, {[]string{"--self-check=false"}, true}} {
-		var f indexFlags
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		f.bind(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
+		name string
+		get  func(indexFlags) bool
+	}{
+		{"gpu-canary", func(f indexFlags) bool { return f.config().SkipGPUCanary }},
+		{"self-check", func(f indexFlags) bool { return f.config().SkipSelfCheck }},
+	} {
+		for _, c := range []struct {
+			args []string
+			skip bool
+		}{{nil, false}, {[]string{"--" + tc.name}, false}, {[]string{"--" + tc.name + "=true"}, false}, {[]string{"--" + tc.name + "=false"}, true}} {
+			f, err := parse(c.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.get(f); got != c.skip {
+				t.Errorf("%v: skip %v, want %v", c.args, got, c.skip)
+			}
 		}
-		if got := f.config().SkipSelfCheck; got != tc.skip {
-			t.Errorf("%v: SkipSelfCheck %v, want %v", tc.args, got, tc.skip)
+		if _, err := parse("--" + tc.name + "=maybe"); err == nil {
+			t.Errorf("--%s=maybe accepted", tc.name)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func TestMutateCommand(t *testing.T) {
-	dir, questions := buildIndex(t)
+	dir, _ := buildIndex(t)
 	tmp := t.TempDir()
 	in := filepath.Join(tmp, "in.jsonl")
 	out := filepath.Join(tmp, "out.jsonl")
@@ -53,26 +53,16 @@ func TestMutateCommand(t *testing.T) {
 		t.Fatalf("records: code %d\n%s\n%s", code, stdout, stderr)
 	}
 
-	// --eval over the toy question set.
-	code, stdout, stderr = runCmd(t, "mutate", "--index", dir, "--eval", "--questions", questions, "--datasets", "toy", "--quiet")
-	var sum struct {
-		Groups map[string]struct {
-			Questions, Verified int
-			Distances           map[string]int `json:"distance_histogram"`
-		}
-	}
-	if code != 0 || json.Unmarshal([]byte(stdout), &sum) != nil || sum.Groups["all"].Questions != 2 || sum.Groups["toy"].Questions != 2 {
-		t.Fatalf("eval: code %d\n%s\n%s", code, stdout, stderr)
-	}
+	// --eval is rlsearch-bench mutate-eval (its TestMutateEval).
 
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"mutate", "--index", dir, "--records", "--eval"}, 2, "exclusive"},
+		{[]string{"mutate", "--index", dir, "--records", "--eval"}, 2, "rlsearch-bench mutate-eval"},
+		{[]string{"mutate", "--index", dir, "--workers", "0", "--in", in}, 2, "--workers 0 must be ≥ 1"},
 		{[]string{"mutate", "--index", dir, "--executions", "257", "--in", in}, 2, "Executions"},
-		{[]string{"mutate", "--index", dir, "--eval", "--questions", questions, "--datasets", "nope"}, 2, "no questions"},
 		{[]string{"mutate", "--index", dir, "--in", rec}, 1, "line 1"},
 	} {
 		code, _, errs := runCmd(t, tc.args...)

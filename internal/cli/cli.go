@@ -85,8 +85,12 @@ func (c Command) Exec(ctx context.Context, prog string, args []string, stdout, s
 // List prints the usage line and the commands of prog.
 func List(w io.Writer, prog string, cs []Command) {
 	fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", prog)
+	width := 7
 	for _, c := range cs {
-		fmt.Fprintf(w, "  %-7s %s\n", c.Name, c.Summary)
+		width = max(width, len(c.Name))
+	}
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.Name, c.Summary)
 	}
 	fmt.Fprintf(w, "\nrun '%s <command> -h' for the flags of a command\n", prog)
 }

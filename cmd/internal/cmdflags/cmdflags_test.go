@@ -1,4 +1,4 @@
-package main
+package cmdflags
 
 import (
 	"flag"
@@ -13,21 +13,21 @@ func TestGPUCanaryFlag(t *testing.T) {
 		args []string
 		skip bool
 	}{{nil, false}, {[]string{"--gpu-canary"}, false}, {[]string{"--gpu-canary=true"}, false}, {[]string{"--gpu-canary=false"}, true}} {
-		var f indexFlags
+		var f Index
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		f.bind(fs)
+		f.Bind(fs)
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
-		if got := f.config().SkipGPUCanary; got != tc.skip {
+		if got := f.Config().SkipGPUCanary; got != tc.skip {
 			t.Errorf("%v: SkipGPUCanary %v, want %v", tc.args, got, tc.skip)
 		}
 	}
-	var f indexFlags
+	var f Index
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f.bind(fs)
+	f.Bind(fs)
 	if err := fs.Parse([]string{"--gpu-canary=maybe"}); err == nil {
 		t.Error("--gpu-canary=maybe accepted")
 	}

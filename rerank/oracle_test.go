@@ -7,40 +7,24 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/rlsearch/rlsearch/internal/testutil"
+	"github.com/rlsearch/rlsearch/tokenizer"
 )
 
 // qwen3TokenizerPath is $RLSEARCH_QWEN3_TOKENIZER, else setup.sh's
 // .cache/tokenizers/qwen3.json.
 func qwen3TokenizerPath(tb testing.TB) string {
 	tb.Helper()
-	p := os.Getenv(EnvQwen3Tokenizer)
+	p := os.Getenv(tokenizer.EnvQwen3Tokenizer)
 	if p == "" {
-		p = filepath.Join(testutil.RepoRoot(tb), DefaultQwen3Tokenizer)
+		p = filepath.Join(testutil.RepoRoot(tb), tokenizer.DefaultQwen3Tokenizer)
 	}
 	if _, err := os.Stat(p); err != nil {
 		testutil.RequireNative(tb, "Qwen3 tokenizer "+p)
 	}
 	return p
-}
-
-var (
-	qwenOnce sync.Once
-	qwenTok  *BPE
-	qwenErr  error
-)
-
-func loadQwen3(tb testing.TB) *BPE {
-	tb.Helper()
-	p := qwen3TokenizerPath(tb)
-	qwenOnce.Do(func() { qwenTok, qwenErr = LoadBPE(p) })
-	if qwenErr != nil {
-		tb.Fatal(qwenErr)
-	}
-	return qwenTok
 }
 
 // oracleEncode runs scripts/tokenizer_oracle.js (Hugging Face tokenizers,
@@ -90,41 +74,4 @@ func oracleEncode(tb testing.TB, tokPath string, texts []string) [][]int32 {
 		tb.Fatalf("tokenizer oracle returned %d results for %d strings", len(resp.IDs), len(texts))
 	}
 	return resp.IDs
-}
-
-// oraclePretokenize returns Hugging Face's pre-tokenizer pieces of texts.
-func oraclePretokenize(tb testing.TB, tokPath string, texts []string) [][]string {
-	tb.Helper()
-	root := testutil.RepoRoot(tb)
-	dir := filepath.Join(root, ".cache", "oracle")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testutil.RequireNative(tb, "node")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@anush008", "tokenizers")); err != nil {
-		testutil.RequireNative(tb, "tokenizer oracle")
-	}
-	req := map[string]any{"tokenizer": tokPath, "pretokenize": true}
-	var ss []string
-	for _, s := range texts {
-		ss = append(ss, base64.StdEncoding.EncodeToString([]byte(s)))
-	}
-	req["strings"] = ss
-	body, _ := json.Marshal(req)
-	cmd := exec.Command(node, filepath.Join(root, "scripts", "tokenizer_oracle.js"), "encode")
-	cmd.Env = append(os.Environ(), "TOKENIZER_ORACLE_DIR="+dir)
-	cmd.Stdin = bytes.NewReader(body)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("oracle: %v\n%s", err, stderr.String())
-	}
-	var resp struct {
-		Pieces [][]string `json:"pieces"`
-	}
-	if err := json.Unmarshal(out, &resp); err != nil || len(resp.Pieces) != len(texts) {
-		tb.Fatalf("oracle reply: %v (%d results for %d strings)", err, len(resp.Pieces), len(texts))
-	}
-	return resp.Pieces
 }

@@ -21,10 +21,10 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/cuda"
-	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/internal/batch"
 	"github.com/rlsearch/rlsearch/internal/canary"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
+	"github.com/rlsearch/rlsearch/tokenizer"
 	"github.com/rlsearch/rlsearch/transformer"
 )
 
@@ -387,14 +387,14 @@ type Reranker struct {
 	model ModelConfig
 
 	// Qwen3.
-	bpe            *BPE
+	bpe            *tokenizer.BPE
 	prefix, suffix []int32
 	yesID, noID    int32
 	padID          int32
 	fullLogits     bool // output has a sequence axis
 	vocab          int
 	// Cross-encoder.
-	wp       *embed.WordPiece
+	wp       *tokenizer.WordPiece
 	cls, sep int32
 	labels   int
 
@@ -481,7 +481,7 @@ func Open(cfg Config) (*Reranker, error) {
 		if r.cfg.MaxLength == 0 {
 			r.cfg.MaxLength = DefaultQwen3MaxLength
 		}
-		if r.bpe, err = LoadBPE(tokPath); err != nil {
+		if r.bpe, err = tokenizer.LoadBPE(tokPath); err != nil {
 			return nil, err
 		}
 		r.prefix, r.suffix = r.bpe.Encode(Qwen3Prefix), r.bpe.Encode(Qwen3Suffix)
@@ -505,7 +505,7 @@ func Open(cfg Config) (*Reranker, error) {
 		if r.cfg.MaxLength < 3 {
 			return nil, fmt.Errorf("rerank: Config.MaxLength %d leaves no room for [CLS] [SEP] [SEP]", r.cfg.MaxLength)
 		}
-		if r.wp, err = embed.LoadWordPiece(tokPath); err != nil {
+		if r.wp, err = tokenizer.LoadWordPiece(tokPath); err != nil {
 			return nil, fmt.Errorf("rerank: %w", err)
 		}
 		ends := r.wp.Encode("", 0)

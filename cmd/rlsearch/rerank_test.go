@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch/internal/testutil"
-	"github.com/rlsearch/rlsearch/rerank"
+	"github.com/rlsearch/rlsearch/tokenizer"
 )
 
 // qwen3TestModel generates the tiny random-weight Qwen3 reranker; extra
@@ -113,7 +113,7 @@ func TestRerankCommandAndEndpoint(t *testing.T) {
 // the query, the document's line, position and id, and prints no scores.
 func TestRerankCommandNonFinite(t *testing.T) {
 	root := testutil.RepoRoot(t)
-	bpe, err := rerank.LoadBPE(filepath.Join(root, ".cache", "tokenizers", "qwen3.json"))
+	bpe, err := tokenizer.LoadBPE(filepath.Join(root, ".cache", "tokenizers", "qwen3.json"))
 	if err != nil {
 		testutil.RequireNative(t, "Qwen3 tokenizer: "+err.Error())
 	}
@@ -145,7 +145,7 @@ func TestRerankCommandNonFinite(t *testing.T) {
 // scores in the output) and POST /rerank (500 naming both).
 func TestServeNonFiniteRerank(t *testing.T) {
 	root := testutil.RepoRoot(t)
-	bpe, err := rerank.LoadBPE(filepath.Join(root, ".cache", "tokenizers", "qwen3.json"))
+	bpe, err := tokenizer.LoadBPE(filepath.Join(root, ".cache", "tokenizers", "qwen3.json"))
 	if err != nil {
 		testutil.RequireNative(t, "Qwen3 tokenizer: "+err.Error())
 	}

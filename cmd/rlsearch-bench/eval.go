@@ -18,7 +18,6 @@ import (
 	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/internal/cli"
 	"github.com/rlsearch/rlsearch/internal/jsonl"
-	"github.com/rlsearch/rlsearch/sdk"
 )
 
 // evalCmd prints recall@k of gold passages (bench.EvalIndex).
@@ -104,31 +103,20 @@ func corpusstatsCmd(fs *flag.FlagSet) runFunc {
 // JSON summary out.
 func mutateEvalCmd(fs *flag.FlagSet) runFunc {
 	var (
-		pf  cmdflags.Programs
-		cfg sdk.MutateConfig
-		ev  mutateeval.Config
+		m  cmdflags.Mutate
+		ev mutateeval.Config
 	)
-	pf.Bind(fs)
+	m.Bind(fs)
 	fs.StringVar(&ev.Questions, "questions", cmdflags.DefaultQuestions(), "question set")
 	datasets := fs.String("datasets", "hotpotqa,musique", "datasets of the question set (comma-separated; empty = all)")
-	cmdflags.Mutate(fs, &cfg, &ev.Workers)
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
-		if ev.Workers < 1 {
-			return usageErr("--workers %d must be ≥ 1", ev.Workers)
-		}
-		if err := cfg.Validate(); err != nil {
-			return usageErr("%v", err)
-		}
-		rt, closeRT, err := pf.Open(ctx)
+		v, done, err := m.Open(ctx)
 		if err != nil {
 			return err
 		}
-		defer closeRT()
-		v, err := sdk.NewVerifier(rt, cfg)
-		if err != nil {
-			return err
-		}
+		defer done()
+		ev.Workers = m.Workers
 		ev.Progress = cmdflags.ProgressTo(stderr, !*quiet)
 		if *datasets != "" {
 			ev.Datasets = strings.Split(*datasets, ",")

@@ -16,12 +16,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 
 	"github.com/rlsearch/rlsearch/bench/gencorpus"
 	"github.com/rlsearch/rlsearch/bench/mutateeval"
@@ -49,12 +44,7 @@ func commands() []cli.Command {
 	}
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Main(run) }
 
 // usageErrs are the errors of the packages that mean bad flags or
 // arguments: exit status 2, as a usage error of cmd.
@@ -66,10 +56,5 @@ var usageErr = cli.Usagef
 // run executes one command and returns the process exit code: 0 success
 // (or help), 1 failure, 2 bad usage.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := cli.RunSub(ctx, "rlsearch-bench", commands(), args, stdout, stderr)
-	if code := cli.ExitCode(err, usageErrs...); code != 0 {
-		fmt.Fprintf(stderr, "%s: %v\n", strings.Join(append([]string{"rlsearch-bench"}, args[:min(len(args), 1)]...), " "), err)
-		return code
-	}
-	return 0
+	return cli.Run(ctx, "rlsearch-bench", commands(), args, stdout, stderr, usageErrs...)
 }

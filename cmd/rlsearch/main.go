@@ -16,12 +16,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/cli"
@@ -53,12 +49,7 @@ func commands() []command {
 	}
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Main(run) }
 
 // usageErrs are the errors of the packages that mean bad flags or
 // arguments: exit status 2, as a usage error of cmd.
@@ -70,15 +61,10 @@ var usageErr = cli.Usagef
 // run executes one command and returns the process exit code: 0 success
 // (or help), 1 failure, 2 bad usage.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := moved(args)
-	if err == nil {
-		err = cli.RunSub(ctx, "rlsearch", commands(), args, stdout, stderr)
+	if err := moved(args); err != nil {
+		return cli.Report(stderr, "rlsearch", args, err)
 	}
-	if code := cli.ExitCode(err, usageErrs...); code != 0 {
-		fmt.Fprintf(stderr, "%s: %v\n", strings.Join(append([]string{"rlsearch"}, args[:min(len(args), 1)]...), " "), err)
-		return code
-	}
-	return 0
+	return cli.Run(ctx, "rlsearch", commands(), args, stdout, stderr, usageErrs...)
 }
 
 // moved is a usage error naming the rlsearch-bench command, with the same

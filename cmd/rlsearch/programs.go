@@ -55,37 +55,22 @@ func programsCmd(fs *flag.FlagSet) runFunc {
 // --records: record requests in, D_mut records out. The question-set
 // experiment (the old --eval) is rlsearch-bench mutate-eval.
 func mutateCmd(fs *flag.FlagSet) runFunc {
-	var (
-		pf      cmdflags.Programs
-		cfg     sdk.MutateConfig
-		workers int
-	)
-	pf.Bind(fs)
+	var m cmdflags.Mutate
+	m.Bind(fs)
 	in := fs.String("in", "", "input JSONL (default stdin): trajectories, or record requests with --records")
 	out := fs.String("out", "", "output JSONL, written atomically (default stdout)")
 	records := fs.Bool("records", false, "build D_mut records: each line {trajectory, program, continuation}")
-	cmdflags.Mutate(fs, &cfg, &workers)
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
-		if workers < 1 {
-			return usageErr("--workers %d must be ≥ 1", workers)
-		}
-		if err := cfg.Validate(); err != nil {
-			return usageErr("%v", err)
-		}
-		rt, closeRT, err := pf.Open(ctx)
+		v, done, err := m.Open(ctx)
 		if err != nil {
 			return err
 		}
-		defer closeRT()
-		v, err := sdk.NewVerifier(rt, cfg)
-		if err != nil {
-			return err
-		}
+		defer done()
 		start := time.Now()
 		var sum sdk.MutateSummary
 		if err := jsonl.Pipe(*in, *out, stdout, func(r io.Reader, name string, w io.Writer) (err error) {
-			sum, err = v.MutateJSONL(ctx, r, name, w, sdk.MutateFileConfig{Records: *records, Workers: workers, Progress: cmdflags.ProgressTo(stderr, !*quiet)})
+			sum, err = v.MutateJSONL(ctx, r, name, w, sdk.MutateFileConfig{Records: *records, Workers: m.Workers, Progress: cmdflags.ProgressTo(stderr, !*quiet)})
 			return err
 		}); err != nil {
 			return err

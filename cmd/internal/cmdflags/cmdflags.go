@@ -166,9 +166,19 @@ func (p *Programs) Open(ctx context.Context) (*sdk.Runtime, func(), error) {
 	return app.OpenRuntime(ctx, cfg)
 }
 
-// Mutate binds the mutation verifier's search (sdk.MutateConfig) and
-// *workers, the programs searched at once.
-func Mutate(fs *flag.FlagSet, cfg *sdk.MutateConfig, workers *int) {
+// Mutate opens the mutation verifier (`rlsearch mutate`, `rlsearch-bench
+// mutate-eval`): the program runtime, the verifier's search
+// (sdk.MutateConfig) and Workers, the programs searched at once.
+type Mutate struct {
+	Programs
+	Cfg     sdk.MutateConfig
+	Workers int
+}
+
+// Bind binds the runtime's flags and the verifier's.
+func (m *Mutate) Bind(fs *flag.FlagSet) {
+	m.Programs.Bind(fs)
+	cfg, workers := &m.Cfg, &m.Workers
 	fs.IntVar(&cfg.Executions, "executions", 0, "execution budget per program (0 = 64, at most 256)")
 	fs.IntVar(&cfg.MinGold, "min-gold", 0, "V_ret needs at least this many gold documents printed (0 = all)")
 	fs.IntVar(&cfg.MaxVerified, "max-verified", 0, "verified mutations to find per program (0 = 1)")
@@ -176,6 +186,27 @@ func Mutate(fs *flag.FlagSet, cfg *sdk.MutateConfig, workers *int) {
 	fs.BoolVar(&cfg.PoolFromEarlierTurns, "pool-earlier-turns", false, "add the queries of earlier retrieval turns to the query pool")
 	fs.BoolVar(&cfg.NoCache, "no-cache", false, "no shared primitive cache: every execution retrieves on its own (the oracle)")
 	fs.IntVar(workers, "workers", 4, "programs searched at once")
+}
+
+// Open checks the flags (usage errors), opens the runtime and returns the
+// verifier; the closer releases the runtime.
+func (m *Mutate) Open(ctx context.Context) (*sdk.Verifier, func(), error) {
+	if m.Workers < 1 {
+		return nil, nil, usageErr("--workers %d must be ≥ 1", m.Workers)
+	}
+	if err := m.Cfg.Validate(); err != nil {
+		return nil, nil, usageErr("%v", err)
+	}
+	rt, closeRT, err := m.Programs.Open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := sdk.NewVerifier(rt, m.Cfg)
+	if err != nil {
+		closeRT()
+		return nil, nil, err
+	}
+	return v, closeRT, nil
 }
 
 // Collection opens one hybrid collection (hybrid exec, gen and eval).

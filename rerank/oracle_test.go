@@ -1,11 +1,7 @@
 package rerank
 
 import (
-	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -25,53 +21,4 @@ func qwen3TokenizerPath(tb testing.TB) string {
 		testutil.RequireNative(tb, "Qwen3 tokenizer "+p)
 	}
 	return p
-}
-
-// oracleEncode runs scripts/tokenizer_oracle.js (Hugging Face tokenizers,
-// Rust, through npm @anush008/tokenizers) over texts.
-func oracleEncode(tb testing.TB, tokPath string, texts []string) [][]int32 {
-	tb.Helper()
-	root := testutil.RepoRoot(tb)
-	dir := os.Getenv("TOKENIZER_ORACLE_DIR")
-	if dir == "" {
-		dir = filepath.Join(root, ".cache", "oracle")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testutil.RequireNative(tb, "node (for the tokenizer oracle)")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@anush008", "tokenizers")); err != nil {
-		testutil.RequireNative(tb, "tokenizer oracle "+dir+"/node_modules/@anush008/tokenizers")
-	}
-	req := struct {
-		Tokenizer string   `json:"tokenizer"`
-		MaxLen    int      `json:"max_len"`
-		Strings   []string `json:"strings"`
-	}{Tokenizer: tokPath}
-	for _, s := range texts {
-		req.Strings = append(req.Strings, base64.StdEncoding.EncodeToString([]byte(s)))
-	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd := exec.Command(node, filepath.Join(root, "scripts", "tokenizer_oracle.js"), "encode")
-	cmd.Env = append(os.Environ(), "TOKENIZER_ORACLE_DIR="+dir)
-	cmd.Stdin = bytes.NewReader(body)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("tokenizer oracle: %v\n%s", err, stderr.String())
-	}
-	var resp struct {
-		IDs [][]int32 `json:"ids"`
-	}
-	if err := json.Unmarshal(out, &resp); err != nil {
-		tb.Fatalf("tokenizer oracle reply: %v", err)
-	}
-	if len(resp.IDs) != len(texts) {
-		tb.Fatalf("tokenizer oracle returned %d results for %d strings", len(resp.IDs), len(texts))
-	}
-	return resp.IDs
 }

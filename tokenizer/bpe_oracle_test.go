@@ -43,7 +43,7 @@ func loadQwen3(tb testing.TB) *BPE {
 }
 
 // oraclePretokenize returns Hugging Face's pre-tokenizer pieces of texts
-// (scripts/tokenizer_oracle.js, see oracleCmd).
+// (scripts/tokenizer_oracle.js, testutil.OracleCmd).
 func oraclePretokenize(tb testing.TB, tokPath string, texts []string) [][]string {
 	tb.Helper()
 	req := map[string]any{"tokenizer": tokPath, "pretokenize": true}
@@ -53,7 +53,7 @@ func oraclePretokenize(tb testing.TB, tokPath string, texts []string) [][]string
 	}
 	req["strings"] = ss
 	body, _ := json.Marshal(req)
-	cmd := oracleCmd(tb, "encode")
+	cmd := testutil.OracleCmd(tb, "encode")
 	cmd.Stdin = bytes.NewReader(body)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -114,7 +114,7 @@ func TestQwen3TokenizerParityWithHF(t *testing.T) {
 	path := qwen3TokenizerPath(t)
 	tok := loadQwen3(t)
 	texts := bpeParityStrings(t)
-	want := oracleEncode(t, path, texts, 0)
+	want := testutil.OracleEncode(t, path, texts, 0)
 	same := 0
 	var bad []string
 	for i, s := range texts {

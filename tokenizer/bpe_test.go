@@ -1,8 +1,6 @@
 package tokenizer
 
 import (
-	"github.com/rlsearch/rlsearch/internal/testutil"
-
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -13,9 +11,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
-// parityStrings returns the parity test set: hand-picked traps, seeded
+// bpeParityStrings returns the parity test set: hand-picked traps, seeded
 // random mixtures of awkward fragments, and real passages from the shared
 // wiki corpus when it is present.
 func bpeParityStrings(tb testing.TB) []string {

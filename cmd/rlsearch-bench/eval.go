@@ -109,7 +109,6 @@ func mutateEvalCmd(fs *flag.FlagSet) runFunc {
 	m.Bind(fs)
 	fs.StringVar(&ev.Questions, "questions", cmdflags.DefaultQuestions(), "question set")
 	datasets := fs.String("datasets", "hotpotqa,musique", "datasets of the question set (comma-separated; empty = all)")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
 		v, done, err := m.Open(ctx)
 		if err != nil {
@@ -117,7 +116,7 @@ func mutateEvalCmd(fs *flag.FlagSet) runFunc {
 		}
 		defer done()
 		ev.Workers = m.Workers
-		ev.Progress = cmdflags.ProgressTo(stderr, !*quiet)
+		ev.Progress = m.Progress(stderr)
 		if *datasets != "" {
 			ev.Datasets = strings.Split(*datasets, ",")
 		}

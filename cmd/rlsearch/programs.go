@@ -60,7 +60,6 @@ func mutateCmd(fs *flag.FlagSet) runFunc {
 	in := fs.String("in", "", "input JSONL (default stdin): trajectories, or record requests with --records")
 	out := fs.String("out", "", "output JSONL, written atomically (default stdout)")
 	records := fs.Bool("records", false, "build D_mut records: each line {trajectory, program, continuation}")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
 		v, done, err := m.Open(ctx)
 		if err != nil {
@@ -70,7 +69,7 @@ func mutateCmd(fs *flag.FlagSet) runFunc {
 		start := time.Now()
 		var sum sdk.MutateSummary
 		if err := jsonl.Pipe(*in, *out, stdout, func(r io.Reader, name string, w io.Writer) (err error) {
-			sum, err = v.MutateJSONL(ctx, r, name, w, sdk.MutateFileConfig{Records: *records, Workers: m.Workers, Progress: cmdflags.ProgressTo(stderr, !*quiet)})
+			sum, err = v.MutateJSONL(ctx, r, name, w, sdk.MutateFileConfig{Records: *records, Workers: m.Workers, Progress: m.Progress(stderr)})
 			return err
 		}); err != nil {
 			return err

@@ -173,6 +173,7 @@ type Mutate struct {
 	Programs
 	Cfg     sdk.MutateConfig
 	Workers int
+	Quiet   bool // --quiet: no progress on stderr
 }
 
 // Bind binds the runtime's flags and the verifier's.
@@ -186,7 +187,11 @@ func (m *Mutate) Bind(fs *flag.FlagSet) {
 	fs.BoolVar(&cfg.PoolFromEarlierTurns, "pool-earlier-turns", false, "add the queries of earlier retrieval turns to the query pool")
 	fs.BoolVar(&cfg.NoCache, "no-cache", false, "no shared primitive cache: every execution retrieves on its own (the oracle)")
 	fs.IntVar(workers, "workers", 4, "programs searched at once")
+	fs.BoolVar(&m.Quiet, "quiet", false, "no progress on stderr")
 }
+
+// Progress is stderr unless --quiet.
+func (m *Mutate) Progress(stderr io.Writer) io.Writer { return ProgressTo(stderr, !m.Quiet) }
 
 // Open checks the flags (usage errors), opens the runtime and returns the
 // verifier; the closer releases the runtime.

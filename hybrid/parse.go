@@ -431,38 +431,24 @@ func (p *parser) rejectWord(t token) error {
 	return errAt(ErrRejected, t.pos, "SQL keyword %s is not allowed in a WHERE expression (a column with this name is written in double quotes: \"%s\")", w, strings.ToLower(w))
 }
 
-func (p *parser) parseOr() (Expr, error) {
-	first, err := p.parseAnd()
-	if err != nil {
-		return nil, err
-	}
-	if !p.isWord("OR") {
-		return first, nil
-	}
-	l := &Logic{Op: "OR", Args: []Expr{first}, At: first.Pos()}
-	for p.isWord("OR") {
-		p.i++
-		x, err := p.parseAnd()
-		if err != nil {
-			return nil, err
-		}
-		l.Args = append(l.Args, x)
-	}
-	return l, p.node(l.At)
-}
+func (p *parser) parseOr() (Expr, error) { return p.parseLogic("OR", p.parseAnd) }
 
-func (p *parser) parseAnd() (Expr, error) {
-	first, err := p.parseNot()
+func (p *parser) parseAnd() (Expr, error) { return p.parseLogic("AND", p.parseNot) }
+
+// parseLogic parses operand (op operand)*: one operand as itself, more as
+// one Logic node (OR over ANDs over NOTs: SQL's precedence).
+func (p *parser) parseLogic(op string, operand func() (Expr, error)) (Expr, error) {
+	first, err := operand()
 	if err != nil {
 		return nil, err
 	}
-	if !p.isWord("AND") {
+	if !p.isWord(op) {
 		return first, nil
 	}
-	l := &Logic{Op: "AND", Args: []Expr{first}, At: first.Pos()}
-	for p.isWord("AND") {
+	l := &Logic{Op: op, Args: []Expr{first}, At: first.Pos()}
+	for p.isWord(op) {
 		p.i++
-		x, err := p.parseNot()
+		x, err := operand()
 		if err != nil {
 			return nil, err
 		}

@@ -140,19 +140,7 @@ func TestMovedCommands(t *testing.T) {
 // checks that cancelling the context shuts it down cleanly.
 func TestServe(t *testing.T) {
 	dir, _ := buildIndex(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan int)
-	go func() {
-		done <- run(ctx, []string{"serve", "--index", dir, "--addr", "127.0.0.1:0"}, pw, io.Discard)
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	go io.Copy(io.Discard, pr)
-	base := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	base, stop := startServe(t, "--index", dir, "--addr", "127.0.0.1:0")
 
 	resp, err := http.Post(base+"/retrieve", "application/json", strings.NewReader(`{"queries": ["capital of Germany", "  "], "topk": 10, "return_scores": true}`))
 	if err != nil {
@@ -190,13 +178,37 @@ func TestServe(t *testing.T) {
 	if !strings.Contains(string(body), `"num_docs":3`) || !strings.Contains(string(body), `"backend":"cpu"`) {
 		t.Errorf("healthz: %s", body)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited with %d after cancel", code)
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited with %d after cancel", code)
+	}
+}
+
+// startServe runs `serve args...` until stop, which cancels it and returns
+// its exit code (failing t when it has not shut down within 10 s); base is
+// the URL of its first "listening on" line.
+func startServe(t *testing.T, args ...string) (base string, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, append([]string{"serve"}, args...), pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	return strings.TrimSpace(strings.TrimPrefix(line, "listening on ")), func() int {
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve did not shut down")
+			return -1
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not shut down")
 	}
 }

@@ -28,12 +28,13 @@ build:
 demo: setup build
 	DATA=$(DATA) MODEL=$(MODEL) bash scripts/demo.sh
 
-# A seeded random BERT of the real architecture (not a trained model): .cache/models/tiny. Its path is the only
+# A seeded random BERT of the real architecture (not a trained model): .cache/models/tiny (model.onnx for ours,
+# the same weights as model.safetensors for the dense peer's torch encoder, bench/peers/e5_torch.py). Its path is the only
 # thing printed on stdout (setup and the generator log to stderr), so that `make demo MODEL=$(make -s testmodel)`
 # works as the README writes it (cmd/rlsearch TestReadmeDenseDemo runs that line).
 testmodel: setup
-	@[ -f .cache/models/tiny/model.onnx ] || /usr/bin/python3 scripts/gen_bert.py gen --preset tiny --seed 1 \
-		--tokenizer .cache/tokenizers/bert-uncased.json --out .cache/models/tiny >&2
+	@[ -f .cache/models/tiny/model.safetensors ] || /usr/bin/python3 scripts/gen_bert.py gen --preset tiny --seed 1 \
+		--safetensors f32 --tokenizer .cache/tokenizers/bert-uncased.json --out .cache/models/tiny >&2
 	@echo "$(ROOT)/.cache/models/tiny"
 
 # vet also checks the static CGO_ENABLED=0 build (bench/gpu/build.sh's device binaries) and runs internal/ortenv's
@@ -111,7 +112,7 @@ clean:
 # selected per process through LD_LIBRARY_PATH, the system libblas alternative is left alone), the Search-R1-style
 # server's FastAPI + uvicorn + Xapian, Lucene; then faiss rebuilt with its AVX2 kernels into .cache/faiss-avx2
 # (bench/peers/setup-faiss-avx2.sh: about 7 minutes on 2 busy cores, once). Not part of `make test`.
-BENCH_APT := python3-faiss python3-numpy libopenblas0-openmp python3-fastapi python3-uvicorn python3-xapian python3-hnswlib \
+BENCH_APT := python3-faiss python3-numpy libopenblas0-openmp python3-fastapi python3-uvicorn python3-xapian python3-hnswlib python3-torch \
 	liblucene8-java libjackson2-core-java default-jdk-headless
 bench-apt:
 	@dpkg -s $(BENCH_APT) >/dev/null 2>&1 || { apt-get update -qq && \

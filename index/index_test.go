@@ -150,6 +150,19 @@ func TestSelfCheckRefusesWrongModel(t *testing.T) {
 			t.Errorf("%s: error %v, want ErrSelfCheck containing %q", tc.enc.Name(), err, tc.want)
 		}
 	}
+	// SelfCheckRows < 0 (rlsearch --self-check=false) serves the mismatched
+	// shard; a dimension mismatch is still refused.
+	ix, err := Open(ctx, dir, OpenConfig{Encoder: hashEncoder{dim: 16, seed: 99}, SelfCheckRows: -1})
+	if err != nil {
+		t.Fatalf("SelfCheckRows -1: %v", err)
+	}
+	if _, ok := ix.Retrievers()["e5"]; !ok {
+		t.Error("SelfCheckRows -1: e5 not served")
+	}
+	ix.Close()
+	if _, err := Open(ctx, dir, OpenConfig{Encoder: hashEncoder{dim: 8, seed: 1}, SelfCheckRows: -1}); !errors.Is(err, ErrSelfCheck) {
+		t.Errorf("SelfCheckRows -1 with 8 dimensions: %v, want ErrSelfCheck", err)
+	}
 	bm25only := filepath.Join(t.TempDir(), "bm25only")
 	if _, err := Build(ctx, BuildConfig{Corpus: writeCorpus(t, smallCorpus), Dir: bm25only}); err != nil {
 		t.Fatal(err)

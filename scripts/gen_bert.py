@@ -71,6 +71,8 @@ PRESETS = {
     "tiny": dict(layers=2, hidden=128, heads=2, intermediate=512),
     # all-MiniLM-L6 / e5-small shapes
     "minilm": dict(layers=6, hidden=384, heads=12, intermediate=1536),
+    # bert-base-uncased / e5-base-v2 shapes (their config.json): the E5 model Search-R1 serves
+    "base": dict(layers=12, hidden=768, heads=12, intermediate=3072),
 }
 VOCAB = 30522  # BERT uncased vocabulary size (bert-base-uncased config.json)
 POSITIONS = 512  # max_position_embeddings (bert-base-uncased config.json)

@@ -11,6 +11,7 @@
 #   Debian: python3-faiss libopenblas0-pthread  faiss-written vector files for ann/vecfile and index --vectors tests
 #   Debian: python3-requests python3-yaml  trainer integrations (integrations/) and their tests
 #   Debian: python3-msgpack                GEM/ROLL's MessagePack dialect in the framework clients' stand-ins (integrations/tests)
+#   Debian: python3-torch                  the dense bench peer's E5 encoder, checked against ours (bench/peers TestTorchEncoderAgrees)
 #   Debian: chromium-headless-shell        headless browser for the rollout inspector's test (inspect/, chromedp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,7 @@ need_apt=()
 /usr/bin/python3 -c 'import faiss, numpy' 2>/dev/null || need_apt+=(python3-faiss python3-numpy libopenblas0-pthread)
 /usr/bin/python3 -c 'import requests, yaml' 2>/dev/null || need_apt+=(python3-requests python3-yaml)
 /usr/bin/python3 -c 'import msgpack' 2>/dev/null || need_apt+=(python3-msgpack)
+/usr/bin/python3 -c 'import torch' 2>/dev/null || need_apt+=(python3-torch)
 # cgo (onnxruntime_go) and `go test -race` need a C compiler.
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
 # The inspector's browser test (inspect.TestBrowser) drives a headless Chromium; any of these will do.

@@ -18,9 +18,10 @@
 //     loopback under the open-loop load of package bench/loadgen: the
 //     highest request rate whose p99 stays ≤ 100 ms, and latency at a
 //     common rate, per route. The dense peer searches the passage vectors
-//     of ours' dense shard and looks query vectors up in a table
-//     precomputed by ours' encoder with the same model (serve_dense.go):
-//     it does not encode queries, so its ratio is conservative for us.
+//     of ours' dense shard and encodes each request's queries with torch
+//     (e5_torch.py: the E5 BertModel over the same weights' model.safetensors,
+//     checked against ours by TestTorchEncoderAgrees), as Search-R1's
+//     server does.
 //
 // The Python scripts are embedded and written to Options.WorkDir, so the
 // rlsearch binary runs them from any directory. Available(suite) says what

@@ -38,7 +38,7 @@ var (
 // Suites are the suites with a peer here.
 var Suites = []string{"flat", "hnsw", "programs", "serve"}
 
-//go:embed faiss_peer.py programs_peer.py searchr1_server.py
+//go:embed faiss_peer.py programs_peer.py searchr1_server.py e5_torch.py
 var scripts embed.FS
 
 // VectorSet is one vector data set for the flat and hnsw suites: .fvecs or
@@ -115,6 +115,12 @@ type Options struct {
 	// default Root/.cache/models/tiny (`make testmodel`) when it exists.
 	// Without one the dense route is skipped with a progress line.
 	Model string
+	// DenseVectors, when set, is the serve suite's passage vectors (a file
+	// `rlsearch index --vectors` imports, one row per passage in corpus
+	// order) instead of encoding the corpus with Model: for a model too
+	// large to encode the corpus on the bench machine (the E5-base-shaped
+	// generated model on 2 cores); queries are still encoded by Model.
+	DenseVectors string
 	// ORTLib is the ONNX Runtime library ours (and the query export)
 	// encodes with; default $ONNXRUNTIME_LIB, else
 	// Root/.cache/ort/libonnxruntime.so.1 (scripts/setup.sh).
@@ -367,6 +373,15 @@ func script(dir, name string) (string, error) {
 	b, err := scripts.ReadFile(name)
 	if err != nil {
 		return "", err
+	}
+	if name == "searchr1_server.py" { // imports e5_torch from its own directory for --encoder
+		e5, err := scripts.ReadFile("e5_torch.py")
+		if err != nil {
+			return "", err
+		}
+		if err := writeIfChanged(filepath.Join(dir, "e5_torch.py"), e5); err != nil {
+			return "", err
+		}
 	}
 	if name == "programs_peer.py" {
 		if err := writeIfChanged(filepath.Join(dir, "stub_sdk.py"), []byte(stubsdk.Python)); err != nil {

@@ -16,18 +16,24 @@ parameters as ours.
 
 The dense route (Search-R1's faiss + E5), with --dense DIR: faiss IndexFlatIP (exact inner product, as
 Search-R1's flat index) over DIR/base.fvecs, the passage vectors of our index's dense shard widened to
-float32 (row i is passage DIR/base_ids.jsonl line i). Debian has no torch or onnxruntime for Python, so
-the peer does not encode queries: it looks each query text up in a table precomputed by the same model
-(DIR/queries.jsonl line i -> DIR/queries.fvecs row i; bench/peers/serve_dense.go writes all four files).
-A query not in the table is a 400. It therefore does less work per query than a real Search-R1 server
-(and than ours, which encodes every query). A request picks the route with "retriever": "bm25" | "e5"
-(our extension); the default is "e5" when --dense is given, else "bm25", as ours.
+float32 (row i is passage DIR/base_ids.jsonl line i). With --encoder MODEL, each request's queries are
+encoded as Search-R1 does it: torch (Debian's python3-torch 1.13.1, CPU, fp32) running the E5 BertModel
+of MODEL/model.safetensors with the "query: " prefix, mean pooling and L2 normalisation, one padded batch
+per request (e5_torch.py; transformers is not packaged by Debian, so the module and the WordPiece tokenizer
+are written there and checked against ours by TestTorchEncoderAgrees). This is the peer the serve suite
+measures. Without --encoder the peer looks each query text up in a table precomputed by the same model
+(DIR/queries.jsonl line i -> DIR/queries.fvecs row i; a query not in the table is a 400): less work per
+query than a real Search-R1 server, kept for checks that need no torch. bench/peers/serve_dense.go writes
+all four files. A request picks the route with "retriever": "bm25" | "e5" (our extension); the default is
+"e5" when --dense is given, else "bm25", as ours.
 
-  /usr/bin/python3 bench/peers/searchr1_server.py --corpus corpus.jsonl --index DIR --port 8001 [--dense VECDIR]
+  /usr/bin/python3 bench/peers/searchr1_server.py --corpus corpus.jsonl --index DIR --port 8001 \
+      [--dense VECDIR [--encoder MODEL] [--threads N]]
 
 The Xapian database is built into --index on first use (atomically: temp dir + rename) and reused.
 Also serves GET /healthz -> {"status": "ok", "docs": N}.
-Packages: python3-fastapi python3-uvicorn python3-xapian, and python3-faiss python3-numpy for --dense
+Packages: python3-fastapi python3-uvicorn python3-xapian, python3-faiss python3-numpy for --dense, and
+python3-torch for --encoder
 (`make bench-setup`; the faiss AVX2 build when bench/peers/setup-faiss-avx2.sh built it, on PYTHONPATH).
 """
 import argparse
@@ -133,10 +139,12 @@ def read_lines_json(path):
 
 
 class Dense:
-    """faiss IndexFlatIP over precomputed passage vectors; queries looked up by text. Thread-safe
-    (faiss search on a built flat index is read-only)."""
+    """faiss IndexFlatIP over precomputed passage vectors. Queries are encoded per request by the torch E5
+    encoder (e5_torch.py) when one is given, as Search-R1's server does, else looked up by text in the
+    precomputed table. Thread-safe (faiss search on a built flat index is read-only; encodes are serialised
+    by encode_lock)."""
 
-    def __init__(self, vdir, docs):
+    def __init__(self, vdir, docs, encoder_dir=None, threads=0):
         import faiss
         import numpy as np
 
@@ -150,20 +158,50 @@ class Dense:
         if missing:
             sys.exit(f"{vdir}: passage id {missing[0]!r} (and {len(missing) - 1} more) not in the corpus")
         self.rows = [by_id[i] for i in ids]
+        self.index = faiss.IndexFlatIP(base.shape[1])
+        self.index.add(base)
+        self.faiss = faiss
+        self.encoder, self.table = None, None
+        if encoder_dir:
+            import torch
+
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            from e5_torch import Encoder
+
+            if threads > 0:
+                torch.set_num_threads(threads)
+            self.torch = torch
+            self.encoder = Encoder(encoder_dir)
+            # One encode at a time, on all of torch's intra-op threads. Debian's torch does its matmuls in the
+            # system BLAS, which is the OpenMP OpenBLAS here (faissEnv's LD_LIBRARY_PATH, for faiss's threads);
+            # that build is not safe to enter from several threads at once: concurrent encodes on Starlette's
+            # thread pool hung for 10 s and more. On 2 cores this costs no throughput (the FLOPs are the same).
+            self.encode_lock = threading.Lock()
+            self.encoder.encode(["warm-up"])  # first-call set-up outside the measurement, as ours probes at start
+            if self.encoder.dim != base.shape[1]:
+                sys.exit(f"{encoder_dir}: encoder dimension {self.encoder.dim}, passage vectors {base.shape[1]}")
+            return
         qv = read_fvecs(os.path.join(vdir, "queries.fvecs"))
         texts = read_lines_json(os.path.join(vdir, "queries.jsonl"))
         if len(texts) != qv.shape[0] or qv.shape[1] != base.shape[1]:
             sys.exit(f"{vdir}: {len(texts)} query texts, query vectors {qv.shape}, passage vectors {base.shape}")
         self.table = {t: i for i, t in enumerate(texts)}
         self.qv = qv
-        self.index = faiss.IndexFlatIP(base.shape[1])
-        self.index.add(base)
-        self.faiss = faiss
 
     def search_batch(self, queries, k):
         """Hits per query; raises KeyError naming the first query not in the table."""
         np = self.np
         out = [[] for _ in queries]
+        if self.encoder is not None:
+            where = [j for j, q in enumerate(queries) if q.strip()]
+            if where:
+                with self.encode_lock:
+                    qv = self.encoder.encode([queries[j] for j in where])  # one padded batch per request, as Search-R1
+                k = min(k, self.index.ntotal)
+                scores, idx = self.index.search(qv, k)
+                for n, j in enumerate(where):
+                    out[j] = [(self.rows[int(r)], float(s)) for r, s in zip(idx[n], scores[n]) if r >= 0]
+            return out
         rows, where = [], []
         for j, q in enumerate(queries):
             if not q.strip():
@@ -221,8 +259,12 @@ def make_app(searcher, ndocs, dense=None):
     def healthz():
         h = {"status": "ok", "docs": ndocs, "retriever": "xapian-bm25"}
         if dense is not None:
-            h["dense"] = {"faiss": dense.faiss.__version__, "vectors": dense.index.ntotal, "queries": len(dense.table),
-                          "faiss_file": dense.faiss.__file__}
+            h["dense"] = {"faiss": dense.faiss.__version__, "vectors": dense.index.ntotal, "faiss_file": dense.faiss.__file__}
+            if dense.encoder is not None:
+                h["dense"]["encoder"] = {"torch": dense.torch.__version__, "threads": dense.torch.get_num_threads(),
+                                         "dim": dense.encoder.dim}
+            else:
+                h["dense"]["queries"] = len(dense.table)
         return h
 
     return app
@@ -235,7 +277,11 @@ def main():
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8001)
     ap.add_argument("--build-only", action="store_true", help="build the index and exit")
-    ap.add_argument("--dense", help="directory of base.fvecs, base_ids.jsonl, queries.fvecs, queries.jsonl: serve the e5 route")
+    ap.add_argument("--dense", help="directory of base.fvecs, base_ids.jsonl (and, without --encoder, queries.fvecs, "
+                    "queries.jsonl): serve the e5 route")
+    ap.add_argument("--encoder", help="E5 model directory (config.json, model.safetensors, tokenizer.json, rlsearch.json): "
+                    "encode each request's queries with torch (e5_torch.py) instead of the precomputed table")
+    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     args = ap.parse_args()
 
     t0 = time.time()
@@ -252,10 +298,11 @@ def main():
     dense = None
     if args.dense:
         t1 = time.time()
-        dense = Dense(args.dense, docs)
+        dense = Dense(args.dense, docs, args.encoder, args.threads)
+        how = (f"torch {dense.torch.__version__} encoder ({dense.torch.get_num_threads()} threads)" if dense.encoder
+               else f"{len(dense.table)} precomputed queries")
         print(f"searchr1_server: faiss {dense.faiss.__version__} ({dense.faiss.__file__}) IndexFlatIP over "
-              f"{dense.index.ntotal} vectors, {len(dense.table)} precomputed queries, in {time.time() - t1:.1f}s",
-              file=sys.stderr, flush=True)
+              f"{dense.index.ntotal} vectors, {how}, in {time.time() - t1:.1f}s", file=sys.stderr, flush=True)
     import uvicorn
     uvicorn.run(make_app(Searcher(args.index, docs), len(docs), dense), host=args.host, port=args.port, log_level="warning")
 

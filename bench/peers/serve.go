@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -321,7 +322,7 @@ func startSearchR1(ctx context.Context, o Options, dense string, progress io.Wri
 	cmd := exec.Command(Python, p, "--corpus", o.Corpus, "--index", xdir, "--host", "127.0.0.1", "--port", fmt.Sprint(port))
 	cmd.Env = env("PYTHONPATH", "")
 	if dense != "" {
-		cmd.Args = append(cmd.Args, "--dense", dense)
+		cmd.Args = append(cmd.Args, "--dense", dense, "--encoder", o.Model, "--threads", fmt.Sprint(runtime.NumCPU()))
 		cmd.Env = searchR1DenseEnv(o)
 	}
 	s, err := start(peerSearchR1, cmd, progress, nil)
@@ -340,14 +341,14 @@ func startSearchR1(ctx context.Context, o Options, dense string, progress io.Wri
 // versions (and, for the dense route, the faiss build it loads).
 func searchR1System(o Options, route string) string {
 	if route == RouteE5 {
-		cmd := exec.Command(Python, "-c", "import faiss, fastapi, uvicorn; print(faiss.__version__, fastapi.__version__, uvicorn.__version__)")
+		cmd := exec.Command(Python, "-c", "import faiss, fastapi, uvicorn, torch; print(faiss.__version__, fastapi.__version__, uvicorn.__version__, torch.__version__)")
 		cmd.Env = searchR1DenseEnv(o)
 		out, err := cmd.Output()
 		f := strings.Fields(string(out))
-		if err != nil || len(f) != 3 {
+		if err != nil || len(f) != 4 {
 			return peerSearchR1
 		}
-		return fmt.Sprintf("%s (FastAPI %s, uvicorn %s, faiss %s %s IndexFlatIP, precomputed query vectors)", peerSearchR1, f[1], f[2], f[0], searchR1FaissBuild(o))
+		return fmt.Sprintf("%s (FastAPI %s, uvicorn %s, torch %s E5 encoder fp32, faiss %s %s IndexFlatIP)", peerSearchR1, f[1], f[2], f[3], f[0], searchR1FaissBuild(o))
 	}
 	out, err := exec.Command(Python, "-c", "import xapian, fastapi, uvicorn; print(xapian.version_string(), fastapi.__version__, uvicorn.__version__)").Output()
 	f := strings.Fields(string(out))
@@ -491,9 +492,9 @@ func runServe(ctx context.Context, o Options, progress io.Writer) (rows []bench.
 func serveNote(route string) string {
 	common := "rlsearch serve on all cores, the peer as Search-R1 runs it (one uvicorn process); both on loopback, load generator in the bench process on the same cores"
 	if route == RouteE5 {
-		return "dense route (E5 model, exact inner-product search over the same passage vectors); the peer's query vectors are " +
-			"precomputed by the same model and looked up by text, so it does no query encoding while ours encodes every query: " +
-			"the ratio is conservative for us; " + common
+		return "dense route (E5 model, exact inner-product search over the same passage vectors); both encode every query at " +
+			"request time with the same weights: ours with ONNX Runtime (batching queue), the peer with torch fp32, one padded " +
+			"batch per request as Search-R1's Encoder; " + common
 	}
 	return "sparse route (BM25; Xapian BM25 k1=0.9 b=0.4 in the peer); " + common
 }

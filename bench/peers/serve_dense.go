@@ -28,9 +28,10 @@ const (
 	// RouteBM25 is the sparse route: ours' BM25, the peer's Xapian BM25.
 	RouteBM25 = rlsearch.RetrieverBM25
 	// RouteE5 is the dense route: ours encodes each query with the E5 model
-	// and searches its dense shard; the peer looks the query's vector up in
-	// a table precomputed by the same model and searches faiss IndexFlatIP
-	// over the same passage vectors.
+	// (ONNX Runtime over model.onnx) and searches its dense shard; the peer
+	// encodes each request's queries with torch (e5_torch.py over the same
+	// weights in model.safetensors) and searches faiss IndexFlatIP over the
+	// same passage vectors.
 	RouteE5 = rlsearch.RetrieverE5
 )
 
@@ -59,8 +60,11 @@ func denseReady(o Options) error {
 	if !slices.Contains(o.Serve.Systems, peerSearchR1) {
 		return nil
 	}
-	if err := pyImports(searchR1DenseEnv(o), "faiss", "numpy", "fastapi", "uvicorn", "xapian"); err != nil {
-		return fmt.Errorf("%w: python3-faiss python3-numpy for the dense peer (make bench-setup): %v", ErrMissing, err)
+	if err := pyImports(searchR1DenseEnv(o), "faiss", "numpy", "fastapi", "uvicorn", "xapian", "torch"); err != nil {
+		return fmt.Errorf("%w: python3-faiss python3-numpy python3-torch for the dense peer (make bench-setup): %v", ErrMissing, err)
+	}
+	if _, err := os.Stat(filepath.Join(o.Model, "model.safetensors")); err != nil {
+		return fmt.Errorf("%w: the dense peer's torch encoder loads model.safetensors: %v (make testmodel writes it; an older .cache/models/tiny without it: delete it and rerun)", ErrMissing, err)
 	}
 	return nil
 }
@@ -81,15 +85,23 @@ func searchR1DenseEnv(o Options) []string {
 }
 
 // denseIndex returns an index of o.Corpus with a dense shard built by
-// o.Model (once, in WorkDir; keyed by corpus, binary and model).
+// o.Model, or imported from o.DenseVectors (once, in WorkDir; keyed by corpus,
+// binary, model and vectors).
 func denseIndex(ctx context.Context, o Options, bin string, progress io.Writer) (string, error) {
-	dir := filepath.Join(o.WorkDir, "rlsearch-dense-"+corpusKey(o.Corpus)+"-"+corpusKey(bin)+"-"+corpusKey(filepath.Join(o.Model, "model.onnx")))
+	key := corpusKey(o.Corpus) + "-" + corpusKey(bin) + "-" + corpusKey(filepath.Join(o.Model, "model.onnx"))
+	if o.DenseVectors != "" {
+		key += "-" + corpusKey(o.DenseVectors)
+	}
+	dir := filepath.Join(o.WorkDir, "rlsearch-dense-"+key)
 	done := filepath.Join(dir, ".peers-complete")
 	if _, err := os.Stat(done); err == nil {
 		return dir, nil
 	}
 	fmt.Fprintf(progress, "peers: indexing %s with the dense model %s into %s\n", o.Corpus, o.Model, dir)
 	cmd := exec.CommandContext(ctx, bin, "index", "--corpus", o.Corpus, "--model", o.Model, "--out", dir, "--force", "--quiet")
+	if o.DenseVectors != "" {
+		cmd.Args = append(cmd.Args, "--vectors", o.DenseVectors)
+	}
 	cmd.Env = env("ONNXRUNTIME_LIB", o.ORTLib)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%w: rlsearch index --model: %v\n%s", ErrPeer, err, out)

@@ -43,8 +43,8 @@ type scoredHit struct {
 // generated test model, exports its vectors and the queries' vectors, and
 // checks that `rlsearch serve --model` and the Python peer's faiss route
 // answer /retrieve with the same shape and the same exact inner-product
-// top-1 (ties aside), that the peer refuses a query without a precomputed
-// vector, then runs a short dense serve suite end to end.
+// top-1 (ties aside), that the peer encodes a query it was never given
+// (torch) to the same top-1, then runs a short dense serve suite end to end.
 func TestServeDenseAgree(t *testing.T) {
 	requirePython(t, "fastapi", "uvicorn", "xapian", "faiss", "numpy")
 	if testing.Short() {
@@ -131,8 +131,25 @@ func TestServeDenseAgree(t *testing.T) {
 	}
 	t.Logf("top-1 agreement %d/%d", agree, len(qs))
 
-	if code, body := post(t, peer.url, map[string]any{"queries": []string{"a query never exported"}, "retriever": RouteE5}); code != 400 {
-		t.Fatalf("peer: unknown query: status %d (want 400): %s", code, body)
+	// The peer encodes at request time (torch, e5_torch.py): a query that was
+	// never exported gets an answer, the same top-1 as ours.
+	novel := map[string]any{"queries": []string{"a query never exported"}, "topk": 1, "return_scores": true, "retriever": RouteE5}
+	var top [2]string
+	for i, s := range []*server{ours, peer} {
+		code, body := post(t, s.url, novel)
+		if code != 200 {
+			t.Fatalf("%s: a query never exported: status %d: %s", s.name, code, body)
+		}
+		var ans struct {
+			Result [][]scoredHit `json:"result"`
+		}
+		if err := json.Unmarshal(body, &ans); err != nil || len(ans.Result) != 1 || len(ans.Result[0]) != 1 {
+			t.Fatalf("%s: a query never exported: %v %s", s.name, err, body)
+		}
+		top[i] = ans.Result[0][0].Document.ID
+	}
+	if top[0] != top[1] {
+		t.Errorf("a query never exported: top-1 rlsearch %s, peer %s", top[0], top[1])
 	}
 	ours.stop()
 	peer.stop()

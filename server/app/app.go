@@ -47,6 +47,17 @@ type IndexConfig struct {
 	SkipGPUCanary bool
 	HNSWEfSearch  int
 	BM25Parallel  int
+	// SkipSelfCheck turns off the dense self-check at open
+	// (index.OpenConfig.SelfCheckRows -1; rlsearch --self-check=false).
+	SkipSelfCheck bool
+}
+
+// selfCheckRows is index.OpenConfig.SelfCheckRows for cfg.
+func (cfg IndexConfig) selfCheckRows() int {
+	if cfg.SkipSelfCheck {
+		return -1
+	}
+	return 0
 }
 
 // RerankConfig is the reranker behind POST /rerank and rerank() in
@@ -475,7 +486,7 @@ func OpenIndex(ctx context.Context, cfg IndexConfig) (*index.Index, func(), erro
 		return nil, nil, fmt.Errorf("%w: --bm25-parallel %d: want >= 0", ErrConfig, cfg.BM25Parallel)
 	}
 	return OpenWith(cfg.Model, func(enc rlsearch.Encoder) (*index.Index, error) {
-		return index.Open(ctx, cfg.Dir, index.OpenConfig{Encoder: enc, VerifyDocs: cfg.VerifyDocs, DenseBackend: cfg.DenseBackend, GPUInt8: cfg.GPUInt8, SkipGPUCanary: cfg.SkipGPUCanary, HNSWEfSearch: cfg.HNSWEfSearch, BM25Parallel: cfg.BM25Parallel})
+		return index.Open(ctx, cfg.Dir, index.OpenConfig{Encoder: enc, VerifyDocs: cfg.VerifyDocs, DenseBackend: cfg.DenseBackend, GPUInt8: cfg.GPUInt8, SkipGPUCanary: cfg.SkipGPUCanary, HNSWEfSearch: cfg.HNSWEfSearch, BM25Parallel: cfg.BM25Parallel, SelfCheckRows: cfg.selfCheckRows()})
 	})
 }
 

@@ -37,9 +37,11 @@ func main() {
 	bin := flag.String("rlsearch", "", "serve: rlsearch binary (default bin/rlsearch)")
 	routes := flag.String("routes", "", "serve: routes bm25,e5 (default both; e5 skipped without model, ONNX Runtime or faiss)")
 	model := flag.String("model", "", "serve: E5 model directory of the dense route (default .cache/models/tiny, make testmodel)")
+	vectors := flag.String("vectors", "", "serve: import the passage vectors of the dense route from this file (index --vectors) instead of encoding the corpus")
+	corpus := flag.String("corpus", "", "serve: corpus JSONL (default wiki_multihop/corpus.jsonl)")
 	out := flag.String("out", "", "write the rows as a JSON array here")
 	flag.Parse()
-	o := peers.Options{Quick: *quick, Reps: *reps, Duration: *dur, Rlsearch: *bin, Model: *model}
+	o := peers.Options{Quick: *quick, Reps: *reps, Duration: *dur, Rlsearch: *bin, Model: *model, DenseVectors: *vectors, Corpus: *corpus}
 	o.Serve.Step = *step
 	if *routes != "" {
 		o.Serve.Routes = strings.Split(*routes, ",")

@@ -129,6 +129,7 @@ func (f *Index) bindOpen(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Cfg.GPUInt8, "gpu-int8", false, "keep an int8 shard (rlsearch index --dtype int8) int8 on the GPU: half the GPU memory and scan traffic of fp16, exact over the int8 vectors up to the fp16 rounding of the query times the scales; an error, when --dense-backend is auto or gpu, for a shard that is not int8 or whose dimension is not a multiple of 16")
 	fs.IntVar(&f.Cfg.HNSWEfSearch, "hnsw-ef", 0, "candidate list size of HNSW searches (raised to topk when smaller); 0 = the graph's own: 64 for a graph built here, the file's efSearch for one imported from faiss (faiss's default 16)")
 	fs.IntVar(&f.Cfg.BM25Parallel, "bm25-parallel", 0, "search each query of a BM25 request with fewer queries than this over this many row ranges in parallel (lower latency on many-core nodes, same hits); 0 = one goroutine per query")
+	fs.Var(SkipFlag{&f.Cfg.SkipSelfCheck}, "self-check", "with --model, before dense retrieval serves, encode 3 stored passages (first, middle, last row) and require each to retrieve its own row at rank 1: a shard built with another model is refused, naming both; --self-check=false skips it (a shard imported with index --vectors from vectors the model did not produce, e.g. a benchmark's generated set)")
 	Model(fs, &f.Cfg.Model)
 }
 

@@ -144,34 +144,21 @@ func (lx *lexer) next() (token, error) {
 			return t, err
 		}
 		if peek(1) == '=' || peek(1) == '>' {
-			lx.pos += 2
-			return token{kind: tOp, text: s[start:lx.pos], pos: start}, nil
+			return lx.op(start, 2), nil // <= <>
 		}
-		lx.pos++
-		return token{kind: tOp, text: "<", pos: start}, nil
-	case c == '>':
+		return lx.op(start, 1), nil
+	case c == '>' || c == '=':
 		if peek(1) == '=' {
-			lx.pos += 2
-			return token{kind: tOp, text: ">=", pos: start}, nil
+			return lx.op(start, 2), nil // >= ==
 		}
-		lx.pos++
-		return token{kind: tOp, text: ">", pos: start}, nil
-	case c == '=':
-		if peek(1) == '=' {
-			lx.pos += 2
-			return token{kind: tOp, text: "==", pos: start}, nil
-		}
-		lx.pos++
-		return token{kind: tOp, text: "=", pos: start}, nil
+		return lx.op(start, 1), nil
 	case c == '!':
 		if peek(1) == '=' {
-			lx.pos += 2
-			return token{kind: tOp, text: "!=", pos: start}, nil
+			return lx.op(start, 2), nil
 		}
 		return token{}, errAt(ErrSyntax, start, "'!' must be followed by '=' (use NOT for negation)")
 	case c == '-' || c == '+':
-		lx.pos++
-		return token{kind: tOp, text: string(c), pos: start}, nil
+		return lx.op(start, 1), nil
 	case c == '(':
 		lx.pos++
 		return token{kind: tLParen, text: "(", pos: start}, nil
@@ -195,6 +182,12 @@ func (lx *lexer) next() (token, error) {
 		return token{}, errAt(ErrSyntax, start, "invalid UTF-8 byte 0x%02x outside a string literal", c)
 	}
 	return token{}, errAt(ErrSyntax, start, "unexpected character %q", string(r))
+}
+
+// op consumes the n-byte operator at start.
+func (lx *lexer) op(start, n int) token {
+	lx.pos = start + n
+	return token{kind: tOp, text: lx.src[start:lx.pos], pos: start}
 }
 
 func (lx *lexer) lexString() (token, error) {

@@ -6,49 +6,40 @@ import (
 	"testing"
 )
 
-// TestGPUCanaryFlag: --gpu-canary is on unless turned off, like
-// --model-canary, and reaches app.IndexConfig.SkipGPUCanary.
-func TestGPUCanaryFlag(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		skip bool
-	}{{nil, false}, {[]string{"--gpu-canary"}, false}, {[]string{"--gpu-canary=true"}, false}, {[]string{"--gpu-canary=false"}, true}} {
+// TestSkipFlags: --gpu-canary and --self-check are on unless turned off,
+// like --model-canary, and reach app.IndexConfig.SkipGPUCanary and
+// SkipSelfCheck; a value that is no boolean is refused.
+func TestSkipFlags(t *testing.T) {
+	bind := func() (*Index, *flag.FlagSet) {
 		var f Index
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		f.Bind(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		if got := f.Config().SkipGPUCanary; got != tc.skip {
-			t.Errorf("%v: SkipGPUCanary %v, want %v", tc.args, got, tc.skip)
-		}
+		return &f, fs
 	}
-	var f Index
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	f.Bind(fs)
-	if err := fs.Parse([]string{"--gpu-canary=maybe"}); err == nil {
-		t.Error("--gpu-canary=maybe accepted")
-	}
-}
-
-// TestSelfCheckFlag: --self-check is on unless turned off and reaches
-// app.IndexConfig.SkipSelfCheck.
-func TestSelfCheckFlag(t *testing.T) {
 	for _, tc := range []struct {
-		args []string
-		skip bool
-	}{{nil, false}, {[]string{"--self-check"}, false}, {[]string{"--self-check=false"}, true}} {
-		var f Index
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		f.Bind(fs)
+		args          []string
+		canary, check bool // want SkipGPUCanary, SkipSelfCheck
+	}{
+		{nil, false, false},
+		{[]string{"--gpu-canary"}, false, false},
+		{[]string{"--gpu-canary=true"}, false, false},
+		{[]string{"--gpu-canary=false"}, true, false},
+		{[]string{"--self-check"}, false, false},
+		{[]string{"--self-check=false"}, false, true},
+		{[]string{"--gpu-canary=false", "--self-check=false"}, true, true},
+	} {
+		f, fs := bind()
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
-		if got := f.Config().SkipSelfCheck; got != tc.skip {
-			t.Errorf("%v: SkipSelfCheck %v, want %v", tc.args, got, tc.skip)
+		if c := f.Config(); c.SkipGPUCanary != tc.canary || c.SkipSelfCheck != tc.check {
+			t.Errorf("%v: SkipGPUCanary %v, SkipSelfCheck %v; want %v, %v", tc.args, c.SkipGPUCanary, c.SkipSelfCheck, tc.canary, tc.check)
+		}
+	}
+	for _, bad := range []string{"--gpu-canary=maybe", "--self-check=maybe"} {
+		if _, fs := bind(); fs.Parse([]string{bad}) == nil {
+			t.Errorf("%s accepted", bad)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -455,21 +456,11 @@ func Open(cfg Config) (*Reranker, error) {
 	if cfg.IntraOpThreads == 0 {
 		cfg.IntraOpThreads = max(procs/cfg.Sessions, 1)
 	}
-	if cfg.BatchSize == 0 {
-		cfg.BatchSize = DefaultBatchSize
-	}
-	if cfg.MaxBatchTokens == 0 {
-		cfg.MaxBatchTokens = DefaultMaxBatchTokens
-	}
-	if cfg.BatchWait == 0 {
-		cfg.BatchWait = DefaultBatchWait
-	}
-	if cfg.MaxLogitsBytes == 0 {
-		cfg.MaxLogitsBytes = DefaultMaxLogitsBytes
-	}
-	if cfg.MaxLength == 0 {
-		cfg.MaxLength = mc.MaxLength
-	}
+	cfg.BatchSize = cmp.Or(cfg.BatchSize, DefaultBatchSize)
+	cfg.MaxBatchTokens = cmp.Or(cfg.MaxBatchTokens, DefaultMaxBatchTokens)
+	cfg.BatchWait = cmp.Or(cfg.BatchWait, DefaultBatchWait)
+	cfg.MaxLogitsBytes = cmp.Or(cfg.MaxLogitsBytes, DefaultMaxLogitsBytes)
+	cfg.MaxLength = cmp.Or(cfg.MaxLength, mc.MaxLength)
 	if cfg.Instruction == "" {
 		cfg.Instruction = cmpOr(mc.Instruction, DefaultInstruction)
 	}
@@ -478,9 +469,7 @@ func Open(cfg Config) (*Reranker, error) {
 	tokPath := filepath.Join(cfg.Dir, TokenizerFile)
 	switch mc.Kind {
 	case KindQwen3:
-		if r.cfg.MaxLength == 0 {
-			r.cfg.MaxLength = DefaultQwen3MaxLength
-		}
+		r.cfg.MaxLength = cmp.Or(r.cfg.MaxLength, DefaultQwen3MaxLength)
 		if r.bpe, err = tokenizer.LoadBPE(tokPath); err != nil {
 			return nil, err
 		}
@@ -499,9 +488,7 @@ func Open(cfg Config) (*Reranker, error) {
 			return nil, fmt.Errorf("rerank: Config.MaxLength %d leaves no room inside the %d-token prompt template (need >= %d)", r.cfg.MaxLength, len(r.prefix)+len(r.suffix), min)
 		}
 	case KindCrossEncoder:
-		if r.cfg.MaxLength == 0 {
-			r.cfg.MaxLength = DefaultCrossMaxLength
-		}
+		r.cfg.MaxLength = cmp.Or(r.cfg.MaxLength, DefaultCrossMaxLength)
 		if r.cfg.MaxLength < 3 {
 			return nil, fmt.Errorf("rerank: Config.MaxLength %d leaves no room for [CLS] [SEP] [SEP]", r.cfg.MaxLength)
 		}

@@ -190,27 +190,39 @@ func (lx *lexer) op(start, n int) token {
 	return token{kind: tOp, text: lx.src[start:lx.pos], pos: start}
 }
 
-func (lx *lexer) lexString() (token, error) {
-	s, start := lx.src, lx.pos
+// quoted reads the text quoted by q at lx.pos (q doubled inside stands
+// for itself), moves past the closing q and returns the text; ok is false
+// when no closing q follows.
+func (lx *lexer) quoted(q byte) (text string, ok bool) {
+	s := lx.src
 	var b strings.Builder
-	i := start + 1
+	i := lx.pos + 1
 	for {
-		j := strings.IndexByte(s[i:], '\'')
+		j := strings.IndexByte(s[i:], q)
 		if j < 0 {
-			return token{}, errAt(ErrSyntax, start, "unterminated string literal '%s (an apostrophe inside a string is written twice: 'Children''s')", truncate(s[start+1:], 30))
+			return "", false
 		}
 		b.WriteString(s[i : i+j])
 		i += j + 1
-		if i < len(s) && s[i] == '\'' {
-			b.WriteByte('\'')
+		if i < len(s) && s[i] == q {
+			b.WriteByte(q)
 			i++
 			continue
 		}
-		break
+		lx.pos = i
+		return b.String(), true
 	}
-	lx.pos = i
-	if b.Len() > lx.lim.MaxStringBytes {
-		return token{}, errAt(ErrLimit, start, "string literal of %d bytes is longer than %d bytes", b.Len(), lx.lim.MaxStringBytes)
+}
+
+func (lx *lexer) lexString() (token, error) {
+	s, start := lx.src, lx.pos
+	text, ok := lx.quoted('\'')
+	if !ok {
+		return token{}, errAt(ErrSyntax, start, "unterminated string literal '%s (an apostrophe inside a string is written twice: 'Children''s')", truncate(s[start+1:], 30))
+	}
+	i := lx.pos
+	if len(text) > lx.lim.MaxStringBytes {
+		return token{}, errAt(ErrLimit, start, "string literal of %d bytes is longer than %d bytes", len(text), lx.lim.MaxStringBytes)
 	}
 	if i < len(s) && isIdentChar(s[i]) {
 		// 'Children's Toys': the literal closed at an apostrophe that
@@ -220,31 +232,17 @@ func (lx *lexer) lexString() (token, error) {
 			k++
 		}
 		return token{}, errAt(ErrSyntax, i-1, "unescaped apostrophe in string literal '%s': it ends the literal before %q; write the apostrophe twice, as in '%s''%s'",
-			truncate(b.String(), 40), s[i:k], truncate(strings.ReplaceAll(b.String(), "'", "''"), 40), s[i:k])
+			truncate(text, 40), s[i:k], truncate(strings.ReplaceAll(text, "'", "''"), 40), s[i:k])
 	}
-	return token{kind: tString, text: b.String(), pos: start}, nil
+	return token{kind: tString, text: text, pos: start}, nil
 }
 
 func (lx *lexer) lexQuotedIdent() (token, error) {
-	s, start := lx.src, lx.pos
-	var b strings.Builder
-	i := start + 1
-	for {
-		j := strings.IndexByte(s[i:], '"')
-		if j < 0 {
-			return token{}, errAt(ErrSyntax, start, "unterminated quoted identifier %s", truncate(s[start:], 30))
-		}
-		b.WriteString(s[i : i+j])
-		i += j + 1
-		if i < len(s) && s[i] == '"' {
-			b.WriteByte('"')
-			i++
-			continue
-		}
-		break
+	start := lx.pos
+	name, ok := lx.quoted('"')
+	if !ok {
+		return token{}, errAt(ErrSyntax, start, "unterminated quoted identifier %s", truncate(lx.src[start:], 30))
 	}
-	lx.pos = i
-	name := b.String()
 	if !nameRE.MatchString(name) {
 		return token{}, errAt(ErrCheck, start, "quoted identifier %q is not a column name of this DSL", truncate(name, 40))
 	}

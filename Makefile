@@ -9,6 +9,7 @@ ROOT := $(CURDIR)
 export ONNXRUNTIME_LIB ?= $(ROOT)/.cache/ort/libonnxruntime.so.1
 DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
+BENCH_BIN := bin/rlsearch-bench
 
 .PHONY: all setup build demo test test-browser test-short test-integrations test-helm test-router-full demo-integrations bench-integrations bench testmodel fmt vet clean kernels gpu-setup gpu-inference-dry bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1 bench-shards
 
@@ -17,8 +18,11 @@ all: build
 setup:
 	bash scripts/setup.sh
 
+# Two binaries: bin/rlsearch serves, indexes and answers (what runs on rollout nodes); bin/rlsearch-bench holds the
+# benchmark harness, the corpus generator and the evaluations (cmd/rlsearch-bench), with their plotting stack.
 build:
 	$(GO) build -o $(BIN) ./cmd/rlsearch
+	$(GO) build -o $(BENCH_BIN) ./cmd/rlsearch-bench
 
 # The main job. MODEL=dir adds the dense E5 shard (a real E5 export, or `make testmodel`).
 demo: setup build
@@ -116,7 +120,7 @@ bench-apt:
 bench-setup: bench-apt
 	bash bench/peers/setup-faiss-avx2.sh
 
-# Every peer suite on its own (what `rlsearch bench` runs next to ours): rows in out/peers.json.
+# Every peer suite on its own (what `rlsearch-bench run` runs next to ours): rows in out/peers.json.
 PEERS_SUITES ?= flat,hnsw,programs,serve
 bench-peers: build
 	$(GO) run ./bench/peers/peersrun -suite $(PEERS_SUITES) -rlsearch $(BIN) -out out/peers.json $(PEERS_FLAGS)
@@ -137,12 +141,12 @@ bench-ann: bench-apt
 SCALE_N ?= 1000000 5000000
 SCALE_DIR ?= out/bench-scale
 bench-scale: build
-	SCALE_N="$(SCALE_N)" SCALE_DIR="$(SCALE_DIR)" DATA="$(DATA)" bash scripts/bench-scale.sh
+	SCALE_N="$(SCALE_N)" SCALE_DIR="$(SCALE_DIR)" DATA="$(DATA)" BIN=$(BIN) BENCH_BIN=$(BENCH_BIN) bash scripts/bench-scale.sh
 
 # The full CPU report, every suite with its peers: out/bench/report.{md,json}, out/bench/plots/ (bench/README.md).
 # BENCH_FLAGS adds flags, e.g. BENCH_FLAGS="--quick" or BENCH_FLAGS="--suites bm25,flat --set bm25.gen=1000000".
 bench-report: setup build bench-setup
-	bin/rlsearch bench --data $(DATA) --out out/bench $(BENCH_FLAGS)
+	$(BENCH_BIN) run --data $(DATA) --out out/bench $(BENCH_FLAGS)
 
 # Search-R1's two index types (e5_Flat.index, e5_HNSW64.index) reproduced at 100,000 × 768 with python3-faiss,
 # imported and searched: exact equality with faiss's IndexFlatIP, HNSW recall@10 on faiss's own graph next to faiss's
@@ -156,4 +160,4 @@ bench-searchr1:
 SHARDS_DIR ?= out/bench-shards
 SHARDS_FLAGS ?= -n 1000000 -duration 15s -rounds 2
 bench-shards: build
-	RLSEARCH_DATA=$(DATA) $(GO) run ./bench/shardbench -rlsearch $(BIN) -dir $(SHARDS_DIR) -json $(SHARDS_DIR)/report.json $(SHARDS_FLAGS)
+	RLSEARCH_DATA=$(DATA) $(GO) run ./bench/shardbench -rlsearch $(BIN) -rlsearch-bench $(BENCH_BIN) -dir $(SHARDS_DIR) -json $(SHARDS_DIR)/report.json $(SHARDS_FLAGS)

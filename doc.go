@@ -9,11 +9,14 @@
 // # Floors
 //
 // The module is layered and imports point down only (TestImportFloors,
-// layout_test.go, checks it with go list):
+// layout_test.go, checks it with go list; ARCHITECTURE.md draws the floors
+// package by package):
 //
-//	cmd/rlsearch    flags into Configs; may import anything below
+//	cmd/...         the binaries: flags into Configs; may import anything below
+//	                (cmd/rlsearch serves and links no bench/ package, TestServingBinaryDeps;
+//	                cmd/rlsearch-bench measures; cmd/internal/cmdflags holds their shared flags)
 //	bench/...       the benchmark harness beside cmd/: may import any package but cmd/,
-//	                and only cmd/ and bench/ import it
+//	                and only cmd/rlsearch-bench and bench/ import it
 //	server/app      assembles what serve serves (an index, or a router) and every endpoint
 //	server/router   the router mode over shard servers; imports server
 //	server          the one HTTP layer; imports only this package and internal/

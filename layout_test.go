@@ -32,6 +32,8 @@ func TestImportFloors(t *testing.T) {
 			return to == "" || to == "server" || under(to, "internal")
 		case under(from, "server"): // server/app
 			return !under(to, "cmd") && !under(to, "bench") && to != from
+		case from == "cmd/rlsearch" || under(from, "cmd/internal"):
+			return !under(to, "bench") // the serving binary and what it shares link no harness (TestServingBinaryDeps)
 		case under(from, "cmd"):
 			return true
 		case under(from, "bench"):

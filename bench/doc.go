@@ -8,7 +8,7 @@
 // reciprocal rank of the first gold passage within the top k (0 when none
 // is there).
 //
-// Speed: the framework of `rlsearch bench`. A Suite sets up Cases; Run
+// Speed: the framework of `rlsearch-bench run`. A Suite sets up Cases; Run
 // measures every case Options.Reps times (rep-major, Measure: throughput,
 // nearest-rank p50/p95/p99 per call, sampled latencies), then the peers
 // registered for the suite (RegisterPeer, AdaptRunner), and returns a
@@ -16,7 +16,7 @@
 // Row and Rep (result.go) are the file contract with peer runners: a JSON
 // array of Row (ReadRows). The suites are in bench/suites, report.md, the
 // plots and `bench compare` in bench/report, the single-index measurement
-// of `rlsearch bench --index` in bench/indexbench; bench/README.md
+// of `rlsearch-bench index --index` in bench/indexbench; bench/README.md
 // documents the command.
 //
 //	rep, err := bench.Run(ctx, bench.Options{Suites: []string{"bm25"}, Data: "../shared/data", Work: "out/bench-work"}, suites.All())

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 
-	"github.com/rlsearch/rlsearch/client"
+	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/index"
 )
 
-// IndexEvalConfig is one `rlsearch eval` run over an open index.
+// IndexEvalConfig is one `rlsearch-bench eval` run over an open index.
 type IndexEvalConfig struct {
 	Questions string // question set path, named in the header
 	Retriever string // a served retriever, or "all" (or "") for every one
@@ -58,30 +57,5 @@ func EvalIndex(ctx context.Context, ix *index.Index, qs []Question, cfg IndexEva
 	return nil
 }
 
-// WriteHits prints each question of qs and its ranked hits (results[i]
-// for qs[i]: rank, score, title, id), marking gold passages with *.
-func WriteHits(w io.Writer, qs []Question, results [][]client.Result) {
-	for i, q := range qs {
-		fmt.Fprintf(w, "Q: %s\n", q.Question)
-		if len(results[i]) == 0 {
-			fmt.Fprintf(w, "   (no results)\n")
-		}
-		for j, r := range results[i] {
-			mark := " "
-			if slices.Contains(q.GoldIDs, r.Document.ID) {
-				mark = "*"
-			}
-			fmt.Fprintf(w, " %s%2d. %8.4f  %s  [%s]\n", mark, j+1, r.Score, r.Document.Title(), r.Document.ID)
-		}
-		fmt.Fprintln(w)
-	}
-}
-
-// Texts returns the question texts of qs.
-func Texts(qs []Question) []string {
-	texts := make([]string, len(qs))
-	for i, q := range qs {
-		texts[i] = q.Question
-	}
-	return texts
-}
+// Texts is corpus.Texts.
+func Texts(qs []Question) []string { return corpus.Texts(qs) }

@@ -17,7 +17,7 @@ import (
 	"github.com/rlsearch/rlsearch/internal/atomicfile"
 )
 
-// Report is one `rlsearch bench` run: the environment, the options, every
+// Report is one `rlsearch-bench run` run: the environment, the options, every
 // repetition of every row, and what was skipped. report.json is its JSON.
 type Report struct {
 	Env          Environment `json:"environment"`

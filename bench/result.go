@@ -7,7 +7,7 @@ import "time"
 // "python-searchr1", "cpython"). Rows of the same Suite and Config from
 // different systems are compared as ratios (ours / peer) by the report.
 //
-// The JSON form of []Row is the file contract between `rlsearch bench` and
+// The JSON form of []Row is the file contract between `rlsearch-bench run` and
 // the peer runners under bench/peers: a peer writes a JSON array of Row.
 type Row struct {
 	// Suite names the measurement set: bm25, flat, hnsw, encode, rerank,

@@ -1,21 +1,13 @@
 // Package embed holds the text encoders: E5 and other BERT-family models
-// run through ONNX Runtime. It owns tokenization, query/passage prefixes,
-// pooling and normalization of the output vectors.
+// run through ONNX Runtime. It owns query/passage prefixes, pooling and
+// normalization of the output vectors.
 //
 // # Tokenization
 //
-// WordPiece is a pure-Go BERT WordPiece tokenizer loaded from a Hugging Face
-// tokenizer.json. It returns the same ids as Hugging Face tokenizers 0.22
-// (the Rust library behind transformers' fast tokenizers); the tests compare
-// thousands of strings, including every Unicode code point class, against
-// that library through scripts/tokenizer_oracle.js. It needs no cgo and no
-// build tag, and it is safe for concurrent use.
-//
-//	tok, err := embed.LoadWordPiece(".cache/tokenizers/bert-uncased.json")
-//	if err != nil {
-//		return err
-//	}
-//	ids := tok.Encode("query: who wrote Hamlet?", 512) // [CLS] ... [SEP], at most 512 ids
+// The encoders tokenize with package tokenizer's WordPiece (LoadWordPiece
+// of the model directory's tokenizer.json): a pure-Go BERT WordPiece that
+// returns the same ids as Hugging Face tokenizers 0.22, tested against
+// that library through scripts/tokenizer_oracle.js.
 //
 // # Build tags and hardware
 //
@@ -30,7 +22,7 @@
 //
 // # Tests
 //
-// Tests that need downloaded files (the tokenizer.json, the Node oracle)
+// Tests that need downloaded files (the tokenizer.json, a model)
 // skip with a message telling to run `make setup`, and fail instead when
 // RLSEARCH_REQUIRE_NATIVE=1, as in CI.
 package embed

@@ -22,6 +22,7 @@ import (
 	"github.com/rlsearch/rlsearch/cuda"
 	"github.com/rlsearch/rlsearch/internal/canary"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
+	"github.com/rlsearch/rlsearch/tokenizer"
 	"github.com/rlsearch/rlsearch/transformer"
 )
 
@@ -333,7 +334,7 @@ const (
 type Encoder struct {
 	cfg   Config // with defaults; MaxLength resolved
 	model ModelConfig
-	tok   *WordPiece
+	tok   *tokenizer.WordPiece
 	norm  bool
 
 	pool     chan *ortenv.Session
@@ -351,7 +352,7 @@ type Encoder struct {
 var _ rlsearch.Encoder = (*Encoder)(nil)
 
 // Open loads the model directory cfg.Dir: rlsearch.json, tokenizer.json
-// (LoadWordPiece) and model.onnx, initialises ONNX Runtime once per process
+// (tokenizer.LoadWordPiece) and model.onnx, initialises ONNX Runtime once per process
 // (see Config.ORTLib) and creates cfg.Sessions sessions. It then runs one
 // MaxLength-token probe through the model. Errors: one wrapping
 // ErrDimMismatch when the output width is not rlsearch.json "dim"; one naming
@@ -376,7 +377,7 @@ func Open(cfg Config) (*Encoder, error) {
 	if cfg.MaxLength == 0 {
 		cfg.MaxLength = DefaultMaxLength
 	}
-	tok, err := LoadWordPiece(filepath.Join(cfg.Dir, TokenizerFile))
+	tok, err := tokenizer.LoadWordPiece(filepath.Join(cfg.Dir, TokenizerFile))
 	if err != nil {
 		return nil, fmt.Errorf("embed: open %s: %w", cfg.Dir, err)
 	}
@@ -835,7 +836,7 @@ func cmpOr(s, def string) string {
 // gpu:N or auto): config.json and the weights (model.safetensors, else
 // model.onnx's initializers) of cfg.Dir uploaded in fp16, then one
 // MaxLength-token probe.
-func openGPU(cfg Config, mc ModelConfig, tok *WordPiece) (*Encoder, error) {
+func openGPU(cfg Config, mc ModelConfig, tok *tokenizer.WordPiece) (*Encoder, error) {
 	kind, ordinal, err := transformer.ParseDevice(cfg.Provider)
 	if err != nil {
 		return nil, err

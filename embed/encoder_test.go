@@ -17,10 +17,11 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
 // Paths of the native parts installed by scripts/setup.sh, relative to this
-// package directory. A missing part skips the test through requireNative
+// package directory. A missing part skips the test through testutil.RequireNative
 // (wordpiece_test.go), or fails it when RLSEARCH_REQUIRE_NATIVE=1.
 const (
 	encTestPython    = "/usr/bin/python3"
@@ -43,7 +44,7 @@ func encTestORTLibPath(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	if _, err := os.Stat(abs); err != nil {
-		requireNative(tb, "ONNX Runtime library "+abs)
+		testutil.RequireNative(tb, "ONNX Runtime library "+abs)
 	}
 	return abs
 }
@@ -53,10 +54,10 @@ func encTestORTLibPath(tb testing.TB) string {
 func encGenModel(tb testing.TB, preset string) string {
 	tb.Helper()
 	if _, err := os.Stat(encTestTokenizer); err != nil {
-		requireNative(tb, "BERT tokenizer "+encTestTokenizer)
+		testutil.RequireNative(tb, "BERT tokenizer "+encTestTokenizer)
 	}
 	if err := exec.Command(encTestPython, "-c", "import onnx, numpy").Run(); err != nil {
-		requireNative(tb, "python3-onnx and python3-numpy for "+encTestPython)
+		testutil.RequireNative(tb, "python3-onnx and python3-numpy for "+encTestPython)
 	}
 	dir := filepath.Join(tb.TempDir(), preset)
 	cmd := exec.Command(encTestPython, encTestGenScript, "gen", "--preset", preset, "--seed", "1",

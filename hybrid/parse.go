@@ -144,34 +144,21 @@ func (lx *lexer) next() (token, error) {
 			return t, err
 		}
 		if peek(1) == '=' || peek(1) == '>' {
-			lx.pos += 2
-			return token{kind: tOp, text: s[start:lx.pos], pos: start}, nil
+			return lx.op(start, 2), nil // <= <>
 		}
-		lx.pos++
-		return token{kind: tOp, text: "<", pos: start}, nil
-	case c == '>':
+		return lx.op(start, 1), nil
+	case c == '>' || c == '=':
 		if peek(1) == '=' {
-			lx.pos += 2
-			return token{kind: tOp, text: ">=", pos: start}, nil
+			return lx.op(start, 2), nil // >= ==
 		}
-		lx.pos++
-		return token{kind: tOp, text: ">", pos: start}, nil
-	case c == '=':
-		if peek(1) == '=' {
-			lx.pos += 2
-			return token{kind: tOp, text: "==", pos: start}, nil
-		}
-		lx.pos++
-		return token{kind: tOp, text: "=", pos: start}, nil
+		return lx.op(start, 1), nil
 	case c == '!':
 		if peek(1) == '=' {
-			lx.pos += 2
-			return token{kind: tOp, text: "!=", pos: start}, nil
+			return lx.op(start, 2), nil
 		}
 		return token{}, errAt(ErrSyntax, start, "'!' must be followed by '=' (use NOT for negation)")
 	case c == '-' || c == '+':
-		lx.pos++
-		return token{kind: tOp, text: string(c), pos: start}, nil
+		return lx.op(start, 1), nil
 	case c == '(':
 		lx.pos++
 		return token{kind: tLParen, text: "(", pos: start}, nil
@@ -197,27 +184,45 @@ func (lx *lexer) next() (token, error) {
 	return token{}, errAt(ErrSyntax, start, "unexpected character %q", string(r))
 }
 
-func (lx *lexer) lexString() (token, error) {
-	s, start := lx.src, lx.pos
+// op consumes the n-byte operator at start.
+func (lx *lexer) op(start, n int) token {
+	lx.pos = start + n
+	return token{kind: tOp, text: lx.src[start:lx.pos], pos: start}
+}
+
+// quoted reads the text quoted by q at lx.pos (q doubled inside stands
+// for itself), moves past the closing q and returns the text; ok is false
+// when no closing q follows.
+func (lx *lexer) quoted(q byte) (text string, ok bool) {
+	s := lx.src
 	var b strings.Builder
-	i := start + 1
+	i := lx.pos + 1
 	for {
-		j := strings.IndexByte(s[i:], '\'')
+		j := strings.IndexByte(s[i:], q)
 		if j < 0 {
-			return token{}, errAt(ErrSyntax, start, "unterminated string literal '%s (an apostrophe inside a string is written twice: 'Children''s')", truncate(s[start+1:], 30))
+			return "", false
 		}
 		b.WriteString(s[i : i+j])
 		i += j + 1
-		if i < len(s) && s[i] == '\'' {
-			b.WriteByte('\'')
+		if i < len(s) && s[i] == q {
+			b.WriteByte(q)
 			i++
 			continue
 		}
-		break
+		lx.pos = i
+		return b.String(), true
 	}
-	lx.pos = i
-	if b.Len() > lx.lim.MaxStringBytes {
-		return token{}, errAt(ErrLimit, start, "string literal of %d bytes is longer than %d bytes", b.Len(), lx.lim.MaxStringBytes)
+}
+
+func (lx *lexer) lexString() (token, error) {
+	s, start := lx.src, lx.pos
+	text, ok := lx.quoted('\'')
+	if !ok {
+		return token{}, errAt(ErrSyntax, start, "unterminated string literal '%s (an apostrophe inside a string is written twice: 'Children''s')", truncate(s[start+1:], 30))
+	}
+	i := lx.pos
+	if len(text) > lx.lim.MaxStringBytes {
+		return token{}, errAt(ErrLimit, start, "string literal of %d bytes is longer than %d bytes", len(text), lx.lim.MaxStringBytes)
 	}
 	if i < len(s) && isIdentChar(s[i]) {
 		// 'Children's Toys': the literal closed at an apostrophe that
@@ -227,31 +232,17 @@ func (lx *lexer) lexString() (token, error) {
 			k++
 		}
 		return token{}, errAt(ErrSyntax, i-1, "unescaped apostrophe in string literal '%s': it ends the literal before %q; write the apostrophe twice, as in '%s''%s'",
-			truncate(b.String(), 40), s[i:k], truncate(strings.ReplaceAll(b.String(), "'", "''"), 40), s[i:k])
+			truncate(text, 40), s[i:k], truncate(strings.ReplaceAll(text, "'", "''"), 40), s[i:k])
 	}
-	return token{kind: tString, text: b.String(), pos: start}, nil
+	return token{kind: tString, text: text, pos: start}, nil
 }
 
 func (lx *lexer) lexQuotedIdent() (token, error) {
-	s, start := lx.src, lx.pos
-	var b strings.Builder
-	i := start + 1
-	for {
-		j := strings.IndexByte(s[i:], '"')
-		if j < 0 {
-			return token{}, errAt(ErrSyntax, start, "unterminated quoted identifier %s", truncate(s[start:], 30))
-		}
-		b.WriteString(s[i : i+j])
-		i += j + 1
-		if i < len(s) && s[i] == '"' {
-			b.WriteByte('"')
-			i++
-			continue
-		}
-		break
+	start := lx.pos
+	name, ok := lx.quoted('"')
+	if !ok {
+		return token{}, errAt(ErrSyntax, start, "unterminated quoted identifier %s", truncate(lx.src[start:], 30))
 	}
-	lx.pos = i
-	name := b.String()
 	if !nameRE.MatchString(name) {
 		return token{}, errAt(ErrCheck, start, "quoted identifier %q is not a column name of this DSL", truncate(name, 40))
 	}
@@ -431,38 +422,24 @@ func (p *parser) rejectWord(t token) error {
 	return errAt(ErrRejected, t.pos, "SQL keyword %s is not allowed in a WHERE expression (a column with this name is written in double quotes: \"%s\")", w, strings.ToLower(w))
 }
 
-func (p *parser) parseOr() (Expr, error) {
-	first, err := p.parseAnd()
-	if err != nil {
-		return nil, err
-	}
-	if !p.isWord("OR") {
-		return first, nil
-	}
-	l := &Logic{Op: "OR", Args: []Expr{first}, At: first.Pos()}
-	for p.isWord("OR") {
-		p.i++
-		x, err := p.parseAnd()
-		if err != nil {
-			return nil, err
-		}
-		l.Args = append(l.Args, x)
-	}
-	return l, p.node(l.At)
-}
+func (p *parser) parseOr() (Expr, error) { return p.parseLogic("OR", p.parseAnd) }
 
-func (p *parser) parseAnd() (Expr, error) {
-	first, err := p.parseNot()
+func (p *parser) parseAnd() (Expr, error) { return p.parseLogic("AND", p.parseNot) }
+
+// parseLogic parses operand (op operand)*: one operand as itself, more as
+// one Logic node (OR over ANDs over NOTs: SQL's precedence).
+func (p *parser) parseLogic(op string, operand func() (Expr, error)) (Expr, error) {
+	first, err := operand()
 	if err != nil {
 		return nil, err
 	}
-	if !p.isWord("AND") {
+	if !p.isWord(op) {
 		return first, nil
 	}
-	l := &Logic{Op: "AND", Args: []Expr{first}, At: first.Pos()}
-	for p.isWord("AND") {
+	l := &Logic{Op: op, Args: []Expr{first}, At: first.Pos()}
+	for p.isWord(op) {
 		p.i++
-		x, err := p.parseNot()
+		x, err := operand()
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/docstore"
 	"github.com/rlsearch/rlsearch/internal/atomicfile"
+	"github.com/rlsearch/rlsearch/internal/progress"
 )
 
 // File names inside an index directory.
@@ -203,14 +204,14 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 	if st, err := os.Stat(cfg.Corpus); err == nil && st.Mode().IsRegular() {
 		total = st.Size()
 	}
-	bar := newBar(cfg.Progress, total)
-	defer bar.finish()
+	bar := progress.NewPass(cfg.Progress, total, "indexing")
+	defer bar.Finish()
 	meta, err := build(ctx, cfg, tmp, bar)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	bar.phase("writing "+MetaFile+" and publishing "+cfg.Dir, true)
+	bar.Phase("writing "+MetaFile+" and publishing "+cfg.Dir, true)
 	meta.BuildSeconds = time.Since(start).Seconds()
 	if err := writeJSON(filepath.Join(tmp, MetaFile), meta); err != nil {
 		os.RemoveAll(tmp)
@@ -233,7 +234,7 @@ func Build(ctx context.Context, cfg BuildConfig) (*Meta, error) {
 	return meta, nil
 }
 
-func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress) (*Meta, error) {
+func build(ctx context.Context, cfg BuildConfig, dir string, bar *progress.Pass) (*Meta, error) {
 	p := &part{dir: dir, lo: 0, hi: math.MaxInt}
 	res, err := buildParts(ctx, cfg, []*part{p}, nil, bar)
 	if err != nil {
@@ -292,7 +293,7 @@ type buildResult struct {
 // part's docstore and dense shard. parts are in row order, disjoint; the
 // meta of each is filled in (BuildSeconds left 0). With plan the corpus
 // must have exactly plan's rows.
-func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.ShardPlan, bar *progress) (buildResult, error) {
+func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.ShardPlan, bar *progress.Pass) (buildResult, error) {
 	var res buildResult
 	rd, err := corpus.Open(cfg.Corpus)
 	if err != nil {
@@ -358,7 +359,7 @@ func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.
 		for range batches {
 		}
 	}()
-	bar.phase("indexing", false)
+	bar.Phase("indexing", false)
 	n, cur := 0, 0
 	var lastBytes int64
 	for b := range batches {
@@ -394,12 +395,12 @@ func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		bar.update(b.bytes, n)
+		bar.Update(b.bytes, n)
 	}
 	if err := ctx.Err(); err != nil { // the reader stops early on cancellation
 		return res, err
 	}
-	bar.update(lastBytes, n)
+	bar.Update(lastBytes, n)
 	res.rows, res.skipped = n, rd.Skipped()
 	if n == 0 {
 		return res, nil
@@ -421,7 +422,7 @@ func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.
 		}
 	}
 	if plan == nil {
-		bar.phase(fmt.Sprintf("merging BM25 runs and writing %s (%d passages)", BM25File, n), true)
+		bar.Phase(fmt.Sprintf("merging BM25 runs and writing %s (%d passages)", BM25File, n), true)
 		if err := bb.WriteFile(filepath.Join(parts[0].dir, BM25File)); err != nil {
 			return res, err
 		}
@@ -430,7 +431,7 @@ func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.
 		for i, p := range parts {
 			paths[shardOf(plan, p.lo)] = filepath.Join(parts[i].dir, BM25File)
 		}
-		bar.phase(fmt.Sprintf("merging BM25 runs and writing %d shards' %s (%d passages)", len(parts), BM25File, n), true)
+		bar.Phase(fmt.Sprintf("merging BM25 runs and writing %d shards' %s (%d passages)", len(parts), BM25File, n), true)
 		if err := bb.WriteShards(paths); err != nil {
 			return res, err
 		}
@@ -438,7 +439,7 @@ func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.
 	var dense *DenseMeta
 	for _, p := range parts {
 		if p.dense != nil {
-			bar.phase("finishing dense shard", true)
+			bar.Phase("finishing dense shard", true)
 			if err := p.dense.close(); err != nil {
 				return res, err
 			}
@@ -446,7 +447,7 @@ func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.
 		}
 	}
 	if vecs != nil {
-		bar.phase(fmt.Sprintf("importing %s", vecs.Info()), true)
+		bar.Phase(fmt.Sprintf("importing %s", vecs.Info()), true)
 		dests := make([]vectorDest, len(parts))
 		for i, p := range parts {
 			dests[i] = vectorDest{lo: p.lo, hi: min(p.hi, n), path: filepath.Join(p.dir, DenseFile)}

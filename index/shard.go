@@ -17,6 +17,7 @@ import (
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bm25"
 	"github.com/rlsearch/rlsearch/corpus"
+	"github.com/rlsearch/rlsearch/internal/progress"
 )
 
 // ManifestFile is the manifest of a sharded build, in the directory that
@@ -182,14 +183,14 @@ func countRows(ctx context.Context, path string, out io.Writer) (rows, skipped i
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		total = st.Size()
 	}
-	bar := newLabelBar(out, total, "counting passages")
-	defer bar.finish()
+	bar := progress.NewPass(out, total, "counting passages")
+	defer bar.Finish()
 	for {
 		if rows%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return 0, 0, err
 			}
-			bar.update(rd.BytesRead(), rows)
+			bar.Update(rd.BytesRead(), rows)
 		}
 		_, err := rd.Next()
 		if err == io.EOF {
@@ -200,7 +201,7 @@ func countRows(ctx context.Context, path string, out io.Writer) (rows, skipped i
 		}
 		rows++
 	}
-	bar.update(rd.BytesRead(), rows)
+	bar.Update(rd.BytesRead(), rows)
 	return rows, rd.Skipped(), nil
 }
 
@@ -300,8 +301,8 @@ func BuildShards(ctx context.Context, cfg BuildConfig) (*Manifest, error) {
 	if st, err := os.Stat(cfg.Corpus); err == nil && st.Mode().IsRegular() {
 		total = st.Size()
 	}
-	bar := newBar(cfg.Progress, total)
-	defer bar.finish()
+	bar := progress.NewPass(cfg.Progress, total, "indexing")
+	defer bar.Finish()
 	res, err := buildParts(ctx, cfg, parts, plan, bar)
 	if err != nil {
 		return nil, err
@@ -324,7 +325,7 @@ func BuildShards(ctx context.Context, cfg BuildConfig) (*Manifest, error) {
 	if old, err := ReadManifest(cfg.Dir); err == nil && old.BuildID != m.BuildID && !cfg.Force {
 		return nil, fmt.Errorf("%w: %s holds the shards of build %s (corpus %s, %d shards); this build is %s: use another --out, or --force to replace the manifest", ErrShards, cfg.Dir, old.BuildID, old.CorpusSHA256, len(old.Shards), m.BuildID)
 	}
-	bar.phase("writing "+MetaFile+" and publishing the shards", true)
+	bar.Phase("writing "+MetaFile+" and publishing the shards", true)
 	for _, p := range parts {
 		i := shardOf(plan, p.lo)
 		p.meta.Shard = &ShardMeta{Index: i, Count: n, FirstRow: p.lo, TotalRows: res.rows, BuildID: m.BuildID, CorpusSHA256: res.sha256}

@@ -13,6 +13,7 @@ import (
 	"github.com/rlsearch/rlsearch/ann"
 	"github.com/rlsearch/rlsearch/bm25"
 	"github.com/rlsearch/rlsearch/docstore"
+	"github.com/rlsearch/rlsearch/internal/progress"
 )
 
 // ErrVerify is wrapped by every error of Verify that reports a damaged or
@@ -112,7 +113,7 @@ func (v *verifier) blocks(name string) *blockProgress {
 }
 
 func (p *blockProgress) update(done, total int) {
-	if p.v.cfg.Progress == nil || time.Since(p.last) < progressEvery || done == 0 {
+	if p.v.cfg.Progress == nil || time.Since(p.last) < progress.Every || done == 0 {
 		return
 	}
 	p.last = time.Now()

@@ -1,10 +1,7 @@
 // Package rerank scores (query, document) pairs with cross-attention models
-// through ONNX Runtime, and holds the exact Qwen3 tokenizer.
+// through ONNX Runtime. Its tokenizers are package tokenizer's: Qwen3's
+// byte-level BPE (tokenizer.LoadBPE) and WordPiece for cross-encoders.
 //
-//   - BPE: Qwen3's byte-level BPE (tokenizer.json), token ids identical to
-//     Hugging Face tokenizers; it implements rlsearch.TokenCounter for the
-//     program runtime's observation budget. LoadBPE shares one parsed
-//     tokenizer per file within a process.
 //   - Reranker (Open): Qwen3-Reranker (the model card's yes/no prompt, score
 //     = P(yes) from the last position's logits) and BERT-family
 //     cross-encoders ([CLS] q [SEP] p [SEP], score = a logit or class
@@ -42,9 +39,6 @@
 // (Config.Provider).
 //
 // Example:
-//
-//	tok, err := rerank.LoadBPE(".cache/tokenizers/qwen3.json")
-//	n := tok.CountTokens(observation)
 //
 //	r, err := rerank.Open(rerank.Config{Dir: "models/qwen3-reranker-0.6b"})
 //	defer r.Close()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/server"
+	"github.com/rlsearch/rlsearch/tokenizer"
 )
 
 // nanWord is the word whose token makes the generated NaN model's logits
@@ -28,7 +29,7 @@ const nanWord = " poison"
 func nanModel(tb testing.TB, variant string) *Reranker {
 	tb.Helper()
 	tok := qwen3TokenizerPath(tb)
-	bpe, err := LoadBPE(tok)
+	bpe, err := tokenizer.LoadBPE(tok)
 	if err != nil {
 		tb.Fatal(err)
 	}

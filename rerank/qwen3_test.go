@@ -68,7 +68,7 @@ func TestQwen3PairTokens(t *testing.T) {
 	q, d := "What is the capital of China?", "The capital of China is Beijing."
 	ids, _ := r.encodePair(q, d)
 	parts := []string{Qwen3Prefix, qwen3Body(DefaultInstruction, q, d), Qwen3Suffix}
-	hf := oracleEncode(t, qwen3TokenizerPath(t), parts)
+	hf := testutil.OracleEncode(t, qwen3TokenizerPath(t), parts, 0)
 	want := slices.Concat(hf...)
 	if !slices.Equal(ids, want) {
 		t.Fatalf("pair ids differ from HF:\ngot  %v\nwant %v", ids, want)

@@ -1,6 +1,7 @@
 package rerank
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,10 +22,10 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/cuda"
-	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/internal/batch"
 	"github.com/rlsearch/rlsearch/internal/canary"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
+	"github.com/rlsearch/rlsearch/tokenizer"
 	"github.com/rlsearch/rlsearch/transformer"
 )
 
@@ -387,14 +388,14 @@ type Reranker struct {
 	model ModelConfig
 
 	// Qwen3.
-	bpe            *BPE
+	bpe            *tokenizer.BPE
 	prefix, suffix []int32
 	yesID, noID    int32
 	padID          int32
 	fullLogits     bool // output has a sequence axis
 	vocab          int
 	// Cross-encoder.
-	wp       *embed.WordPiece
+	wp       *tokenizer.WordPiece
 	cls, sep int32
 	labels   int
 
@@ -455,21 +456,11 @@ func Open(cfg Config) (*Reranker, error) {
 	if cfg.IntraOpThreads == 0 {
 		cfg.IntraOpThreads = max(procs/cfg.Sessions, 1)
 	}
-	if cfg.BatchSize == 0 {
-		cfg.BatchSize = DefaultBatchSize
-	}
-	if cfg.MaxBatchTokens == 0 {
-		cfg.MaxBatchTokens = DefaultMaxBatchTokens
-	}
-	if cfg.BatchWait == 0 {
-		cfg.BatchWait = DefaultBatchWait
-	}
-	if cfg.MaxLogitsBytes == 0 {
-		cfg.MaxLogitsBytes = DefaultMaxLogitsBytes
-	}
-	if cfg.MaxLength == 0 {
-		cfg.MaxLength = mc.MaxLength
-	}
+	cfg.BatchSize = cmp.Or(cfg.BatchSize, DefaultBatchSize)
+	cfg.MaxBatchTokens = cmp.Or(cfg.MaxBatchTokens, DefaultMaxBatchTokens)
+	cfg.BatchWait = cmp.Or(cfg.BatchWait, DefaultBatchWait)
+	cfg.MaxLogitsBytes = cmp.Or(cfg.MaxLogitsBytes, DefaultMaxLogitsBytes)
+	cfg.MaxLength = cmp.Or(cfg.MaxLength, mc.MaxLength)
 	if cfg.Instruction == "" {
 		cfg.Instruction = cmpOr(mc.Instruction, DefaultInstruction)
 	}
@@ -478,10 +469,8 @@ func Open(cfg Config) (*Reranker, error) {
 	tokPath := filepath.Join(cfg.Dir, TokenizerFile)
 	switch mc.Kind {
 	case KindQwen3:
-		if r.cfg.MaxLength == 0 {
-			r.cfg.MaxLength = DefaultQwen3MaxLength
-		}
-		if r.bpe, err = LoadBPE(tokPath); err != nil {
+		r.cfg.MaxLength = cmp.Or(r.cfg.MaxLength, DefaultQwen3MaxLength)
+		if r.bpe, err = tokenizer.LoadBPE(tokPath); err != nil {
 			return nil, err
 		}
 		r.prefix, r.suffix = r.bpe.Encode(Qwen3Prefix), r.bpe.Encode(Qwen3Suffix)
@@ -499,13 +488,11 @@ func Open(cfg Config) (*Reranker, error) {
 			return nil, fmt.Errorf("rerank: Config.MaxLength %d leaves no room inside the %d-token prompt template (need >= %d)", r.cfg.MaxLength, len(r.prefix)+len(r.suffix), min)
 		}
 	case KindCrossEncoder:
-		if r.cfg.MaxLength == 0 {
-			r.cfg.MaxLength = DefaultCrossMaxLength
-		}
+		r.cfg.MaxLength = cmp.Or(r.cfg.MaxLength, DefaultCrossMaxLength)
 		if r.cfg.MaxLength < 3 {
 			return nil, fmt.Errorf("rerank: Config.MaxLength %d leaves no room for [CLS] [SEP] [SEP]", r.cfg.MaxLength)
 		}
-		if r.wp, err = embed.LoadWordPiece(tokPath); err != nil {
+		if r.wp, err = tokenizer.LoadWordPiece(tokPath); err != nil {
 			return nil, fmt.Errorf("rerank: %w", err)
 		}
 		ends := r.wp.Encode("", 0)

@@ -5,10 +5,10 @@
 #   make bench-scale SCALE_N=21015324                 # wiki-18 size (opt-in: hours, ~20+ GB of work files)
 #   SCALE_N=18175 ROUNDS=1 DURATION=2 bash scripts/bench-scale.sh   # quick check on the real 18k corpus
 #
-# For each N: generate a wiki-shaped corpus (`rlsearch gencorpus --model topical`, seeded with the real
+# For each N: generate a wiki-shaped corpus (`rlsearch-bench gencorpus --model topical`, seeded with the real
 # wiki_multihop corpus), build our index (`rlsearch index`) and Lucene's (bench/lucene/BenchIndex, the way
 # Pyserini indexes a JsonCollection), both on one core; then ROUNDS interleaved rounds of
-#   ours:   BM25 open + batch 1 + batch 1,000 on one core; `serve` start to /healthz 200; /retrieve at
+#   ours:   BM25 open + batch 1 + batch 1,000 on one core (`rlsearch-bench index`); `serve` start to /healthz 200; /retrieve at
 #           concurrency 32 on all cores (Lucene has no server here)
 #   Lucene: DirectoryReader open + batch 1 + the same 1,000 queries in a loop on one core (one JVM thread)
 # and print a Markdown table (medians, ratio ours/Lucene, top-10 agreement) that is also saved as
@@ -24,7 +24,9 @@
 #   BATCH=1000 CONCURRENCY=32   batch size of the batch measurement; HTTP clients
 #   CPU=0                       the core the one-core measurements are pinned to (taskset)
 #   SCALE_CORPUS=               use this corpus file for every N instead of generating one (N is then a label)
-#   GEN_BIN=bin/rlsearch        binary that has the `gencorpus` command
+#   BIN=bin/rlsearch            the serving binary (index, serve)
+#   BENCH_BIN=bin/rlsearch-bench  the benchmark binary (index measurements)
+#   GEN_BIN=$BENCH_BIN          binary that has the `gencorpus` command
 #   LUCENE_HEAP_INDEX=3g LUCENE_HEAP_SEARCH=2g LUCENE_RAM_MB=1024 LUCENE_MERGE=true
 #   DATA=../shared/data         questions and the seed corpus
 set -euo pipefail
@@ -43,7 +45,8 @@ CONCURRENCY=${CONCURRENCY:-32}
 CPU=${CPU:-0}
 SCALE_CORPUS=${SCALE_CORPUS:-}
 BIN=${BIN:-bin/rlsearch}
-GEN_BIN=${GEN_BIN:-$BIN}
+BENCH_BIN=${BENCH_BIN:-bin/rlsearch-bench}
+GEN_BIN=${GEN_BIN:-$BENCH_BIN}
 DATA=${DATA:-$ROOT/../shared/data}
 SEED_CORPUS=${SEED_CORPUS:-$DATA/wiki_multihop/corpus.jsonl}
 QUESTIONS=${QUESTIONS:-$DATA/wiki_multihop/questions.jsonl}
@@ -74,6 +77,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 /usr/bin/python3 bench/lucene/report.py --selftest >/dev/null
 [ -x "$BIN" ] || die "$BIN not found: run 'make build' first"
+[ -x "$BENCH_BIN" ] || die "$BENCH_BIN not found: run 'make build' first"
 [ -f "$QUESTIONS" ] || die "questions $QUESTIONS not found (set DATA or QUESTIONS)"
 
 # --- the Lucene programs ----------------------------------------------------------------------------
@@ -147,7 +151,7 @@ for N in $SCALE_N; do
 		D=$R/round-$r
 		mkdir -p "$D"
 		log "N=$N round $r/$ROUNDS: rlsearch BM25 (one core)"
-		GOMAXPROCS=1 timev "$D/ours-bm25.time" "${PIN[@]}" "$BIN" bench --mode bm25 --index "$W/rlsearch.idx" --verify-docs=false \
+		GOMAXPROCS=1 timev "$D/ours-bm25.time" "${PIN[@]}" "$BENCH_BIN" index --mode bm25 --index "$W/rlsearch.idx" --verify-docs=false \
 			--questions "$QUESTIONS" --batch "$BATCH" --duration "${DURATION}s" --run-out "$R/ours.run" --json "$D/ours-bm25.json" >"$D/ours-bm25.txt"
 
 		log "N=$N round $r/$ROUNDS: Lucene BM25 (one core)"
@@ -167,7 +171,7 @@ for N in $SCALE_N; do
 		serve_pid=
 
 		log "N=$N round $r/$ROUNDS: rlsearch /retrieve, concurrency $CONCURRENCY (all cores)"
-		"$BIN" bench --mode http --index "$W/rlsearch.idx" --questions "$QUESTIONS" --concurrency "$CONCURRENCY" \
+		"$BENCH_BIN" index --mode http --index "$W/rlsearch.idx" --questions "$QUESTIONS" --concurrency "$CONCURRENCY" \
 			--duration "${DURATION}s" --json "$D/ours-http.json" >"$D/ours-http.txt"
 	done
 

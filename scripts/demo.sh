@@ -9,6 +9,7 @@ DATA=${DATA:-../shared/data}
 MODEL=${MODEL:-}
 PORT=${PORT:-8000}
 BIN=bin/rlsearch
+BENCH_BIN=bin/rlsearch-bench # eval (the benchmark binary)
 CORPUS=$DATA/wiki_multihop/corpus.jsonl
 QUESTIONS=$DATA/wiki_multihop/questions.jsonl
 OUT=out/wiki_multihop
@@ -51,7 +52,7 @@ curl -fsS -X POST "http://127.0.0.1:$PORT/retrieve" -H 'Content-Type: applicatio
   -d '{"queries": ["Who wrote The Old Man and the Sea?"], "topk": 2, "return_scores": true}' | head -c 600; echo
 
 echo "== recall of gold passages ($QUESTIONS)"
-$BIN eval --index "$OUT" --questions "$QUESTIONS" "${model_args[@]}"
+$BENCH_BIN eval --index "$OUT" --questions "$QUESTIONS" "${model_args[@]}"
 
 echo "== serve peak memory: $(grep VmHWM /proc/$pid/status | awk '{printf "%.1f MiB", $2/1024}')"
 kill -TERM $pid

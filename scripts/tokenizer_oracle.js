@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Tokenizer parity oracle: Hugging Face tokenizers (Rust, 0.22.x) through the
 // Node binding @anush008/tokenizers, installed by scripts/setup.sh under
-// .cache/oracle. Used by embed/wordpiece_test.go (TestWordPieceParityWithHF).
+// .cache/oracle. Used by tokenizer/wordpiece_test.go (TestWordPieceParityWithHF) and the BPE tests beside it.
 //
 // Modes:
 //
@@ -27,7 +27,7 @@
 //      "lower": {"cp": "out"}}, where nonstarter lists the characters with a
 //      non-zero canonical combining class in tokenizers' NFD tables.
 //     Used to find where Go's Unicode tables differ from the ones compiled
-//     into tokenizers (see the exception tables in embed/wordpiece.go).
+//     into tokenizers (see the exception tables in tokenizer/wordpiece.go).
 //
 // The oracle package directory comes from $TOKENIZER_ORACLE_DIR (the folder
 // holding node_modules), else .cache/oracle next to this script's parent.

@@ -11,13 +11,13 @@ import (
 	"testing"
 
 	"github.com/rlsearch/rlsearch/internal/testutil"
-	"github.com/rlsearch/rlsearch/rerank"
+	"github.com/rlsearch/rlsearch/tokenizer"
 )
 
 // qwen3 loads the Qwen3 tokenizer that scripts/setup.sh fetches, or skips.
-func qwen3(t *testing.T) *rerank.BPE {
+func qwen3(t *testing.T) *tokenizer.BPE {
 	t.Helper()
-	tok, err := rerank.LoadBPE(filepath.Join("..", rerank.DefaultQwen3Tokenizer))
+	tok, err := tokenizer.LoadBPE(filepath.Join("..", tokenizer.DefaultQwen3Tokenizer))
 	if err != nil {
 		t.Skipf("Qwen3 tokenizer not available (run scripts/setup.sh): %v", err)
 	}
@@ -107,7 +107,7 @@ func TestTokenCapHoldsByDefault(t *testing.T) {
 		if n := (BoundTokens{}).CountTokens(printed); n > DefaultMaxObservationTokens || res.Stats.PrintedTokens > DefaultMaxObservationTokens {
 			t.Fatalf("%q: %d tokens printed (stats %d), over the cap", src, n, res.Stats.PrintedTokens)
 		}
-		if tok, err := rerank.LoadBPE(filepath.Join("..", rerank.DefaultQwen3Tokenizer)); err == nil {
+		if tok, err := tokenizer.LoadBPE(filepath.Join("..", tokenizer.DefaultQwen3Tokenizer)); err == nil {
 			if n := tok.CountTokens(printed); n > DefaultMaxObservationTokens {
 				t.Fatalf("%q: %d Qwen3 tokens printed, over the cap", src, n)
 			}

@@ -229,13 +229,18 @@ func fieldBool(fields map[string]json.RawMessage, key string, def bool) (bool, e
 	}
 }
 
-// fieldCount decodes an optional count in [0, max] (an integral JSON
-// number; 1.0 and 1e2 included, as Python clients may send floats);
-// absent, null or 0 mean def (Search-R1's `if not request.topk`, rLLM's
-// `top_k or self.max_results`).
+// fieldCount decodes an optional count in [0, max] (parseCount).
 func fieldCount(fields map[string]json.RawMessage, key string, def, max int) (int, error) {
-	raw, ok := fields[key]
-	if !ok || jsonbody.Kind(raw) == "null" {
+	return parseCount(key, fields[key], def, max)
+}
+
+// parseCount decodes the optional count raw of field key in [0, max] (an
+// integral JSON number; 1.0 and 1e2 included, as Python clients may send
+// floats); absent (empty raw), null or 0 mean def (Search-R1's `if not
+// request.topk: request.topk = config.retrieval_topk`, rLLM's `top_k or
+// self.max_results`).
+func parseCount(key string, raw json.RawMessage, def, max int) (int, error) {
+	if len(raw) == 0 || jsonbody.Kind(raw) == "null" {
 		return def, nil
 	}
 	if kind := jsonbody.Kind(raw); kind != "number" {

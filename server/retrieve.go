@@ -26,60 +26,76 @@ type retrieveRequest struct {
 	urls         bool // every document carries "url" (ProfileASearcher)
 }
 
-// retrieveFields are the fields of a /retrieve request, by their folded
-// key (see jsonbody.NearMiss).
-var retrieveFields = map[string]string{
-	"queries":      "queries",
-	"topk":         "topk",
-	"returnscores": "return_scores",
-	"retriever":    "retriever",
+// searchR1Body is the body of Search-R1's /retrieve (retrieval_server.py
+// QueryRequest), decoded by jsonbody.DecodeMembers: unknown keys are
+// ignored (clients send extras), near-misses of these names refused.
+// Null counts as absent everywhere but in "queries" (which is required).
+type searchR1Body struct {
+	Queries      queryList       `json:"queries"`
+	TopK         json.RawMessage `json:"topk"` // Search-R1's quirks: parseCount
+	ReturnScores *bool           `json:"return_scores"`
+	Retriever    *string         `json:"retriever"` // our extension
 }
 
-// parseRetrieve validates the members of a Search-R1 /retrieve body. The
-// body is decoded into json.RawMessage values and each field's type is
-// checked here so that the messages can say precisely what is wrong.
+// searchR1Fields are searchR1Body's fields by their folded key (see
+// jsonbody.NearMiss).
+var searchR1Fields = map[string]string{"queries": "queries", "topk": "topk", "returnscores": "return_scores", "retriever": "retriever"}
+
+// queryList is "queries": a list of strings, with messages that name the
+// bad element; set records that the key was present (null included).
+type queryList struct {
+	set     bool
+	queries []string
+}
+
+func (q *queryList) UnmarshalJSON(raw []byte) error {
+	q.set = true
+	if kind := jsonbody.Kind(raw); kind != "list" {
+		return rlsearch.BadField("queries", "queries must be a list of strings, got %s", kind)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return rlsearch.BadField("queries", "queries must be a list of strings: %v", err)
+	}
+	q.queries = make([]string, len(elems))
+	for i, e := range elems {
+		if kind := jsonbody.Kind(e); kind != "string" {
+			return rlsearch.BadField("queries", "queries[%d] must be a string, got %s", i, kind)
+		}
+		if err := json.Unmarshal(e, &q.queries[i]); err != nil {
+			return rlsearch.BadField("queries", "queries[%d]: %v", i, err)
+		}
+	}
+	return nil
+}
+
+// parseRetrieve validates a Search-R1 /retrieve body (TestSearchR1Quirks
+// pins every accepted shape): other dialects' fields are refused, the
+// members decoded through jsonbody as every endpoint's, then the limits
+// and the retriever checked.
 func (s *Server) parseRetrieve(fields map[string]json.RawMessage) (*retrieveRequest, error) {
-	if err := jsonbody.NearMissError("", fields, retrieveFields); err != nil {
+	// Near-misses first ("top_k" is rLLM's field, but next to "queries" a
+	// misspelt "topk"), then other dialects' fields.
+	if err := jsonbody.NearMissError("", fields, searchR1Fields); err != nil {
 		return nil, err
 	}
 	if err := dSearchR1.checkForeign(fields); err != nil {
 		return nil, err
 	}
-
-	req := &retrieveRequest{topK: defaultTopK, name: s.cfg.Default}
-
-	// "queries": required list of strings.
-	raw, ok := fields["queries"]
-	if !ok {
+	var b searchR1Body
+	if err := jsonbody.DecodeMembers(fields, &b, jsonbody.Ignore); err != nil {
+		return nil, err
+	}
+	if !b.Queries.set {
 		return nil, rlsearch.BadField("queries", `missing required field "queries" (a list of strings)`)
 	}
-	if kind := jsonbody.Kind(raw); kind != "list" {
-		return nil, rlsearch.BadField("queries", "queries must be a list of strings, got %s", kind)
+	req := &retrieveRequest{queries: b.Queries.queries, returnScores: b.ReturnScores != nil && *b.ReturnScores, name: s.cfg.Default}
+	if len(req.queries) > s.cfg.MaxQueries {
+		return nil, rlsearch.TooLarge("queries", "too many queries: %d > %d per request; split the batch", len(req.queries), s.cfg.MaxQueries)
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, rlsearch.BadField("queries", "queries must be a list of strings: %v", err)
-	}
-	if len(elems) > s.cfg.MaxQueries {
-		return nil, rlsearch.TooLarge("queries", "too many queries: %d > %d per request; split the batch", len(elems), s.cfg.MaxQueries)
-	}
-	req.queries = make([]string, len(elems))
-	for i, e := range elems {
-		if kind := jsonbody.Kind(e); kind != "string" {
-			return nil, rlsearch.BadField("queries", "queries[%d] must be a string, got %s", i, kind)
-		}
-		if err := json.Unmarshal(e, &req.queries[i]); err != nil {
-			return nil, rlsearch.BadField("queries", "queries[%d]: %v", i, err)
-		}
-	}
-
-	// "topk": optional positive integer, at most MaxTopK.
-	if raw, ok := fields["topk"]; ok && jsonbody.Kind(raw) != "null" {
-		k, err := parseTopK(raw, s.cfg.MaxTopK)
-		if err != nil {
-			return nil, err
-		}
-		req.topK = k
+	var err error
+	if req.topK, err = parseCount("topk", b.TopK, defaultTopK, s.cfg.MaxTopK); err != nil {
+		return nil, err
 	}
 	// Hits asked for, counted before any work: a 50 KB body of 4096
 	// queries at topk 1000 would otherwise stream gigabytes.
@@ -87,74 +103,13 @@ func (s *Server) parseRetrieve(fields map[string]json.RawMessage) (*retrieveRequ
 		return nil, rlsearch.TooLarge("topk", "too many results: %d queries x topk %d = %d, over the limit of %d results per request; lower topk or split the batch",
 			len(req.queries), req.topK, n, s.cfg.MaxResults)
 	}
-
-	// "return_scores": optional boolean.
-	if raw, ok := fields["return_scores"]; ok {
-		switch kind := jsonbody.Kind(raw); kind {
-		case "null":
-		case "bool":
-			req.returnScores = raw[0] == 't'
-		default:
-			return nil, rlsearch.BadField("return_scores", "return_scores must be a boolean (true or false), got %s", kind)
-		}
+	if b.Retriever != nil {
+		req.name = *b.Retriever
 	}
-
-	// "retriever": optional name, our extension.
-	if raw, ok := fields["retriever"]; ok && jsonbody.Kind(raw) != "null" {
-		if kind := jsonbody.Kind(raw); kind != "string" {
-			return nil, rlsearch.BadField("retriever", "retriever must be a string, one of %s; got %s", strings.Join(s.names, ", "), kind)
-		}
-		var name string
-		if err := json.Unmarshal(raw, &name); err != nil {
-			return nil, rlsearch.BadField("retriever", "retriever: %v", err)
-		}
-		req.name = name
-	}
-	req.retriever = s.cfg.Retrievers[req.name]
-	if req.retriever == nil {
-		if why, ok := s.cfg.Unserved[req.name]; ok {
-			return nil, rlsearch.BadField("retriever", "retriever %q is not served: %s; available: %s", req.name, why, strings.Join(s.names, ", "))
-		}
-		return nil, rlsearch.BadField("retriever", "unknown retriever %q; available: %s", req.name, strings.Join(s.names, ", "))
+	if req.name, req.retriever, err = s.lookupRetriever(req.name); err != nil {
+		return nil, err
 	}
 	return req, nil
-}
-
-// parseTopK accepts a JSON number with an integral value in [0, max]
-// (1.0 and 1e2 included, as Python clients may compute topk as a float).
-// 0 means defaultTopK, as in Search-R1's retrieval_server.py (`if not
-// request.topk: request.topk = config.retrieval_topk`).
-func parseTopK(raw json.RawMessage, max int) (int, error) {
-	kind := jsonbody.Kind(raw)
-	if kind != "number" {
-		return 0, rlsearch.BadField("topk", "topk must be an integer, got %s", kind)
-	}
-	text := strings.TrimSpace(string(raw))
-	n, err := strconv.ParseInt(text, 10, 64)
-	if err != nil {
-		f, ferr := strconv.ParseFloat(text, 64)
-		if ferr != nil && !errors.Is(ferr, strconv.ErrRange) {
-			return 0, rlsearch.BadField("topk", "topk must be an integer, got %s", text)
-		}
-		if f != math.Trunc(f) {
-			return 0, rlsearch.BadField("topk", "topk must be an integer, got %s", text)
-		}
-		if f < 0 || f > float64(max) {
-			return 0, topKRange(max, text)
-		}
-		n = int64(f)
-	}
-	if n < 0 || n > int64(max) {
-		return 0, topKRange(max, text)
-	}
-	if n == 0 {
-		return defaultTopK, nil
-	}
-	return int(n), nil
-}
-
-func topKRange(max int, text string) error {
-	return rlsearch.BadField("topk", "topk must be between 1 and %d (0 or absent means %d), got %s", max, defaultTopK, text)
 }
 
 // handleRetrieve answers POST /retrieve. Every query is searched (in

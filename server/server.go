@@ -333,27 +333,13 @@ func New(cfg Config) (*Server, error) {
 			cfg.Default = name
 		}
 	}
-	if cfg.MaxTopK == 0 {
-		cfg.MaxTopK = DefaultMaxTopK
-	}
-	if cfg.MaxQueries == 0 {
-		cfg.MaxQueries = DefaultMaxQueries
-	}
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if cfg.MaxResults == 0 {
-		cfg.MaxResults = DefaultMaxResults
-	}
-	if cfg.ChunkQueries == 0 {
-		cfg.ChunkQueries = DefaultChunkQueries
-	}
-	if cfg.ReadTimeout == 0 {
-		cfg.ReadTimeout = DefaultReadTimeout
-	}
-	if cfg.ShutdownTimeout == 0 {
-		cfg.ShutdownTimeout = DefaultShutdownTimeout
-	}
+	cfg.MaxTopK = cmp.Or(cfg.MaxTopK, DefaultMaxTopK)
+	cfg.MaxQueries = cmp.Or(cfg.MaxQueries, DefaultMaxQueries)
+	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	cfg.MaxResults = cmp.Or(cfg.MaxResults, DefaultMaxResults)
+	cfg.ChunkQueries = cmp.Or(cfg.ChunkQueries, DefaultChunkQueries)
+	cfg.ReadTimeout = cmp.Or(cfg.ReadTimeout, DefaultReadTimeout)
+	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, DefaultShutdownTimeout)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

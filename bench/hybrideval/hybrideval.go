@@ -12,7 +12,7 @@ import (
 
 // Config is one run.
 type Config struct {
-	Instances   string // instances JSONL from `rlsearch hybrid gen` (required)
+	Instances   string // instances JSONL from `rlsearch-bench hybrid-gen` (required)
 	Predictions string // predicted programs JSONL {"id", "program"}; "" scores the gold programs
 }
 

@@ -2,7 +2,7 @@
 // scheduled arrival times (uniform or Poisson) whatever the server's speed,
 // with a cap on requests in flight, bounded in count and in time; and a
 // rate search that finds the highest request rate whose p99 latency stays
-// under a bound (the `serve` suite of `rlsearch bench`).
+// under a bound (the `serve` suite of `rlsearch-bench run`).
 //
 // Latency is measured from a request's scheduled arrival, not from when a
 // connection slot freed up: a request that waited for the concurrency cap

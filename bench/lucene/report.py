@@ -2,7 +2,7 @@
 """Side-by-side report of one bench-scale size: rlsearch against Lucene.
 
 Reads what scripts/bench-scale.sh left in DIR (GNU `time -v` outputs, the
-JSON objects printed by `rlsearch bench --json` and BenchSearch, TREC run
+JSON objects printed by `rlsearch-bench index --json` and BenchSearch, TREC run
 files) and prints a Markdown table; --out also writes it there. Every timed
 number is the median over the rounds; ratio = ours / Lucene (higher is
 better for rates, lower for times, memory and bytes). Standard library only.

@@ -1,5 +1,5 @@
 // Package mutateeval is the RPL mutation experiment behind
-// `rlsearch mutate --eval`: for every question of a question set, the
+// `rlsearch-bench mutate-eval`: for every question of a question set, the
 // single-query width-3 BM25 program of the question text is searched for a
 // verified mutation (sdk.Verifier.Search), and the outcomes are summarised
 // per dataset and overall: fraction verified, the fraction verified among

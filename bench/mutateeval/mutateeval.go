@@ -76,7 +76,7 @@ func Run(ctx context.Context, v *sdk.Verifier, cfg Config) (*Summary, error) {
 		err error
 	}
 	outs := make([]outcome, len(qs))
-	prog := progress.New(cfg.Progress, "mutate --eval", "questions", len(qs))
+	prog := progress.New(cfg.Progress, "mutate-eval", "questions", len(qs))
 	start := time.Now()
 	jobs := make(chan int)
 	var wg sync.WaitGroup

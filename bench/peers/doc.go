@@ -1,5 +1,5 @@
 // Package peers runs the systems users would pick instead of rlsearch, in
-// the same `rlsearch bench` run and on the same inputs, and returns their
+// the same `rlsearch-bench run` run and on the same inputs, and returns their
 // measurements as bench.Row values keyed by the same Config strings as
 // ours, so that the report can print ours/peer ratios:
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""faiss peer for the `flat` and `hnsw` suites of `rlsearch bench` (run by package bench/peers).
+"""faiss peer for the `flat` and `hnsw` suites of `rlsearch-bench run` (run by package bench/peers).
 
   /usr/bin/python3 faiss_peer.py JOB.json
 

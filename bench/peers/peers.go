@@ -102,7 +102,8 @@ type Options struct {
 	OMPWaitPolicy string
 
 	// Rlsearch is the rlsearch binary the serve suite starts; default the
-	// running executable when it is rlsearch, else Root/bin/rlsearch.
+	// running executable when it is rlsearch, the rlsearch beside it when
+	// it is rlsearch-bench, else Root/bin/rlsearch.
 	Rlsearch string
 	// Index is a built rlsearch index of Corpus for serve; default one
 	// built into WorkDir with `rlsearch index`.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""CPython peer of the `programs` suite of `rlsearch bench` (run by package bench/peers).
+"""CPython peer of the `programs` suite of `rlsearch-bench run` (run by package bench/peers).
 
 The same rollout programs (Starlark is Python syntax) executed by CPython 3 with exec() against a
 stub SDK with the semantics of sdk's primitives over precomputed result lists: a retrieval call of

@@ -392,6 +392,10 @@ func rlsearchBinary(o Options) (string, error) {
 	}
 	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "rlsearch" {
 		return exe, nil
+	} else if err == nil && filepath.Base(exe) == "rlsearch-bench" { // the serving binary beside it (make build)
+		if p := filepath.Join(filepath.Dir(exe), "rlsearch"); fileExists(p) {
+			return p, nil
+		}
 	}
 	if o.Root != "" {
 		p := filepath.Join(o.Root, "bin", "rlsearch")

@@ -1,7 +1,7 @@
-// Package report turns a bench.Report into the files of `rlsearch bench
-// --out DIR`: report.json, report.md (one table per suite with medians,
+// Package report turns a bench.Report into the files of `rlsearch-bench
+// run --out DIR`: report.json, report.md (one table per suite with medians,
 // spreads, latency percentiles and the ratio ours/peer), plots as PNG and
-// SVG (gonum.org/v1/plot), and compares two reports (`rlsearch bench
+// SVG (gonum.org/v1/plot), and compares two reports (`rlsearch-bench
 // compare`). No cgo; functions are safe for concurrent use on distinct
 // reports.
 package report

@@ -1,6 +1,6 @@
 // Command shardbench measures sharded serving against one index on one
 // machine (`make bench-shards`): a generated wiki-shaped corpus
-// (`rlsearch gencorpus`, 1M passages by default) built as one index and as
+// (`rlsearch-bench gencorpus`, 1M passages by default) built as one index and as
 // two shards, then /retrieve (BM25, top-10, one wiki_multihop question per
 // request, closed loop) at concurrency 32 and 1 against
 //
@@ -40,11 +40,11 @@ import (
 )
 
 type options struct {
-	bin, dir, corpus, questions, seed string
-	n, rounds, k                      int
-	dur                               time.Duration
-	conc                              []int
-	configs                           string
+	bin, benchBin, dir, corpus, questions, seed string
+	n, rounds, k                                int
+	dur                                         time.Duration
+	conc                                        []int
+	configs                                     string
 }
 
 // row is one measurement.
@@ -66,7 +66,8 @@ func main() {
 	if d := os.Getenv("RLSEARCH_DATA"); d != "" {
 		data = d
 	}
-	flag.StringVar(&o.bin, "rlsearch", "bin/rlsearch", "rlsearch binary")
+	flag.StringVar(&o.bin, "rlsearch", "bin/rlsearch", "rlsearch binary (index, serve)")
+	flag.StringVar(&o.benchBin, "rlsearch-bench", "bin/rlsearch-bench", "rlsearch-bench binary (gencorpus)")
 	flag.StringVar(&o.dir, "dir", "out/bench-shards", "work directory: the corpus and the indexes (reused when present)")
 	flag.StringVar(&o.corpus, "corpus", "", "corpus to use instead of generating one")
 	flag.IntVar(&o.n, "n", 1_000_000, "passages to generate")
@@ -113,7 +114,7 @@ func run(ctx context.Context, o options, jsonOut string) error {
 	if corpus == "" {
 		corpus = filepath.Join(o.dir, fmt.Sprintf("corpus-%d.jsonl.zst", o.n))
 		if !exists(corpus) {
-			if err := sh(ctx, nil, o.bin, "gencorpus", "--n", fmt.Sprint(o.n), "--seed-corpus", o.seed, "--out", corpus, "--quiet"); err != nil {
+			if err := sh(ctx, nil, o.benchBin, "gencorpus", "--n", fmt.Sprint(o.n), "--seed-corpus", o.seed, "--out", corpus, "--quiet"); err != nil {
 				return fmt.Errorf("gencorpus: %w", err)
 			}
 		}

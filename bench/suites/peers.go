@@ -16,7 +16,7 @@ import (
 	"github.com/rlsearch/rlsearch/bench/peers"
 )
 
-// The peers of package bench/peers, wired into every `rlsearch bench` run:
+// The peers of package bench/peers, wired into every `rlsearch-bench run` run:
 // faiss (Debian's build and the AVX2 rebuild of `make bench-setup`) next to
 // flat and hnsw, CPython next to programs, and the serve suite (ours and the
 // Search-R1-style Python server under one load generator).

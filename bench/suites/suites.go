@@ -1,4 +1,4 @@
-// Package suites holds the measurement sets of `rlsearch bench`: bm25,
+// Package suites holds the measurement sets of `rlsearch-bench run`: bm25,
 // flat, hnsw, encode, rerank, programs, mutate, hybrid, rewards and gpu,
 // each a bench.Suite measuring this project in process on real data from
 // ../shared/data (fixed seeds). Peers (Lucene, faiss, Python) plug in
@@ -25,7 +25,7 @@ func All() []bench.Suite {
 	return []bench.Suite{BM25(), Flat(), HNSW(), Encode(), Rerank(), Programs(), Mutate(), Hybrid(), Rewards(), GPU(), Serve()}
 }
 
-// Default is the suite list of a plain `rlsearch bench`.
+// Default is the suite list of a plain `rlsearch-bench run`.
 func Default() []string { return bench.SuiteNames(All()) }
 
 // skipf returns an error wrapping bench.ErrSkip.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/rlsearch/rlsearch/cmd/internal/cmdflags"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/reward"
 	"github.com/rlsearch/rlsearch/server"
@@ -19,7 +20,7 @@ func addHybridEndpoints(m map[string]server.Endpoint, ix *index.Index, dir strin
 }
 
 func addRewardEndpoints(m map[string]server.Endpoint, exec reward.HybridExecutor) error {
-	o := rewardEnv()
+	o := cmdflags.RewardEnv()
 	o.ProRetrieval.Executor = exec
 	return app.AddRewards(m, o)
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,28 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlsearch/rlsearch/cmd/internal/cmdtest"
 	"github.com/rlsearch/rlsearch/server"
 )
 
-const hybridSchema = `{"name": "toys", "id": "product_id", "columns": [
-  {"name": "brand", "type": "TEXT", "role": "categorical"},
-  {"name": "price", "type": "REAL", "role": "numeric"}],
- "text": [{"name": "title"}]}`
-
-func writeToys(t *testing.T) (schema, data string) {
-	t.Helper()
-	tmp := t.TempDir()
-	schema, data = filepath.Join(tmp, "schema.json"), filepath.Join(tmp, "toys.jsonl")
-	os.WriteFile(schema, []byte(hybridSchema), 0o644)
-	words := []string{"wooden", "train", "puzzle", "doll", "robot", "castle", "racing", "car", "dragon", "kite"}
-	var b bytes.Buffer
-	for i := range 60 {
-		fmt.Fprintf(&b, `{"id": "p%d", "brand": "%s", "price": %d.5, "title": "%s %s %s"}`+"\n", i,
-			[]string{"Acme", "Brio", "Lego", "O'Toys"}[i%4], i, words[i%10], words[(i/3)%10], words[(i*7)%10])
-	}
-	os.WriteFile(data, b.Bytes(), 0o644)
-	return schema, data
-}
+func writeToys(t *testing.T) (schema, data string) { return cmdtest.WriteToys(t) }
 
 func TestHybridCommand(t *testing.T) {
 	schema, data := writeToys(t)
@@ -51,28 +31,7 @@ func TestHybridCommand(t *testing.T) {
 	if code != 0 || len(lines) != 2 || !strings.Contains(lines[0], `"ids":["p`) || !strings.Contains(lines[1], `"id":"bad"`) || !strings.Contains(lines[1], "unescaped apostrophe") {
 		t.Fatalf("exec: %d\n%s\n%s", code, out, errs)
 	}
-	inst := filepath.Join(tmp, "inst.jsonl")
-	code, out, errs = runCmd(t, "hybrid", "gen", "--collection", col, "--n", "10", "--seed", "4", "--verbalize", "template", "--out", inst)
-	raw, _ := os.ReadFile(inst)
-	if code != 0 || strings.Count(string(raw), "\n") == 0 || !strings.Contains(string(raw), `"query":"toys where`) || !strings.Contains(errs, "generated") {
-		t.Fatalf("gen: %d %s %s\n%s", code, out, errs, raw)
-	}
-	code, out, errs = runCmd(t, "hybrid", "eval", "--collection", col, "--instances", inst)
-	var rep struct {
-		All map[string]float64 `json:"all"`
-	}
-	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.All["hit@1"] != 1 || rep.All["exec_success"] != 1 {
-		t.Fatalf("eval of gold programs: %d %s %s", code, out, errs)
-	}
-	// Predictions: one unparsable, the others missing -> execution failures.
-	var first struct{ ID string }
-	json.Unmarshal([]byte(strings.SplitN(string(raw), "\n", 2)[0]), &first)
-	pred := filepath.Join(tmp, "pred.jsonl")
-	os.WriteFile(pred, []byte(`{"id": "`+first.ID+`", "program": {"sql": "WHERE brand = 'x' UNION SELECT 1", "retrieval_list": []}}`+"\n"), 0o644)
-	code, out, _ = runCmd(t, "hybrid", "eval", "--collection", col, "--instances", inst, "--predictions", pred)
-	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.All["exec_success"] != 0 {
-		t.Fatalf("eval of predictions: %d %s", code, out)
-	}
+	// gen and eval are rlsearch-bench's (its TestHybridGenEval).
 	if code, _, _ := runCmd(t, "hybrid"); code != 2 {
 		t.Fatalf("no subcommand: exit %d, want 2", code)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rlsearch/rlsearch/cmd/internal/cmdflags"
 	"github.com/rlsearch/rlsearch/inspect"
 	"github.com/rlsearch/rlsearch/reward"
 	"github.com/rlsearch/rlsearch/server/app"
@@ -19,12 +20,12 @@ import (
 // program is replayed and its calls embedded.
 func inspectCmd(fs *flag.FlagSet) runFunc {
 	var (
-		pf programFlags
-		rf rewardFlags
+		pf cmdflags.Programs
+		rf cmdflags.Reward
 	)
-	pf.bind(fs)
-	rf.bind(fs)
-	fs.StringVar(&pf.rt.PolicyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy for the replayed programs' observation cap (with --index; empty = sdk.BoundTokens)")
+	pf.Bind(fs)
+	rf.Bind(fs)
+	fs.StringVar(&pf.RT.PolicyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy for the replayed programs' observation cap (with --index; empty = sdk.BoundTokens)")
 	out := fs.String("out", "", "the HTML report to write (atomically)")
 	gold := fs.String("gold", "", "questions JSONL (e.g. wiki_multihop/questions.jsonl) joined to rollouts without gold, by id, question, or question text in the prompt")
 	kinds := fs.String("rewards", "qa,rpl,search-p1,proretrieval", "rewards to compute, comma-separated (each only where it applies)")
@@ -42,9 +43,9 @@ func inspectCmd(fs *flag.FlagSet) runFunc {
 			}
 			ks = append(ks, kind)
 		}
-		ac := inspect.AnalyzerConfig{Reward: rf.options(), LLMJudge: *llm, Kinds: ks}
-		if rf.collections != "" {
-			_, exec, done, err := app.OpenCollections(ctx, rf.collections, nil)
+		ac := inspect.AnalyzerConfig{Reward: rf.Options(), LLMJudge: *llm, Kinds: ks}
+		if rf.Collections != "" {
+			_, exec, done, err := app.OpenCollections(ctx, rf.Collections, nil)
 			if err != nil {
 				return err
 			}
@@ -67,8 +68,8 @@ func inspectCmd(fs *flag.FlagSet) runFunc {
 			return err
 		}
 		cfg := inspect.ReportConfig{Load: inspect.LoadConfig{Progress: stderr, Workers: *workers}}
-		if pf.idx.cfg.Dir != "" {
-			rt, closeRT, err := pf.open(ctx)
+		if pf.Idx.Cfg.Dir != "" {
+			rt, closeRT, err := pf.Open(ctx)
 			if err != nil {
 				return err
 			}

@@ -12,16 +12,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlsearch/rlsearch/cmd/internal/cmdtest"
 )
 
-const corpusText = `{"id": "p1", "contents": "\"Paris\"\nParis is the capital and largest city of France."}
-{"id": "p2", "title": "Berlin", "text": "Berlin is the capital of Germany and its largest city."}
-{"id": "p3", "title": "Mount Everest", "text": "Mount Everest is Earth's highest mountain above sea level."}
-`
-
-const questionsText = `{"id": "q1", "question": "What is the capital of Germany?", "dataset": "toy", "gold_passage_ids": ["p2"]}
-{"id": "q2", "question": "highest mountain on Earth", "dataset": "toy", "gold_passage_ids": ["p3"]}
-`
+// corpusText and questionsText are the toy corpus and its questions.
+const (
+	corpusText    = cmdtest.CorpusText
+	questionsText = cmdtest.QuestionsText
+)
 
 func runCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -44,7 +43,7 @@ func buildIndex(t *testing.T) (dir, questions string) {
 	return dir, questions
 }
 
-func TestIndexSearchEval(t *testing.T) {
+func TestIndexSearch(t *testing.T) {
 	dir, questions := buildIndex(t)
 	code, out, errs := runCmd(t, "search", "--index", dir, "capital of Germany", "-k", "2")
 	if code != 0 || !strings.Contains(out, "Q: capital of Germany") || !strings.Contains(out, " 1.") || !strings.Contains(out, "Berlin  [p2]") {
@@ -56,10 +55,6 @@ func TestIndexSearchEval(t *testing.T) {
 	code, out, errs = runCmd(t, "search", "--index", dir, "--questions", questions, "-k", "1")
 	if code != 0 || !strings.Contains(out, "* 1.") {
 		t.Fatalf("search --questions should mark the gold passage: code %d\n%s\n%s", code, out, errs)
-	}
-	code, out, errs = runCmd(t, "eval", "--index", dir, "--questions", questions, "--k", "1,2")
-	if code != 0 || !strings.Contains(out, "any@1") || !strings.Contains(out, "toy") {
-		t.Fatalf("eval: code %d\n%s\n%s", code, out, errs)
 	}
 }
 
@@ -80,8 +75,6 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"search", "--index", dir, "--retriever", "e5", "q"}, 2, `retriever "e5" is not available`},
 		{[]string{"search", "q"}, 2, "--index is required"},
 		{[]string{"search", "--index", t.TempDir(), "q"}, 1, "not an index directory"},
-		{[]string{"eval", "--index", dir, "--k", "1,x"}, 2, `bad k "x"`},
-		{[]string{"eval", "--index", dir, "--questions", otherQuestions(t)}, 1, "none of the 1 gold passage ids is in the index"},
 		{[]string{"search", "--index", dir, "--server", "http://127.0.0.1:1", "q"}, 2, "not both"},
 		{[]string{"serve", "--index", dir, "--retriever", "e5"}, 2, `--retriever "e5" is not served`},
 		{[]string{"serve", "--bogus"}, 2, "flag provided but not defined"},
@@ -108,23 +101,46 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestMovedCommands: the spellings of the commands that moved to
+// rlsearch-bench exit 2 with one line naming the new command and keeping
+// the arguments.
+func TestMovedCommands(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench"}, "`rlsearch-bench run`"},
+		{[]string{"bench", "--suites", "bm25", "--quick"}, "`rlsearch-bench run --suites bm25 --quick`"},
+		{[]string{"bench", "compare", "a.json", "b.json"}, "`rlsearch-bench compare a.json b.json`"},
+		{[]string{"bench", "render", "a.json", "--out", "o"}, "`rlsearch-bench render a.json --out o`"},
+		{[]string{"bench", "--mode", "bm25", "--index", "idx"}, "`rlsearch-bench index --mode bm25 --index idx`"},
+		{[]string{"bench", "--index=idx"}, "`rlsearch-bench index --index=idx`"},
+		{[]string{"eval", "--index", "idx"}, "`rlsearch-bench eval --index idx`"},
+		{[]string{"gencorpus", "--n", "5", "--out", "x"}, "`rlsearch-bench gencorpus --n 5 --out x`"},
+		{[]string{"corpusstats", "a.jsonl"}, "`rlsearch-bench corpusstats a.jsonl`"},
+		{[]string{"hybrid", "gen", "--collection", "c"}, "`rlsearch-bench hybrid-gen --collection c`"},
+		{[]string{"hybrid", "eval", "--collection", "c", "--instances", "i"}, "`rlsearch-bench hybrid-eval --collection c --instances i`"},
+		{[]string{"mutate", "--index", "idx", "--eval", "--datasets", "toy"}, "`rlsearch-bench mutate-eval --index idx --datasets toy`"},
+		{[]string{"mutate", "--eval=true"}, "`rlsearch-bench mutate-eval`"},
+	} {
+		code, stdout, errs := runCmd(t, tc.args...)
+		if code != 2 || stdout != "" || !strings.Contains(errs, "moved to the benchmark binary: run "+tc.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%q: code %d, stderr %q; want code 2 and one line naming %s", tc.args, code, errs, tc.want)
+		}
+	}
+	// Not moved: hybrid build/exec, mutate without --eval.
+	for _, args := range [][]string{{"hybrid", "build"}, {"mutate", "--eval=false", "--bogus"}} {
+		if _, _, errs := runCmd(t, args...); strings.Contains(errs, "moved") {
+			t.Errorf("%q: %q, want the command's own error", args, errs)
+		}
+	}
+}
+
 // TestServe starts `serve` on a free port, sends Search-R1 requests, and
 // checks that cancelling the context shuts it down cleanly.
 func TestServe(t *testing.T) {
 	dir, _ := buildIndex(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan int)
-	go func() {
-		done <- run(ctx, []string{"serve", "--index", dir, "--addr", "127.0.0.1:0"}, pw, io.Discard)
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	go io.Copy(io.Discard, pr)
-	base := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	base, stop := startServe(t, "--index", dir, "--addr", "127.0.0.1:0")
 
 	resp, err := http.Post(base+"/retrieve", "application/json", strings.NewReader(`{"queries": ["capital of Germany", "  "], "topk": 10, "return_scores": true}`))
 	if err != nil {
@@ -162,19 +178,37 @@ func TestServe(t *testing.T) {
 	if !strings.Contains(string(body), `"num_docs":3`) || !strings.Contains(string(body), `"backend":"cpu"`) {
 		t.Errorf("healthz: %s", body)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited with %d after cancel", code)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not shut down")
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited with %d after cancel", code)
 	}
 }
 
-func otherQuestions(t *testing.T) string {
-	p := filepath.Join(t.TempDir(), "other.jsonl")
-	os.WriteFile(p, []byte(`{"question": "q", "gold_passage_ids": ["wiki-999999"]}`+"\n"), 0o644)
-	return p
+// startServe runs `serve args...` until stop, which cancels it and returns
+// its exit code (failing t when it has not shut down within 10 s); base is
+// the URL of its first "listening on" line.
+func startServe(t *testing.T, args ...string) (base string, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, append([]string{"serve"}, args...), pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	return strings.TrimSpace(strings.TrimPrefix(line, "listening on ")), func() int {
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve did not shut down")
+			return -1
+		}
+	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,10 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rlsearch/rlsearch/internal/testutil"
-	"github.com/rlsearch/rlsearch/rerank"
+	"github.com/rlsearch/rlsearch/tokenizer"
 )
 
 // qwen3TestModel generates the tiny random-weight Qwen3 reranker; extra
@@ -57,19 +54,7 @@ func TestRerankCommandAndEndpoint(t *testing.T) {
 	}
 
 	dir, _ := buildIndex(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan int)
-	go func() {
-		done <- run(ctx, []string{"serve", "--index", dir, "--addr", "127.0.0.1:0", "--reranker", model, "--ort-lib", lib, "--rerank-check=false"}, pw, io.Discard)
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	go io.Copy(io.Discard, pr)
-	base := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	base, stop := startServe(t, "--index", dir, "--addr", "127.0.0.1:0", "--reranker", model, "--ort-lib", lib, "--rerank-check=false")
 	resp, err := http.Post(base+"/rerank", "application/json", strings.NewReader(
 		`{"queries": ["capital of Germany", "none"], "documents": [[{"id": "a", "contents": "x"}, {"id": "a", "contents": "x"}, {"id": "b", "contents": "y"}], []], "return_scores": true}`))
 	if err != nil {
@@ -97,14 +82,8 @@ func TestRerankCommandAndEndpoint(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"code":"ok"`) || strings.Contains(string(body), "unavailable") {
 		t.Fatalf("/v1/programs/execute with rerank: %d %s", resp.StatusCode, body)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited with %d", code)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not shut down")
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited with %d", code)
 	}
 }
 
@@ -113,7 +92,7 @@ func TestRerankCommandAndEndpoint(t *testing.T) {
 // the query, the document's line, position and id, and prints no scores.
 func TestRerankCommandNonFinite(t *testing.T) {
 	root := testutil.RepoRoot(t)
-	bpe, err := rerank.LoadBPE(filepath.Join(root, ".cache", "tokenizers", "qwen3.json"))
+	bpe, err := tokenizer.LoadBPE(filepath.Join(root, ".cache", "tokenizers", "qwen3.json"))
 	if err != nil {
 		testutil.RequireNative(t, "Qwen3 tokenizer: "+err.Error())
 	}
@@ -145,26 +124,14 @@ func TestRerankCommandNonFinite(t *testing.T) {
 // scores in the output) and POST /rerank (500 naming both).
 func TestServeNonFiniteRerank(t *testing.T) {
 	root := testutil.RepoRoot(t)
-	bpe, err := rerank.LoadBPE(filepath.Join(root, ".cache", "tokenizers", "qwen3.json"))
+	bpe, err := tokenizer.LoadBPE(filepath.Join(root, ".cache", "tokenizers", "qwen3.json"))
 	if err != nil {
 		testutil.RequireNative(t, "Qwen3 tokenizer: "+err.Error())
 	}
 	model := qwen3TestModel(t, "--nan-token", fmt.Sprint(bpe.Encode(" poison")[0]))
 	lib := testutil.ORTLib(t)
 	dir, _ := buildIndex(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan int)
-	go func() {
-		done <- run(ctx, []string{"serve", "--index", dir, "--addr", "127.0.0.1:0", "--reranker", model, "--ort-lib", lib, "--rerank-check=false"}, pw, io.Discard)
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	go io.Copy(io.Discard, pr)
-	base := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	base, stop := startServe(t, "--index", dir, "--addr", "127.0.0.1:0", "--reranker", model, "--ort-lib", lib, "--rerank-check=false")
 	post := func(path, body string) (int, string) {
 		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
 		if err != nil {
@@ -182,10 +149,5 @@ func TestServeNonFiniteRerank(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"code":"internal_error"`) || !strings.Contains(body, `scored NaN for query \"poison\", document 0 (id \"`) {
 		t.Errorf("rerank() with a NaN model: %d %s; want the program's internal_error naming the query and document", code, body)
 	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not shut down")
-	}
+	stop()
 }

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlsearch/rlsearch/cmd/internal/cmdflags"
 	"github.com/rlsearch/rlsearch/hybrid"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 	"github.com/rlsearch/rlsearch/reward"
 	"github.com/rlsearch/rlsearch/sdk"
+	"github.com/rlsearch/rlsearch/server/app"
 )
 
 // TestServeHostileBodies sends the hostile bodies of testutil.HostileCases
@@ -22,17 +24,22 @@ import (
 // its served body limit, and expects the same status and error JSON.
 func TestServeHostileBodies(t *testing.T) {
 	dir, _ := buildIndex(t)
-	var s serveFlags
+	var s cmdflags.Serve
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	s.bind(fs)
+	s.Bind(fs)
 	if err := fs.Parse([]string{"--index", dir, "--max-body", "65536"}); err != nil {
 		t.Fatal(err)
 	}
-	srv, _, closeAll, err := s.newServer(context.Background(), slog.New(slog.DiscardHandler))
+	cfg, err := s.AppConfig(slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeAll()
+	svc, err := app.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	srv := svc.Server
 	h := srv.Handler()
 	type ep struct {
 		valid string

@@ -20,8 +20,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ErrUsage marks bad flags or arguments (Usagef).
@@ -85,8 +88,12 @@ func (c Command) Exec(ctx context.Context, prog string, args []string, stdout, s
 // List prints the usage line and the commands of prog.
 func List(w io.Writer, prog string, cs []Command) {
 	fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", prog)
+	width := 7
 	for _, c := range cs {
-		fmt.Fprintf(w, "  %-7s %s\n", c.Name, c.Summary)
+		width = max(width, len(c.Name))
+	}
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.Name, c.Summary)
 	}
 	fmt.Fprintf(w, "\nrun '%s <command> -h' for the flags of a command\n", prog)
 }
@@ -108,6 +115,31 @@ func RunSub(ctx context.Context, prog string, cs []Command, args []string, stdou
 		return flag.ErrHelp
 	}
 	return Usagef("unknown command %q", args[0])
+}
+
+// Main runs a binary: run gets os.Args[1:], the standard streams and a
+// context cancelled by SIGINT or SIGTERM; the process exits with its code.
+func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Run executes the command of cs named by args[0] (RunSub) and returns the
+// process exit code (Report).
+func Run(ctx context.Context, prog string, cs []Command, args []string, stdout, stderr io.Writer, usage ...error) int {
+	return Report(stderr, prog, args, RunSub(ctx, prog, cs, args, stdout, stderr), usage...)
+}
+
+// Report returns the exit code of err (ExitCode) and, unless it is 0,
+// prints err on stderr as one line "prog CMD: err".
+func Report(stderr io.Writer, prog string, args []string, err error, usage ...error) int {
+	code := ExitCode(err, usage...)
+	if code != 0 {
+		fmt.Fprintf(stderr, "%s: %v\n", strings.Join(append([]string{prog}, args[:min(len(args), 1)]...), " "), err)
+	}
+	return code
 }
 
 // ExitCode is the process exit status of err: 0 for nil or flag.ErrHelp,

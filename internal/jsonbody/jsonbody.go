@@ -146,6 +146,57 @@ func Decode(body []byte, v any, unknown Unknown) error {
 	return nil
 }
 
+// DecodeMembers is Decode for a body already split by Object (a
+// dispatcher that looks at the keys before it chooses the request type):
+// the members are checked against the type of v, a pointer to a struct,
+// as Decode checks them (near-misses, unknown keys, the JSON type of each
+// field), then each member is decoded into its field in the struct's field
+// order. A field type with its own decoder (json.Unmarshaler) gets the raw
+// member, JSON null included, and a *rlsearch.FieldError it returns is
+// returned as it is; any other decoding error names the member.
+func DecodeMembers(members map[string]json.RawMessage, v any, unknown Unknown) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("jsonbody: DecodeMembers needs a pointer to a struct, got %T", v)
+	}
+	t := rv.Elem().Type()
+	if err := checkMembers(members, t, "", unknown); err != nil {
+		return err
+	}
+	fs := fieldsOf(t)
+	for _, name := range fs.order {
+		raw, ok := members[name]
+		if !ok {
+			continue
+		}
+		f := fs.byName[name]
+		fv, err := rv.Elem().FieldByIndexErr(f.index)
+		if err != nil || f.asString { // behind a nil embedded pointer, or `json:",string"`: encoding/json's own walk
+			return decodeAll(members, v)
+		}
+		if err := json.Unmarshal(raw, fv.Addr().Interface()); err != nil {
+			var fe *rlsearch.FieldError
+			if errors.As(err, &fe) {
+				return err
+			}
+			return rlsearch.BadField(name, "%s: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// decodeAll decodes members into v in one encoding/json call.
+func decodeAll(members map[string]json.RawMessage, v any) error {
+	body, err := json.Marshal(members)
+	if err == nil {
+		err = json.Unmarshal(body, v)
+	}
+	if err != nil {
+		return rlsearch.BadField("", "invalid request: %v", err)
+	}
+	return nil
+}
+
 // Kind names the JSON type of a syntactically valid value by its first
 // byte: "object", "list", "string", "bool", "null", "number" ("nothing"
 // when raw is blank).
@@ -428,13 +479,15 @@ func checkMembers(members map[string]json.RawMessage, t reflect.Type, path strin
 
 type field struct {
 	typ      reflect.Type
-	asString bool // `json:",string"`
+	index    []int // of the struct field (reflect.Value.FieldByIndex)
+	asString bool  // `json:",string"`
 }
 
 type structFields struct {
 	byName map[string]field
 	folded map[string]string // Fold(name) → name
 	names  []string          // sorted
+	order  []string          // in field order, promoted fields after their struct's own
 }
 
 var fieldCache sync.Map // reflect.Type → *structFields
@@ -447,9 +500,13 @@ func fieldsOf(t reflect.Type) *structFields {
 		return v.(*structFields)
 	}
 	fs := &structFields{byName: map[string]field{}, folded: map[string]string{}}
-	var walk func(t reflect.Type, depth int)
-	walk = func(t reflect.Type, depth int) {
-		var embedded []reflect.Type
+	var walk func(t reflect.Type, depth int, at []int)
+	walk = func(t reflect.Type, depth int, at []int) {
+		type embed struct {
+			t     reflect.Type
+			index []int
+		}
+		var embedded []embed
 		for i := range t.NumField() {
 			sf := t.Field(i)
 			tag := sf.Tag.Get("json")
@@ -463,7 +520,7 @@ func fieldsOf(t reflect.Type) *structFields {
 					et = et.Elem()
 				}
 				if et.Kind() == reflect.Struct {
-					embedded = append(embedded, et)
+					embedded = append(embedded, embed{et, append(slices.Clip(at), i)})
 					continue
 				}
 			}
@@ -476,15 +533,16 @@ func fieldsOf(t reflect.Type) *structFields {
 			if _, dup := fs.byName[name]; dup {
 				continue
 			}
-			fs.byName[name] = field{typ: sf.Type, asString: slices.Contains(strings.Split(opts, ","), "string")}
+			fs.byName[name] = field{typ: sf.Type, index: append(slices.Clip(at), i), asString: slices.Contains(strings.Split(opts, ","), "string")}
+			fs.order = append(fs.order, name)
 		}
 		if depth < 8 {
-			for _, et := range embedded {
-				walk(et, depth+1)
+			for _, e := range embedded {
+				walk(e.t, depth+1, e.index)
 			}
 		}
 	}
-	walk(t, 0)
+	walk(t, 0, nil)
 	for name := range fs.byName {
 		fs.names = append(fs.names, name)
 		fs.folded[Fold(name)] = name

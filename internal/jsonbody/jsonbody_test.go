@@ -164,3 +164,61 @@ func BenchmarkObject(b *testing.B) {
 		}
 	})
 }
+
+// upper is a field type with its own decoder that refuses lower case with
+// a *rlsearch.FieldError and sees JSON null.
+type upper struct {
+	s    string
+	null bool
+}
+
+func (u *upper) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		u.null = true
+		return nil
+	}
+	if err := json.Unmarshal(b, &u.s); err != nil || strings.ToUpper(u.s) != u.s {
+		return rlsearch.BadField("name", "name must be upper case, got %s", b)
+	}
+	return nil
+}
+
+// TestDecodeMembers: the members of Object decoded as Decode decodes the
+// body, the field's own decoder seeing null and its FieldError kept.
+type membersReq struct {
+	inline
+	Name upper   `json:"name"`
+	TopK int     `json:"topk"`
+	Opt  *string `json:"opt"`
+}
+
+func TestDecodeMembers(t *testing.T) {
+	type req = membersReq
+	for _, tc := range []struct {
+		body, field, msg string
+		check            func(r req) bool
+	}{
+		{`{"code": "x", "name": "AB", "topk": 3, "extra": 1}`, "", "", func(r req) bool { return r.Code == "x" && r.Name.s == "AB" && r.TopK == 3 && r.Opt == nil }},
+		{`{"name": null, "opt": null}`, "", "", func(r req) bool { return r.Name.null && r.Opt == nil }},
+		{`{"name": "ab"}`, "name", "name must be upper case, got \"ab\"", nil},
+		{`{"topk": "3"}`, "topk", "topk must be an integer, got string", nil},
+		{`{"top_k": 3}`, "top_k", `did you mean "topk"?`, nil},
+	} {
+		members, err := Object([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r req
+		err = DecodeMembers(members, &r, Ignore)
+		var fe *rlsearch.FieldError
+		switch {
+		case tc.msg == "" && (err != nil || !tc.check(r)):
+			t.Errorf("%s: %+v, %v", tc.body, r, err)
+		case tc.msg != "" && (!errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(err.Error(), tc.msg)):
+			t.Errorf("%s: error %v, want field %q and %q", tc.body, err, tc.field, tc.msg)
+		}
+	}
+	if err := DecodeMembers(map[string]json.RawMessage{}, req{}, Ignore); err == nil {
+		t.Error("a non-pointer was accepted")
+	}
+}

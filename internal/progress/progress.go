@@ -30,11 +30,11 @@ type Counter struct {
 }
 
 // New reports on w (nil = silent) under label ("indexing: title",
-// "mutate --eval"), counting unit ("vectors", "programs") out of total.
+// "mutate-eval"), counting unit ("vectors", "programs") out of total.
 func New(w io.Writer, label, unit string, total int) *Counter {
 	now := time.Now()
 	c := &Counter{w: w, label: label, unit: unit, total: total, start: now, last: now}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if isTerminal(w) {
 		c.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription(label),
@@ -89,4 +89,10 @@ func (c *Counter) Finish() {
 		c.bar.Finish()
 		fmt.Fprintln(c.w)
 	}
+}
+
+// isTerminal reports whether w is a terminal (a progress bar), not a log.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

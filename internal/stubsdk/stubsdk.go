@@ -3,7 +3,7 @@
 // call of width k returns rows shifted by a hash of the query (CRC-32 % 97,
 // stride 7, 1000 stub documents), rerank scores len(contents) % 7. The Go
 // side (Retriever, Corpus, Reranker) backs sdk's overhead benchmark and the
-// `programs` suite of `rlsearch bench`; Python (stub_sdk.py, also embedded
+// `programs` suite of `rlsearch-bench run`; Python (stub_sdk.py, also embedded
 // as Python) backs their CPython peer. sdk's TestStubParity and bench/peers'
 // TestProgramsParity check both print identical observations.
 //

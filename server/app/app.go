@@ -28,6 +28,7 @@ import (
 	"github.com/rlsearch/rlsearch/server"
 	"github.com/rlsearch/rlsearch/server/cache"
 	"github.com/rlsearch/rlsearch/server/router"
+	"github.com/rlsearch/rlsearch/tokenizer"
 )
 
 // ErrConfig marks a Config the assembly cannot serve (a usage error).
@@ -537,8 +538,8 @@ func OpenRuntime(ctx context.Context, cfg RuntimeConfig) (*sdk.Runtime, func(), 
 // runtimeOver opens the reranker and the policy tokenizer and returns the
 // program runtime over docs and retrievers with them, and the reranker
 // (nil without one).
-func runtimeOver(ctx context.Context, docs sdk.Corpus, retrievers map[string]rlsearch.Retriever, rc RerankConfig, tokenizer string, b sdk.Budgets) (*sdk.Runtime, *rerank.Reranker, func(), error) {
-	m, closer, err := openModels(ctx, rc, tokenizer)
+func runtimeOver(ctx context.Context, docs sdk.Corpus, retrievers map[string]rlsearch.Retriever, rc RerankConfig, policyTok string, b sdk.Budgets) (*sdk.Runtime, *rerank.Reranker, func(), error) {
+	m, closer, err := openModels(ctx, rc, policyTok)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -560,7 +561,7 @@ type models struct {
 
 // openModels opens the reranker of rc and the policy tokenizer; the closer
 // releases them, and on error nothing stays open.
-func openModels(ctx context.Context, rc RerankConfig, tokenizer string) (*models, func(), error) {
+func openModels(ctx context.Context, rc RerankConfig, policyTok string) (*models, func(), error) {
 	rr, err := OpenReranker(ctx, rc)
 	if err != nil {
 		return nil, nil, err
@@ -569,8 +570,8 @@ func openModels(ctx context.Context, rc RerankConfig, tokenizer string) (*models
 	if rr != nil {
 		closer = func() { rr.Close() }
 	}
-	if tokenizer != "" {
-		bpe, err := rerank.LoadBPE(tokenizer)
+	if policyTok != "" {
+		bpe, err := tokenizer.LoadBPE(policyTok)
 		if err != nil {
 			closer()
 			return nil, nil, err

@@ -208,26 +208,7 @@ func BenchmarkReplay(b *testing.B) {
 // the key, the e5 batching queue behind it) and without: identical bodies.
 func TestReplayIdenticalDense(t *testing.T) {
 	ctx := context.Background()
-	model := embed.Config{Dir: testutil.Model(t, "tiny"), ORTLib: testutil.ORTLib(t)}
-	enc, err := embed.Open(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(filepath.Join(testutil.DataDir(t), "wiki_multihop", "corpus.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfterN(string(src), "\n", 1001)
-	corpus := filepath.Join(t.TempDir(), "corpus.jsonl")
-	if err := os.WriteFile(corpus, []byte(strings.Join(lines[:1000], "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "ix")
-	_, err = index.Build(ctx, index.BuildConfig{Corpus: corpus, Dir: dir, Encoder: enc})
-	enc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	model, dir := denseWikiIndex(t, 1000)
 	var qs []string
 	for _, q := range testutil.WikiQuestions(t)[:300] {
 		qs = append(qs, q.Question)
@@ -259,4 +240,32 @@ func TestReplayIdenticalDense(t *testing.T) {
 		}
 		svc.Close()
 	}
+}
+
+// denseWikiIndex builds an index of the first n wiki_multihop passages with
+// the generated tiny BERT as its E5 shard and returns the model's config
+// and the index directory.
+func denseWikiIndex(t *testing.T, n int) (embed.Config, string) {
+	t.Helper()
+	model := embed.Config{Dir: testutil.Model(t, "tiny"), ORTLib: testutil.ORTLib(t)}
+	enc, err := embed.Open(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(testutil.DataDir(t), "wiki_multihop", "corpus.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfterN(string(src), "\n", n+1)
+	corpus := filepath.Join(t.TempDir(), "corpus.jsonl")
+	if err := os.WriteFile(corpus, []byte(strings.Join(lines[:n], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "ix")
+	_, err = index.Build(context.Background(), index.BuildConfig{Corpus: corpus, Dir: dir, Encoder: enc})
+	enc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model, dir
 }

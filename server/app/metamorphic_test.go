@@ -9,15 +9,11 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/rlsearch/rlsearch/embed"
-	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
@@ -95,26 +91,7 @@ func metaPost(tb testing.TB, h http.Handler, r metaRequest) []byte {
 // batch-mate's width would change the beam).
 func TestMetamorphicLoad(t *testing.T) {
 	ctx := context.Background()
-	model := embed.Config{Dir: testutil.Model(t, "tiny"), ORTLib: testutil.ORTLib(t)}
-	enc, err := embed.Open(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(filepath.Join(testutil.DataDir(t), "wiki_multihop", "corpus.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfterN(string(src), "\n", 1501)
-	corpus := filepath.Join(t.TempDir(), "corpus.jsonl")
-	if err := os.WriteFile(corpus, []byte(strings.Join(lines[:1500], "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "ix")
-	_, err = index.Build(ctx, index.BuildConfig{Corpus: corpus, Dir: dir, Encoder: enc})
-	enc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	model, dir := denseWikiIndex(t, 1500)
 	var qs []string
 	for _, q := range testutil.WikiQuestions(t)[:60] {
 		qs = append(qs, q.Question)

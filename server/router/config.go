@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -174,18 +175,10 @@ func (c Config) withDefaults() Config {
 	case c.Retries < 0:
 		c.Retries = 0
 	}
-	if c.HedgeMaxQueries == 0 {
-		c.HedgeMaxQueries = DefaultHedgeMaxQueries
-	}
-	if c.MaxInFlight == 0 {
-		c.MaxInFlight = DefaultMaxInFlight
-	}
-	if c.MaxConnsPerReplica == 0 {
-		c.MaxConnsPerReplica = DefaultMaxConnsPerReplica
-	}
-	if c.DocCache == 0 {
-		c.DocCache = DefaultDocCache
-	}
+	c.HedgeMaxQueries = cmp.Or(c.HedgeMaxQueries, DefaultHedgeMaxQueries)
+	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
+	c.MaxConnsPerReplica = cmp.Or(c.MaxConnsPerReplica, DefaultMaxConnsPerReplica)
+	c.DocCache = cmp.Or(c.DocCache, DefaultDocCache)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

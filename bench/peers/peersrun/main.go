@@ -1,5 +1,5 @@
 // Command peersrun runs the peers of one or more suites on their own (what
-// `rlsearch bench` does with them in a full run) and prints their rows; the
+// `rlsearch-bench run` does with them in a full run) and prints their rows; the
 // JSON array of bench.Row goes to -out.
 //
 //	go run ./bench/peers/peersrun -suite serve,programs -quick -out out/peers.json

@@ -1,4 +1,4 @@
-package rerank
+package tokenizer
 
 import (
 	"container/heap"
@@ -15,7 +15,6 @@ import (
 	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/rlsearch/rlsearch/internal/hftok"
 	"github.com/rlsearch/rlsearch/internal/utf8x"
 )
 
@@ -28,7 +27,7 @@ const EnvQwen3Tokenizer = "RLSEARCH_QWEN3_TOKENIZER"
 const DefaultQwen3Tokenizer = ".cache/tokenizers/qwen3.json"
 
 // ErrTokenizer marks a tokenizer.json that LoadBPE cannot use.
-var ErrTokenizer = errors.New("rerank: unsupported or invalid tokenizer.json")
+var ErrTokenizer = errors.New("tokenizer: unsupported or invalid tokenizer.json")
 
 // bpeCacheMax bounds the per-tokenizer cache of pre-tokenized pieces (Hugging
 // Face tokenizers' BPE uses a 10,000-word cache; we keep more since the
@@ -135,14 +134,14 @@ type bpeKey struct {
 }
 
 func parseBPE(data []byte) (*BPE, error) {
-	f, err := hftok.Parse(data, ErrTokenizer)
+	f, err := parseHF(data, ErrTokenizer)
 	if err != nil {
 		return nil, err
 	}
-	bad := hftok.Errorf(ErrTokenizer)
+	bad := hfErrorf(ErrTokenizer)
 	m := f.Model
 	if m == nil {
-		m = &hftok.Model{}
+		m = &hfModel{}
 	}
 	switch {
 	case m.Type != "BPE":

@@ -1,4 +1,4 @@
-package rerank
+package tokenizer
 
 import (
 	"unicode"

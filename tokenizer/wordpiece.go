@@ -1,4 +1,4 @@
-package embed
+package tokenizer
 
 import (
 	"encoding/json"
@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/rlsearch/rlsearch/internal/hftok"
 	"github.com/rlsearch/rlsearch/internal/utf8x"
 )
 
@@ -24,10 +23,10 @@ var (
 	// this WordPiece implementation does not reproduce exactly (another
 	// normalizer, pre-tokenizer, model or post-processor, or added tokens
 	// with options other than the defaults BERT checkpoints use).
-	ErrUnsupportedTokenizer = errors.New("embed: unsupported tokenizer.json")
+	ErrUnsupportedTokenizer = errors.New("tokenizer: unsupported tokenizer.json")
 	// ErrBadTokenizer means the tokenizer.json is malformed or inconsistent
 	// (invalid JSON, a special token missing from the vocabulary, ...).
-	ErrBadTokenizer = errors.New("embed: malformed tokenizer.json")
+	ErrBadTokenizer = errors.New("tokenizer: malformed tokenizer.json")
 )
 
 // WordPiece is a BERT WordPiece tokenizer that reproduces, id for id, what
@@ -125,12 +124,12 @@ func LoadWordPiece(path string) (*WordPiece, error) {
 }
 
 func parseWordPiece(data []byte) (*WordPiece, error) {
-	tj, err := hftok.Parse(data, ErrBadTokenizer)
+	tj, err := parseHF(data, ErrBadTokenizer)
 	if err != nil {
 		return nil, err
 	}
-	unsupported := hftok.Errorf(ErrUnsupportedTokenizer)
-	bad := hftok.Errorf(ErrBadTokenizer)
+	unsupported := hfErrorf(ErrUnsupportedTokenizer)
+	bad := hfErrorf(ErrBadTokenizer)
 
 	w := &WordPiece{props: bmpProps()}
 

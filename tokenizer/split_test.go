@@ -1,4 +1,4 @@
-package rerank
+package tokenizer
 
 import (
 	"slices"
@@ -36,7 +36,7 @@ func hasLongS(s string) bool { return strings.ContainsRune(s, 0x17F) }
 // pattern run by regexp2 on the parity strings and the traps (except where
 // regexp2 lacks Unicode case folding).
 func TestSplitQwenMatchesRegexp(t *testing.T) {
-	for _, s := range append(parityStrings(t), splitTraps...) {
+	for _, s := range append(bpeParityStrings(t), splitTraps...) {
 		s = validUTF8(s)
 		if hasLongS(s) {
 			continue
@@ -54,7 +54,7 @@ func TestSplitQwenMatchesRegexp(t *testing.T) {
 // TestSplitQwenMatchesHF compares the pieces with Hugging Face's own
 // pre-tokenizer (Split + ByteLevel) on the parity strings and the traps.
 func TestSplitQwenMatchesHF(t *testing.T) {
-	texts := append(parityStrings(t), splitTraps...)
+	texts := append(bpeParityStrings(t), splitTraps...)
 	for i, s := range texts {
 		texts[i] = validUTF8(s)
 	}

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/cmd/internal/cmdtest"
+	"github.com/rlsearch/rlsearch/index"
 )
 
 func TestGencorpusAndCorpusstats(t *testing.T) {
 	tmp := t.TempDir()
 	seed := filepath.Join(tmp, "seed.jsonl")
-	if err := os.WriteFile(seed, []byte(corpusText), 0o644); err != nil {
+	if err := os.WriteFile(seed, []byte(cmdtest.CorpusText), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(tmp, "gen.jsonl.zst")
@@ -18,10 +22,11 @@ func TestGencorpusAndCorpusstats(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "2000 passages (3 real, 1997 generated)") {
 		t.Fatalf("gencorpus: code %d\n%s\n%s", code, stdout, errs)
 	}
-	// The output is a corpus the index command reads.
-	code, stdout, errs = runCmd(t, "index", "--corpus", out, "--out", filepath.Join(tmp, "idx"), "--quiet")
-	if code != 0 || !strings.Contains(stdout, "indexed 2000 passages") {
-		t.Fatalf("index of the generated corpus: code %d\n%s\n%s", code, stdout, errs)
+	// The output is a corpus the index builder reads.
+	idx := filepath.Join(tmp, "idx")
+	meta, err := index.Build(context.Background(), index.BuildConfig{Corpus: out, Dir: idx})
+	if err != nil || !strings.Contains(meta.Summary(idx), "indexed 2000 passages") {
+		t.Fatalf("index of the generated corpus: %v", err)
 	}
 	code, stdout, errs = runCmd(t, "corpusstats", seed, out+"@3:", out+"@:3")
 	if code != 0 {
@@ -41,7 +46,7 @@ func TestGencorpusAndCorpusstats(t *testing.T) {
 func TestGencorpusUsage(t *testing.T) {
 	tmp := t.TempDir()
 	seed := filepath.Join(tmp, "seed.jsonl")
-	os.WriteFile(seed, []byte(corpusText), 0o644)
+	os.WriteFile(seed, []byte(cmdtest.CorpusText), 0o644)
 	out := filepath.Join(tmp, "o.jsonl")
 	for _, tc := range []struct {
 		args []string

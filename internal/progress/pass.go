@@ -1,29 +1,24 @@
-package index
+package progress
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 )
 
-// progressEvery is the interval of plain progress lines when the progress
-// writer is not a terminal (a log file, journald, a CI log).
-const progressEvery = 10 * time.Second
-
-// progress reports build progress on a writer: a progress bar (bytes of
+// Pass reports the progress of one pass over a corpus file (index builds,
+// counting a sharded build's passages) on a writer: a progress bar (bytes of
 // corpus read, passages/s, ETA) when the writer is a terminal, else a plain
 // line every progressEvery (passages, % of corpus bytes read, passages/s,
 // ETA), so that logs are not filled with carriage returns. Phases after
 // indexing (merging BM25 runs, writing) are announced by name, and in plain
 // mode a line says every progressEvery that a long phase is still running.
 // Not safe for concurrent use except that a phase's ticker runs on its own
-// goroutine.
-type progress struct {
+// goroutine. A nil writer makes every method a no-op.
+type Pass struct {
 	w         io.Writer
 	label     string // "indexing", "counting passages"
 	bar       *progressbar.ProgressBar
@@ -38,17 +33,16 @@ type progress struct {
 	tickDone chan struct{}
 }
 
-func newBar(w io.Writer, total int64) *progress { return newLabelBar(w, total, "indexing") }
-
-// newLabelBar is newBar for a pass named label.
-func newLabelBar(w io.Writer, total int64, label string) *progress {
-	p := &progress{w: w, label: label, total: total, now: time.Now, every: progressEvery}
+// NewPass reports on w (nil = silent) a pass named label ("indexing",
+// "counting passages") over a file of total bytes (≤ 0 when unknown).
+func NewPass(w io.Writer, total int64, label string) *Pass {
+	p := &Pass{w: w, label: label, total: total, now: time.Now, every: Every}
 	p.started = p.now()
 	p.lastPrint = p.started
 	if w == nil {
 		return p
 	}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if isTerminal(w) {
 		p.bar = progressbar.NewOptions64(total,
 			progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription(label),
@@ -61,8 +55,8 @@ func newLabelBar(w io.Writer, total int64, label string) *progress {
 	return p
 }
 
-// update reports n passages indexed after bytes of the corpus were read.
-func (p *progress) update(bytes int64, n int) {
+// Update reports n passages done after bytes of the file were read.
+func (p *Pass) Update(bytes int64, n int) {
 	if p.w == nil {
 		return
 	}
@@ -89,10 +83,10 @@ func (p *progress) update(bytes int64, n int) {
 	fmt.Fprintf(p.w, "%s: %d passages, %.0f passages/s\n", p.label, n, rate)
 }
 
-// phase announces a named phase (ending the previous one). In plain mode,
-// when tick is set, a goroutine says every p.every that it is still
+// Phase announces a named phase (ending the previous one). In plain mode,
+// when tick is set, a goroutine says every Every that it is still
 // running (phases without their own progress lines).
-func (p *progress) phase(name string, tick bool) {
+func (p *Pass) Phase(name string, tick bool) {
 	p.endPhase()
 	if p.w == nil {
 		return
@@ -126,7 +120,7 @@ func (p *progress) phase(name string, tick bool) {
 }
 
 // endPhase stops the ticker of the current phase, if any.
-func (p *progress) endPhase() {
+func (p *Pass) endPhase() {
 	if p.stopTick != nil {
 		close(p.stopTick)
 		<-p.tickDone
@@ -134,7 +128,9 @@ func (p *progress) endPhase() {
 	}
 }
 
-func (p *progress) finish() {
+// Finish ends the current phase and the bar (a newline after it on a
+// terminal).
+func (p *Pass) Finish() {
 	p.endPhase()
 	if p.bar != nil {
 		p.bar.Finish()

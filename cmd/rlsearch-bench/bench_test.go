@@ -8,8 +8,16 @@ import (
 	"testing"
 
 	"github.com/rlsearch/rlsearch/bench/indexbench"
+	"github.com/rlsearch/rlsearch/cmd/internal/cmdtest"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return cmdtest.Run(t, run, args...)
+}
+
+func buildIndex(t *testing.T) (dir, questions string) { return cmdtest.BuildIndex(t) }
 
 func TestCycle(t *testing.T) {
 	got := strings.Join(indexbench.Cycle([]string{"a", "b", "c"}, 7), "")
@@ -18,16 +26,16 @@ func TestCycle(t *testing.T) {
 	}
 }
 
-// TestBenchBM25Mode checks the parts of `bench --mode bm25` that
+// TestBenchBM25Mode checks the parts of `index --mode bm25` that
 // scripts/bench-scale.sh reads: the TREC run file and the JSON keys.
 func TestBenchBM25Mode(t *testing.T) {
 	dir, questions := buildIndex(t)
 	tmp := t.TempDir()
 	runFile, jsonFile := filepath.Join(tmp, "ours.run"), filepath.Join(tmp, "m.json")
-	code, out, errs := runCmd(t, "bench", "--mode", "bm25", "--index", dir, "--questions", questions,
+	code, out, errs := runCmd(t, "index", "--mode", "bm25", "--index", dir, "--questions", questions,
 		"--duration", "1ms", "--batch", "5", "--k", "2", "--run-out", runFile, "--json", jsonFile)
 	if code != 0 {
-		t.Fatalf("bench: code %d\n%s\n%s", code, out, errs)
+		t.Fatalf("index: code %d\n%s\n%s", code, out, errs)
 	}
 	if strings.Contains(out, "/retrieve") {
 		t.Errorf("--mode bm25 should not measure HTTP:\n%s", out)
@@ -75,23 +83,23 @@ func TestBenchBadFlags(t *testing.T) {
 		{"--concurrency", "0"},
 		{"--duration", "0s"},
 	} {
-		code, _, errs := runCmd(t, append([]string{"bench", "--index", dir, "--questions", questions}, args...)...)
+		code, _, errs := runCmd(t, append([]string{"index", "--index", dir, "--questions", questions}, args...)...)
 		if code != 2 || !strings.Contains(errs, args[0]+" ") {
-			t.Errorf("bench %v: code %d, want 2 and a message naming the flag; stderr:\n%s", args, code, errs)
+			t.Errorf("index %v: code %d, want 2 and a message naming the flag; stderr:\n%s", args, code, errs)
 		}
 	}
 }
 
-// TestBenchSuitesAndCompare runs `bench --suites rewards,gpu` tiny, then
-// compares the report with itself.
+// TestBenchSuitesAndCompare runs `run --suites rewards,gpu` tiny, then
+// compares the report with itself and renders it again.
 func TestBenchSuitesAndCompare(t *testing.T) {
 	data := testutil.DataDir(t)
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "out")
-	code, stdout, errs := runCmd(t, "bench", "--suites", "rewards,gpu", "--quick", "--reps", "2", "--min-time", "1ms",
+	code, stdout, errs := runCmd(t, "run", "--suites", "rewards,gpu", "--quick", "--reps", "2", "--min-time", "1ms",
 		"--data", data, "--work", filepath.Join(tmp, "work"), "--set", "rewards.batch=4", "--out", out)
 	if code != 0 {
-		t.Fatalf("bench: code %d\n%s\n%s", code, stdout, errs)
+		t.Fatalf("run: code %d\n%s\n%s", code, stdout, errs)
 	}
 	if !strings.Contains(errs, "rewards rep 2/2") || !strings.Contains(stdout, "wrote report.json, report.md") {
 		t.Errorf("progress or summary missing:\nstdout %s\nstderr %s", stdout, errs)
@@ -101,21 +109,21 @@ func TestBenchSuitesAndCompare(t *testing.T) {
 		t.Errorf("report.md: %v\n%s", err, md)
 	}
 	rep := filepath.Join(out, "report.json")
-	code, stdout, errs = runCmd(t, "bench", "compare", rep, rep)
+	code, stdout, errs = runCmd(t, "compare", rep, rep)
 	if code != 0 || !strings.Contains(stdout, "batch=4 reward=qa") || !strings.Contains(stdout, " ~ ") {
 		t.Errorf("compare: code %d\n%s\n%s", code, stdout, errs)
 	}
 	re := filepath.Join(tmp, "re")
-	if code, stdout, errs = runCmd(t, "bench", "render", rep, "--out", re); code != 0 {
+	if code, stdout, errs = runCmd(t, "render", rep, "--out", re); code != 0 {
 		t.Errorf("render: code %d\n%s\n%s", code, stdout, errs)
 	} else if b, err := os.ReadFile(filepath.Join(re, "report.md")); err != nil || !strings.Contains(string(b), "reward=qa") {
 		t.Errorf("rendered report.md: %v\n%s", err, b)
 	}
 	for _, bad := range [][]string{
-		{"bench", "render", rep},
-		{"bench", "--suites", "nope", "--data", data, "--out", out},
-		{"bench", "--set", "novalue", "--out", out},
-		{"bench", "compare", rep},
+		{"render", rep},
+		{"run", "--suites", "nope", "--data", data, "--out", out},
+		{"run", "--set", "novalue", "--out", out},
+		{"compare", rep},
 	} {
 		if code, _, _ := runCmd(t, bad...); code == 0 {
 			t.Errorf("%q: code 0, want an error", bad)

@@ -1,4 +1,4 @@
-package index
+package progress
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 // passages/s and ETA; phases by name.
 func TestProgressPlainLines(t *testing.T) {
 	var buf bytes.Buffer
-	p := newBar(&buf, 1000)
+	p := NewPass(&buf, 1000, "indexing")
 	clock := p.started
 	p.now = func() time.Time { return clock }
 	for _, tc := range []struct {
@@ -28,7 +28,7 @@ func TestProgressPlainLines(t *testing.T) {
 	} {
 		buf.Reset()
 		clock = p.started.Add(tc.after)
-		p.update(tc.bytes, tc.n)
+		p.Update(tc.bytes, tc.n)
 		if buf.String() != tc.want {
 			t.Errorf("at %v: %q, want %q", tc.after, buf.String(), tc.want)
 		}
@@ -37,19 +37,19 @@ func TestProgressPlainLines(t *testing.T) {
 	buf.Reset()
 	p.total = -1
 	clock = clock.Add(time.Minute)
-	p.update(900, 5000)
+	p.Update(900, 5000)
 	if want := "indexing: 5000 passages, 50 passages/s\n"; buf.String() != want {
 		t.Errorf("unknown size: %q, want %q", buf.String(), want)
 	}
 	buf.Reset()
-	p.phase("merging BM25 runs", true)
-	p.phase("writing", true)
-	p.finish()
+	p.Phase("merging BM25 runs", true)
+	p.Phase("writing", true)
+	p.Finish()
 	if want := "phase: merging BM25 runs\nphase: writing\n"; !strings.HasPrefix(buf.String(), want) {
 		t.Errorf("phases: %q, want prefix %q", buf.String(), want)
 	}
-	q := newBar(nil, 10)
-	q.update(5, 5)
-	q.phase("x", true)
-	q.finish()
+	q := NewPass(nil, 10, "indexing")
+	q.Update(5, 5)
+	q.Phase("x", true)
+	q.Finish()
 }

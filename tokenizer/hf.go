@@ -1,24 +1,24 @@
-package hftok
+package tokenizer
 
 import (
 	"encoding/json"
 	"fmt"
 )
 
-// File is the subset of tokenizer.json that the tokenizers read.
-type File struct {
-	AddedTokens   []AddedToken   `json:"added_tokens"`
-	Normalizer    *Normalizer    `json:"normalizer"`
-	PreTokenizer  *PreTokenizer  `json:"pre_tokenizer"`
-	PostProcessor *PostProcessor `json:"post_processor"`
+// hfFile is the subset of tokenizer.json that the tokenizers read.
+type hfFile struct {
+	AddedTokens   []hfAddedToken   `json:"added_tokens"`
+	Normalizer    *hfNormalizer    `json:"normalizer"`
+	PreTokenizer  *hfPreTokenizer  `json:"pre_tokenizer"`
+	PostProcessor *hfPostProcessor `json:"post_processor"`
 	Padding       *struct {
 		PadToken string `json:"pad_token"`
 	} `json:"padding"`
-	Model *Model `json:"model"`
+	Model *hfModel `json:"model"`
 }
 
-// AddedToken is one entry of added_tokens.
-type AddedToken struct {
+// hfAddedToken is one entry of added_tokens.
+type hfAddedToken struct {
 	ID         int32  `json:"id"`
 	Content    string `json:"content"`
 	SingleWord bool   `json:"single_word"`
@@ -28,8 +28,8 @@ type AddedToken struct {
 	Special    bool   `json:"special"`
 }
 
-// Normalizer: BertNormalizer's options (nil = absent), or NFC.
-type Normalizer struct {
+// hfNormalizer: BertNormalizer's options (nil = absent), or NFC.
+type hfNormalizer struct {
 	Type               string `json:"type"`
 	CleanText          *bool  `json:"clean_text"`
 	HandleChineseChars *bool  `json:"handle_chinese_chars"`
@@ -37,8 +37,8 @@ type Normalizer struct {
 	Lowercase          *bool  `json:"lowercase"`
 }
 
-// PreTokenizer: BertPreTokenizer, ByteLevel, or a Sequence of them.
-type PreTokenizer struct {
+// hfPreTokenizer: BertPreTokenizer, ByteLevel, or a Sequence of them.
+type hfPreTokenizer struct {
 	Type          string `json:"type"`
 	Pretokenizers []struct {
 		Type    string `json:"type"`
@@ -52,9 +52,9 @@ type PreTokenizer struct {
 	} `json:"pretokenizers"`
 }
 
-// PostProcessor: TemplateProcessing (single, special_tokens) or
+// hfPostProcessor: TemplateProcessing (single, special_tokens) or
 // BertProcessing (sep, cls).
-type PostProcessor struct {
+type hfPostProcessor struct {
 	Type   string `json:"type"`
 	Single []struct {
 		SpecialToken *struct {
@@ -71,9 +71,9 @@ type PostProcessor struct {
 	Cls []json.RawMessage `json:"cls"`
 }
 
-// Model: WordPiece (unk_token, continuing_subword_prefix,
+// hfModel: WordPiece (unk_token, continuing_subword_prefix,
 // max_input_chars_per_word) or BPE (merges and its options).
-type Model struct {
+type hfModel struct {
 	Type                    string           `json:"type"`
 	Vocab                   map[string]int32 `json:"vocab"`
 	UnkToken                string           `json:"unk_token"`
@@ -86,19 +86,19 @@ type Model struct {
 	Dropout                 *float64         `json:"dropout"`
 }
 
-// Parse decodes tokenizer.json bytes; a malformed file is returned as the
+// parseHF decodes tokenizer.json bytes; a malformed file is returned as the
 // error of sentinel (ErrBadTokenizer, ErrTokenizer) with json's message.
-func Parse(data []byte, sentinel error) (*File, error) {
-	var f File
+func parseHF(data []byte, sentinel error) (*hfFile, error) {
+	var f hfFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%w: %v", sentinel, err)
 	}
 	return &f, nil
 }
 
-// Errorf returns a formatter of errors that wrap sentinel: the check
+// hfErrorf returns a formatter of errors that wrap sentinel: the check
 // failures of a tokenizer loader ("%w: "+format).
-func Errorf(sentinel error) func(format string, args ...any) error {
+func hfErrorf(sentinel error) func(format string, args ...any) error {
 	return func(format string, args ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)
 	}

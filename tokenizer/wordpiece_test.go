@@ -1,14 +1,12 @@
-package embed
+package tokenizer
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,51 +14,19 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/rlsearch/rlsearch/internal/testutil"
 	"golang.org/x/text/unicode/norm"
 )
-
-// requireNative skips the test when an outside resource (a downloaded
-// model file, the Node oracle, a native library) is missing, telling the
-// reader to run `make setup`; with RLSEARCH_REQUIRE_NATIVE=1 (set in CI) it
-// fails instead, so that a broken setup cannot pass silently.
-func requireNative(t testing.TB, what string) {
-	t.Helper()
-	msg := fmt.Sprintf("%s is missing; run `make setup` (scripts/setup.sh) to install it", what)
-	if os.Getenv("RLSEARCH_REQUIRE_NATIVE") == "1" {
-		t.Fatal(msg + " (RLSEARCH_REQUIRE_NATIVE=1)")
-	}
-	t.Skip(msg)
-}
-
-// repoRoot walks up from the working directory (the package directory
-// under go test) to the directory holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
 
 // tokenizerPath is $BERT_TOKENIZER, else .cache/tokenizers/bert-uncased.json.
 func tokenizerPath(t testing.TB) string {
 	t.Helper()
 	p := os.Getenv("BERT_TOKENIZER")
 	if p == "" {
-		p = filepath.Join(repoRoot(t), ".cache", "tokenizers", "bert-uncased.json")
+		p = filepath.Join(testutil.RepoRoot(t), ".cache", "tokenizers", "bert-uncased.json")
 	}
 	if _, err := os.Stat(p); err != nil {
-		requireNative(t, "BERT tokenizer "+p)
+		testutil.RequireNative(t, "BERT tokenizer "+p)
 	}
 	return p
 }
@@ -79,63 +45,6 @@ func loadTestWordPiece(t testing.TB) *WordPiece {
 		t.Fatal(testWPErr)
 	}
 	return testWP
-}
-
-// oracleCmd returns the command running scripts/tokenizer_oracle.js with
-// the given mode, skipping (or failing, see requireNative) without node or
-// the oracle package. $TOKENIZER_ORACLE_DIR overrides .cache/oracle.
-func oracleCmd(t testing.TB, args ...string) *exec.Cmd {
-	t.Helper()
-	root := repoRoot(t)
-	dir := os.Getenv("TOKENIZER_ORACLE_DIR")
-	if dir == "" {
-		dir = filepath.Join(root, ".cache", "oracle")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		requireNative(t, "node (for the tokenizer oracle)")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@anush008", "tokenizers")); err != nil {
-		requireNative(t, "tokenizer oracle "+dir+"/node_modules/@anush008/tokenizers")
-	}
-	cmd := exec.Command(node, append([]string{filepath.Join(root, "scripts", "tokenizer_oracle.js")}, args...)...)
-	cmd.Env = append(os.Environ(), "TOKENIZER_ORACLE_DIR="+dir)
-	return cmd
-}
-
-// oracleEncode returns Hugging Face tokenizers' ids for each text.
-func oracleEncode(t testing.TB, tokPath string, texts []string, maxLen int) [][]int32 {
-	t.Helper()
-	req := struct {
-		Tokenizer string   `json:"tokenizer"`
-		MaxLen    int      `json:"max_len"`
-		Strings   []string `json:"strings"`
-	}{Tokenizer: tokPath, MaxLen: maxLen}
-	for _, s := range texts {
-		req.Strings = append(req.Strings, base64.StdEncoding.EncodeToString([]byte(s)))
-	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := oracleCmd(t, "encode")
-	cmd.Stdin = bytes.NewReader(body)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("tokenizer oracle: %v\n%s", err, stderr.String())
-	}
-	var resp struct {
-		IDs [][]int32 `json:"ids"`
-	}
-	if err := json.Unmarshal(out, &resp); err != nil {
-		t.Fatalf("tokenizer oracle reply: %v", err)
-	}
-	if len(resp.IDs) != len(texts) {
-		t.Fatalf("tokenizer oracle returned %d results for %d strings", len(resp.IDs), len(texts))
-	}
-	return resp.IDs
 }
 
 // normalizeOnly runs the non-ASCII normalization steps selected by w's
@@ -161,7 +70,7 @@ func TestWordPieceUnicodeTablesMatchHF(t *testing.T) {
 	if testing.Short() {
 		t.Skip("probes 1.1M code points through node; skipped with -short")
 	}
-	cmd := oracleCmd(t, "probe")
+	cmd := testutil.OracleCmd(t, "probe")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -285,7 +194,7 @@ func runeRanges(rs []rune) string {
 // copied into the repository).
 func dataDir(t testing.TB) string {
 	t.Helper()
-	return filepath.Join(repoRoot(t), "..", "shared", "data", "wiki_multihop")
+	return filepath.Join(testutil.RepoRoot(t), "..", "shared", "data", "wiki_multihop")
 }
 
 // readJSONLField returns field of every line of a JSON-lines file.
@@ -466,7 +375,7 @@ func TestWordPieceParityWithHF(t *testing.T) {
 	}
 	for _, maxLen := range []int{0, 256} {
 		t.Run(fmt.Sprintf("maxLen=%d", maxLen), func(t *testing.T) {
-			want := oracleEncode(t, tokPath, texts, maxLen)
+			want := testutil.OracleEncode(t, tokPath, texts, maxLen)
 			bad := 0
 			for i, s := range texts {
 				got := w.Encode(s, maxLen)
@@ -536,7 +445,7 @@ func TestWordPieceOptionsParityWithHF(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := oracleEncode(t, path, texts, 0)
+			want := testutil.OracleEncode(t, path, texts, 0)
 			bad := 0
 			for i, s := range texts {
 				if got := w.Encode(s, 0); !slices.Equal(got, want[i]) {

@@ -1,8 +1,6 @@
-package rerank
+package tokenizer
 
 import (
-	"github.com/rlsearch/rlsearch/internal/testutil"
-
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -13,12 +11,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
-// parityStrings returns the parity test set: hand-picked traps, seeded
+// bpeParityStrings returns the parity test set: hand-picked traps, seeded
 // random mixtures of awkward fragments, and real passages from the shared
 // wiki corpus when it is present.
-func parityStrings(tb testing.TB) []string {
+func bpeParityStrings(tb testing.TB) []string {
 	fixed := []string{
 		"", " ", "  ", "\n", "\r\n", "\t\t", "hello world", "Hello World!", "....", ".....", "......", "..........",
 		"---", "----", "-----", "—", "– - —", "...---...", "a...b", "end.\n\nNext", "I'm", "I'M", "they'RE", "we'Ve",
@@ -113,8 +113,8 @@ func realPassages(tb testing.TB, n int) []string {
 func TestQwen3TokenizerParityWithHF(t *testing.T) {
 	path := qwen3TokenizerPath(t)
 	tok := loadQwen3(t)
-	texts := parityStrings(t)
-	want := oracleEncode(t, path, texts)
+	texts := bpeParityStrings(t)
+	want := testutil.OracleEncode(t, path, texts, 0)
 	same := 0
 	var bad []string
 	for i, s := range texts {
@@ -172,7 +172,7 @@ func TestQwen3TokenizerBasics(t *testing.T) {
 
 func TestQwen3TokenizerConcurrent(t *testing.T) {
 	tok := loadQwen3(t)
-	texts := parityStrings(t)[:300]
+	texts := bpeParityStrings(t)[:300]
 	want := make([][]int32, len(texts))
 	for i, s := range texts {
 		want[i] = tok.Encode(s)
@@ -235,7 +235,7 @@ func BenchmarkQwen3Encode(b *testing.B) {
 	tok := loadQwen3(b)
 	texts := realPassages(b, 200)
 	if len(texts) == 0 {
-		texts = parityStrings(b)[:200]
+		texts = bpeParityStrings(b)[:200]
 	}
 	var bytes, toks int
 	for _, s := range texts {

@@ -1,0 +1,45 @@
+package cmdflags
+
+import (
+	"flag"
+	"io"
+	"testing"
+)
+
+// TestSkipFlags: --gpu-canary and --self-check are on unless turned off,
+// like --model-canary, and reach app.IndexConfig.SkipGPUCanary and
+// SkipSelfCheck; a value that is no boolean is refused.
+func TestSkipFlags(t *testing.T) {
+	bind := func() (*Index, *flag.FlagSet) {
+		var f Index
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		f.Bind(fs)
+		return &f, fs
+	}
+	for _, tc := range []struct {
+		args          []string
+		canary, check bool // want SkipGPUCanary, SkipSelfCheck
+	}{
+		{nil, false, false},
+		{[]string{"--gpu-canary"}, false, false},
+		{[]string{"--gpu-canary=true"}, false, false},
+		{[]string{"--gpu-canary=false"}, true, false},
+		{[]string{"--self-check"}, false, false},
+		{[]string{"--self-check=false"}, false, true},
+		{[]string{"--gpu-canary=false", "--self-check=false"}, true, true},
+	} {
+		f, fs := bind()
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if c := f.Config(); c.SkipGPUCanary != tc.canary || c.SkipSelfCheck != tc.check {
+			t.Errorf("%v: SkipGPUCanary %v, SkipSelfCheck %v; want %v, %v", tc.args, c.SkipGPUCanary, c.SkipSelfCheck, tc.canary, tc.check)
+		}
+	}
+	for _, bad := range []string{"--gpu-canary=maybe", "--self-check=maybe"} {
+		if _, fs := bind(); fs.Parse([]string{bad}) == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

@@ -377,7 +377,14 @@ func TestServeShapesAgree(t *testing.T) {
 	}
 	ours.stop()
 	peer.stop()
+	runServeSuite(t, ctx, o, "")
+}
 
+// runServeSuite runs the serve suite under o and checks its rows: both
+// systems paired on 4 rows, each one repetition with a rate and a p99, all
+// of route (any route when "").
+func runServeSuite(t *testing.T, ctx context.Context, o Options, route string) {
+	t.Helper()
 	var log bytes.Buffer
 	rows, err := Run(ctx, "serve", o, &log)
 	if err != nil {
@@ -386,8 +393,8 @@ func TestServeShapesAgree(t *testing.T) {
 	t.Logf("serve suite:\n%s", log.String())
 	checkPaired(t, rows, 4, SystemOurs, peerSearchR1)
 	for _, r := range rows {
-		if r.Unit != "requests/s" || len(r.Reps) != 1 || !(r.Reps[0].Throughput > 0) || r.Reps[0].P99ms <= 0 {
-			t.Fatalf("row %s / %s: %+v", r.System, r.Config, r.Reps)
+		if (route != "" && r.Params["route"] != route) || r.Unit != "requests/s" || len(r.Reps) != 1 || !(r.Reps[0].Throughput > 0) || r.Reps[0].P99ms <= 0 {
+			t.Fatalf("row %s / %s %v: %+v", r.System, r.Config, r.Params, r.Reps)
 		}
 	}
 }

@@ -151,19 +151,7 @@ func TestServeDenseAgree(t *testing.T) {
 	}
 	ours.stop()
 	peer.stop()
-
-	var log bytes.Buffer
-	rows, err := Run(ctx, "serve", o, &log)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log.String())
-	}
-	t.Logf("serve suite:\n%s", log.String())
-	checkPaired(t, rows, 4, SystemOurs, peerSearchR1)
-	for _, r := range rows {
-		if r.Params["route"] != RouteE5 || r.Unit != "requests/s" || len(r.Reps) != 1 || !(r.Reps[0].Throughput > 0) || r.Reps[0].P99ms <= 0 {
-			t.Fatalf("row %s / %s %v: %+v", r.System, r.Config, r.Params, r.Reps)
-		}
-	}
+	runServeSuite(t, ctx, o, RouteE5)
 }
 
 // TestWriteVecFile checks the exported .fvecs against ann/vecfile's reader

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch/embed"
-	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 	"github.com/rlsearch/rlsearch/server/app"
 )
@@ -46,19 +45,7 @@ func TestRouterMetamorphicLoad(t *testing.T) {
 	if err := os.WriteFile(corpusPath, []byte(strings.Join(lines[:1200], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	enc, hash, closeEnc, err := app.OpenEncoder(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	one := filepath.Join(tmp, "one")
-	if _, err := index.Build(ctx, index.BuildConfig{Corpus: corpusPath, Dir: one, Encoder: enc, ConfigHash: hash}); err != nil {
-		t.Fatal(err)
-	}
-	vecs := filepath.Join(tmp, "dense.fvecs")
-	exportVectors(t, one, vecs)
-	shards := filepath.Join(tmp, "shards")
-	m := buildShards(t, corpusPath, shards, 2, index.BuildConfig{Vectors: vecs, Encoder: enc, ConfigHash: hash})
-	closeEnc()
+	one, shards, m := buildDenseOneAndShards(t, ctx, corpusPath, mc, 2)
 
 	cold := startIndex(t, one, app.Config{Index: app.IndexConfig{Model: mc, DenseBackend: "flat"}})
 	set := startShards(t, shards, m, []int{1, 1}, app.Config{Index: app.IndexConfig{Model: mc, DenseBackend: "flat"}, CacheBytes: 64 << 20, BatchMax: 512, BatchWait: 5 * time.Millisecond})

@@ -72,6 +72,28 @@ func corpusWords(t *testing.T, path string) []string {
 	return words
 }
 
+// buildDenseOneAndShards indexes corpusPath with mc's encoder as one
+// index and, with the same vectors (exported, not re-encoded), as n shards
+// under t's temporary directory: the unsharded reference and the shards the
+// router serves, for the byte-equality tests.
+func buildDenseOneAndShards(t *testing.T, ctx context.Context, corpusPath string, mc embed.Config, n int) (one, shards string, m *index.Manifest) {
+	t.Helper()
+	enc, hash, closeEnc, err := app.OpenEncoder(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEnc()
+	tmp := t.TempDir()
+	one = filepath.Join(tmp, "one")
+	if _, err := index.Build(ctx, index.BuildConfig{Corpus: corpusPath, Dir: one, Encoder: enc, ConfigHash: hash}); err != nil {
+		t.Fatal(err)
+	}
+	vecs := filepath.Join(tmp, "dense.fvecs")
+	exportVectors(t, one, vecs)
+	shards = filepath.Join(tmp, "shards")
+	return one, shards, buildShards(t, corpusPath, shards, n, index.BuildConfig{Vectors: vecs, Encoder: enc, ConfigHash: hash})
+}
+
 // exportVectors writes the dense shard of the index in dir as .fvecs (its
 // fp16 values widened to float32, which fp16 storage gives back exactly).
 func exportVectors(t *testing.T, dir, path string) {
@@ -112,20 +134,7 @@ func TestRouterEqualsOneServerWiki(t *testing.T) {
 	corpusPath := filepath.Join(data, "wiki_multihop", "corpus.jsonl")
 	ctx := context.Background()
 	t0 := time.Now()
-	enc, hash, closeEnc, err := app.OpenEncoder(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	one := filepath.Join(tmp, "one")
-	if _, err := index.Build(ctx, index.BuildConfig{Corpus: corpusPath, Dir: one, Encoder: enc, ConfigHash: hash}); err != nil {
-		t.Fatal(err)
-	}
-	vecs := filepath.Join(tmp, "dense.fvecs")
-	exportVectors(t, one, vecs)
-	shards := filepath.Join(tmp, "shards")
-	m := buildShards(t, corpusPath, shards, 4, index.BuildConfig{Vectors: vecs, Encoder: enc, ConfigHash: hash})
-	closeEnc()
+	one, shards, m := buildDenseOneAndShards(t, ctx, corpusPath, mc, 4)
 	t.Logf("built one index and 4 shards in %v", time.Since(t0).Round(time.Millisecond))
 
 	cfg := app.Config{Index: app.IndexConfig{Model: mc}}

@@ -81,22 +81,25 @@ const maxLevel = 31
 // Search is safe for concurrent use; Add must not run concurrently with
 // Search or another Add.
 type HNSW struct {
-	cfg    HNSWConfig
-	dim    int
-	n      int
-	vecs   []float32 // own float32 copy, or f32 of src, or nil when src widens
-	src    *Flat     // shared shard storage after ShareVectors; nil when h owns vecs
-	rr     *FP16Rows // mapped fp16 re-rank rows after RerankOn; then vecs and src are nil
-	codes  []int8
-	scale  []float32
-	offset []float32
-	level  []uint8
-	links0 []int32   // [n, 2M+1]
-	upper  [][]int32 // per node: [level, M+1], nil for level-0 nodes
-	entry  int32
-	top    int // level of entry
-	rng    *rand.Rand
-	pool   sync.Pool // *searcher
+	cfg  HNSWConfig
+	dim  int
+	n    int
+	vecs []float32 // own float32 copy, or f32 of src, or nil when src widens
+	src  *Flat     // shared shard storage after ShareVectors; nil when h owns vecs
+	rr   *FP16Rows // mapped fp16 re-rank rows after RerankOn; then vecs and src are nil
+	// ownRows: rr was mapped by Compress, and Close unmaps it; closed:
+	// after that Close (Search returns an error).
+	ownRows, closed bool
+	codes           []int8
+	scale           []float32
+	offset          []float32
+	level           []uint8
+	links0          []int32   // [n, 2M+1]
+	upper           [][]int32 // per node: [level, M+1], nil for level-0 nodes
+	entry           int32
+	top             int // level of entry
+	rng             *rand.Rand
+	pool            sync.Pool // *searcher
 }
 
 // NewHNSW builds a graph over row-major [n, dim] vecs (copied) with all
@@ -780,6 +783,9 @@ func (h *HNSW) searchWidths(ctx context.Context, q []float32, ks []int) ([][]rls
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if h.closed {
+		return nil, errors.New("ann: HNSW search after Close")
 	}
 	nq := len(ks)
 	out := make([][]rlsearch.Hit, nq)

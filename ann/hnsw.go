@@ -172,14 +172,20 @@ func (h *HNSW) rowVec(i int32, buf []float32) []float32 {
 // h searches. After RerankOn, Add and Save return errors. Not safe
 // concurrently with Search. Errors: ErrDim when r's shape differs,
 // ErrBadInput without int8 codes.
-func (h *HNSW) RerankOn(r *FP16Rows) error {
+func (h *HNSW) RerankOn(r *FP16Rows) error { return h.rerankOn(r, true) }
+
+// rerankOn is RerankOn; clone copies codes shared with an int8 shard (so
+// that a caller who drops h's shard frees it), which Compress skips: a
+// Flat is immutable, so sharing is safe, and the copy would double the
+// codes' memory while both exist.
+func (h *HNSW) rerankOn(r *FP16Rows, clone bool) error {
 	if r.Len() != h.n || r.Dim() != h.dim {
 		return fmt.Errorf("%w: fp16 rows are %d × %d, graph %d × %d", ErrDim, r.Len(), r.Dim(), h.n, h.dim)
 	}
 	if h.codes == nil {
 		return fmt.Errorf("%w: ann: RerankOn needs a graph with int8 codes (HNSWConfig.Int8)", rlsearch.ErrBadInput)
 	}
-	if h.src != nil && h.src.i8 != nil {
+	if clone && h.src != nil && h.src.i8 != nil {
 		// The codes are the shard's: copy them so that the shard can go.
 		h.codes = slices.Clone(h.codes)
 		h.scale, h.offset = slices.Clone(h.scale), slices.Clone(h.offset)

@@ -11,7 +11,8 @@ import (
 // is the fp16 rows file at path, and drops h's float32 vectors (or its
 // shard, after ShareVectors): resident memory becomes the int8 codes
 // (Dim bytes per vector + 8·Dim) plus the graph; the rows stay in the page
-// cache. Without int8 codes h first fits them over its vectors in one
+// cache. Over an int8 shard the shard's codes are kept (shared, not
+// copied). Without int8 codes h first fits them over its vectors in one
 // streamed pass (the per-dimension range of FitInt8, so a graph built with
 // HNSWConfig.Int8 over the same vectors has the same codes); the graph
 // itself is unchanged (it is built on float32 either way).
@@ -80,7 +81,7 @@ func (h *HNSW) Compress(path string) (reused bool, err error) {
 	default:
 		return false, fmt.Errorf("ann: fp16 rows: %w", serr)
 	}
-	if err := h.RerankOn(r); err != nil {
+	if err := h.rerankOn(r, false); err != nil {
 		r.Close()
 		return false, err
 	}

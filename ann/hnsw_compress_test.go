@@ -198,15 +198,22 @@ func FuzzOpenFP16Rows(f *testing.F) {
 // exact flat search over the mapped rows as Opened.Flat, and answers the
 // same on both opens.
 func TestOpenCompressed(t *testing.T) {
+	for _, dt := range []DType{FP32, FP16, INT8} {
+		t.Run(dt.String(), func(t *testing.T) { testOpenCompressed(t, dt) })
+	}
+}
+
+func testOpenCompressed(t *testing.T, dt DType) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(21))
 	const n, dim, nq = 2000, 32, 50
 	vecs := clustered(rng, n+nq, dim, 20, 0.2)
 	q := vecs[n*dim:]
 	dir := t.TempDir()
-	path := writeShard(t, dir, vecs[:n*dim], dim, Header{DType: FP32}, nil)
+	path := writeShard(t, dir, vecs[:n*dim], dim, Header{DType: dt}, nil)
 	exactF, _ := NewFlat(vecs[:n*dim], dim, FP32)
 	exact, _ := exactF.Search(ctx, q, 10)
+	floor := map[DType]float64{FP32: 0.95, FP16: 0.95, INT8: 0.9}[dt]
 	cfg := Config{Path: path, Backend: BackendHNSW, HNSWPath: filepath.Join(dir, "g.hnsw"), HNSW: HNSWConfig{M: 12, Seed: 1}, HNSWCompressed: true}
 	var first [][]rlsearchHit
 	for i, how := range []string{"written", "reused"} {
@@ -225,11 +232,11 @@ func TestOpenCompressed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := recallAt(got, exact, 10); r < 0.95 {
-			t.Errorf("open %d: recall@10 %.3f against fp32 exact", i, r)
+		if r := recallAt(got, exact, 10); r < floor {
+			t.Errorf("open %d: recall@10 %.3f against fp32 exact, want ≥ %.2f", i, r, floor)
 		}
 		ex, _ := o.Flat.Search(ctx, q, 10)
-		if r := recallAt(ex, exact, 10); r < 0.99 {
+		if r := recallAt(ex, exact, 10); r < floor+0.04 {
 			t.Errorf("open %d: Opened.Flat (fp16 rows) recall@10 %.3f against fp32 exact", i, r)
 		}
 		rows := hitRows(got)
@@ -241,6 +248,9 @@ func TestOpenCompressed(t *testing.T) {
 		if err := o.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if dt != FP32 {
+		return
 	}
 	if _, err := Open(ctx, Config{Flat: exactF, Backend: BackendHNSW, HNSWCompressed: true}); err == nil || !strings.Contains(err.Error(), "Config.FP16RowsPath") {
 		t.Errorf("compressed over Config.Flat without FP16RowsPath: %v, want an error naming Config.FP16RowsPath", err)

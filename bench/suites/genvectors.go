@@ -164,8 +164,3 @@ func genTextSet(ctx context.Context, name string, n, dim int, seed uint64, dir s
 	return &VectorSet{Name: name, Dim: dim, N: n, NQ: genQueries, Base: base, Queries: q, Truth: truth, Note: note}, nil
 }
 
-// GenVectorSetLog is GenVectorSet with the text generator's progress
-// lines written to logw.
-func GenVectorSetLog(ctx context.Context, name string, seed uint64, dir string, logw io.Writer) (*VectorSet, error) {
-	return genVectorSet(ctx, name, seed, dir, logw)
-}

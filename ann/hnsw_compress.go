@@ -48,38 +48,9 @@ func (h *HNSW) Compress(path string) (reused bool, err error) {
 		h.fitCodes(src)
 	}
 	want := fp16Sum(h.n, h.dim, src)
-	var r *FP16Rows
-	switch _, serr := os.Stat(path); {
-	case serr == nil:
-		if r, err = OpenFP16Rows(path); err != nil {
-			return false, fmt.Errorf("%w (delete it to rewrite it from the shard)", err)
-		}
-		switch {
-		case r.Len() != h.n || r.Dim() != h.dim:
-			err = fmt.Errorf("%w: %s holds %d × %d rows, the shard %d × %d: delete it to rewrite it", ErrStaleRows, path, r.Len(), r.Dim(), h.n, h.dim)
-		case r.sum != want:
-			err = fmt.Errorf("%w: %s holds other vectors (rows checksum %08x, the shard's %08x): delete it to rewrite it", ErrStaleRows, path, r.sum, want)
-		default:
-			err = r.Verify()
-		}
-		if err != nil {
-			r.Close()
-			return false, err
-		}
-		reused = true
-	case errors.Is(serr, fs.ErrNotExist):
-		if err := writeFP16Rows(path, h.n, h.dim, src); err != nil {
-			return false, err
-		}
-		if r, err = OpenFP16Rows(path); err != nil {
-			return false, err
-		}
-		if r.sum != want { // written from the same vectors: only a concurrent writer could differ
-			r.Close()
-			return false, fmt.Errorf("%w: %s changed while it was written (rows checksum %08x, want %08x)", ErrCorrupt, path, r.sum, want)
-		}
-	default:
-		return false, fmt.Errorf("ann: fp16 rows: %w", serr)
+	r, reused, err := openOrWriteRows(path, h.n, h.dim, want, func() error { return writeFP16Rows(path, h.n, h.dim, src) })
+	if err != nil {
+		return false, err
 	}
 	if err := h.rerankOn(r, false); err != nil {
 		r.Close()
@@ -130,4 +101,43 @@ func (h *HNSW) Close() error {
 	err := h.rr.Close()
 	h.rr, h.closed = nil, true
 	return err
+}
+
+// openOrWriteRows maps the fp16 rows file at path after checking that it
+// holds n × dim rows whose CRC is want (reused), or, when there is none,
+// writes it with write and maps it. The errors are Compress's.
+func openOrWriteRows(path string, n, dim int, want uint32, write func() error) (r *FP16Rows, reused bool, err error) {
+	switch _, serr := os.Stat(path); {
+	case serr == nil:
+		if r, err = OpenFP16Rows(path); err != nil {
+			return nil, false, fmt.Errorf("%w (delete it to rewrite it from the shard)", err)
+		}
+		switch {
+		case r.Len() != n || r.Dim() != dim:
+			err = fmt.Errorf("%w: %s holds %d × %d rows, the shard %d × %d: delete it to rewrite it", ErrStaleRows, path, r.Len(), r.Dim(), n, dim)
+		case r.sum != want:
+			err = fmt.Errorf("%w: %s holds other vectors (rows checksum %08x, the shard's %08x): delete it to rewrite it", ErrStaleRows, path, r.sum, want)
+		default:
+			err = r.Verify()
+		}
+		if err != nil {
+			r.Close()
+			return nil, false, err
+		}
+		return r, true, nil
+	case errors.Is(serr, fs.ErrNotExist):
+		if err := write(); err != nil {
+			return nil, false, err
+		}
+		if r, err = OpenFP16Rows(path); err != nil {
+			return nil, false, err
+		}
+		if r.sum != want || r.Len() != n || r.Dim() != dim { // written from the same vectors: only a concurrent writer could differ
+			r.Close()
+			return nil, false, fmt.Errorf("%w: %s changed while it was written (rows checksum %08x, want %08x)", ErrCorrupt, path, r.sum, want)
+		}
+		return r, false, nil
+	default:
+		return nil, false, fmt.Errorf("ann: fp16 rows: %w", serr)
+	}
 }

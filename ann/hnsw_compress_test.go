@@ -281,3 +281,67 @@ func hitRows(hits [][]rlsearch.Hit) [][]rlsearchHit {
 	}
 	return out
 }
+
+// TestOpenCompressedStream: with a saved graph, a compressed open streams
+// the shard instead of reading it (openCompressedStream). Its rows file is
+// byte-identical to the in-memory path's, its answers and ids equal, and a
+// stale rows file is refused on this path too.
+func TestOpenCompressedStream(t *testing.T) {
+	ctx := context.Background()
+	for _, dt := range []DType{FP32, FP16, INT8} {
+		t.Run(dt.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(22))
+			const n, dim, nq = 1500, 24, 40
+			vecs := clustered(rng, n+nq, dim, 20, 0.2)
+			q := vecs[n*dim:]
+			ids := make([]int64, n)
+			for i := range ids {
+				ids[i] = int64(1000 + 3*i)
+			}
+			dir := t.TempDir()
+			path := writeShard(t, dir, vecs[:n*dim], dim, Header{DType: dt, BlockRows: 256}, ids)
+			graph := filepath.Join(dir, "g.hnsw")
+			cfg := Config{Path: path, Backend: BackendHNSW, HNSWPath: graph, HNSW: HNSWConfig{M: 10, Seed: 2}, HNSWCompressed: true}
+			mem, err := Open(ctx, cfg) // builds: the in-memory path
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(mem.Reason, "streamed") {
+				t.Fatalf("first open streamed: %s", mem.Reason)
+			}
+			want, _ := mem.Search(ctx, q, 10)
+			wantRows, _ := os.ReadFile(path + ".f16")
+			mem.Close()
+			os.Remove(path + ".f16")
+			for _, how := range []string{"written", "reused"} {
+				o, err := Open(ctx, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(o.Reason, "shard streamed") || !strings.Contains(o.Reason, "("+how+",") {
+					t.Fatalf("%s: reason %q", how, o.Reason)
+				}
+				got, err := o.Search(ctx, q, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: streamed open answers differ from the in-memory open", how)
+				}
+				if b, _ := os.ReadFile(path + ".f16"); string(b) != string(wantRows) {
+					t.Errorf("%s: rows file differs from the in-memory path's", how)
+				}
+				if !reflect.DeepEqual(o.Flat.IDs(), ids) || o.Flat.Header().DType != FP16 || o.Flat.Len() != n {
+					t.Errorf("%s: Opened.Flat ids/header %v / %+v", how, o.Flat.IDs()[:3], o.Flat.Header())
+				}
+				o.Close()
+			}
+			// Stale rows (another shard's) are refused here too.
+			other := writeShard(t, t.TempDir(), clustered(rng, n, dim, 20, 0.2), dim, Header{DType: dt}, nil)
+			WriteFP16Rows(other+".f16", clustered(rng, n, dim, 20, 0.2), dim)
+			if _, err := Open(ctx, Config{Path: other, Backend: BackendHNSW, HNSWPath: graph, HNSWCompressed: true}); !errors.Is(err, ErrStaleRows) {
+				t.Errorf("stale rows on the streamed path: %v, want ErrStaleRows", err)
+			}
+		})
+	}
+}

@@ -74,7 +74,10 @@ type Config struct {
 	// graph serves both ways. After Open, Opened.Flat is exact flat search
 	// over the mapped fp16 rows and the shard's own storage is released:
 	// resident memory is the codes and the graph (Dim + ~4·(2M+1) + 8 bytes
-	// per vector; ann/README.md).
+	// per vector; ann/README.md). With Backend "hnsw" and a graph saved at
+	// HNSWPath, the shard is streamed block by block instead of read
+	// (the graph loaded without vectors; one to three reads of the shard),
+	// so the shard never needs to fit in memory; the result is the same.
 	HNSWCompressed bool
 	// FP16RowsPath is the compressed graph's fp16 rows file. Default:
 	// Path + ".f16" (required when Path is empty).
@@ -190,18 +193,30 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 	var n, dim int
 	var dt DType
 	var held int64 // bytes of the shard already resident (cfg.Flat)
+	var sh Header  // the streamable shard's header
 	if flat != nil {
 		n, dim, dt = flat.Len(), flat.Dim(), flat.h.DType
 		held = EstimateMemory(n, dim, dt, BackendFlat, cfg.HNSW, false).Shard
 	} else if sr, err := OpenShardReader(cfg.Path); err == nil {
 		h := sr.Header()
 		sr.Close()
+		sh = h
 		n, dim, dt = h.Count, h.Dim, h.DType
 		if err := gpuInt8Check(cfg, backend, h); err != nil { // before reading the shard
 			return nil, err
 		}
 	} else {
 		n = -1 // version 1 or unreadable: ReadShard below says why
+	}
+	if flat == nil && n >= 0 && backend == BackendHNSW && cfg.HNSWCompressed && graphExists(cfg.HNSWPath) {
+		// The shard is streamed, never held: a compressed graph needs only
+		// its graph and codes in memory.
+		o, err := openCompressedStream(ctx, cfg, sh)
+		if err != nil {
+			return nil, err
+		}
+		logf("ann: backend %s: %s", o.Backend, o.Reason)
+		return o, nil
 	}
 	avail := mem.Available + held
 	if memErr == nil && n >= 0 && flat == nil {
@@ -384,7 +399,7 @@ func openHNSW(ctx context.Context, flat *Flat, cfg Config) (h *HNSW, note string
 	}
 	// The graph is built over a float32 copy it owns, saved, then made to
 	// read the shard's storage instead (ShareVectors), which drops the copy;
-	// or, compressed, made to read its codes and fp16 rows.
+	// compressed, it then reads its codes and fp16 rows (and drops the shard).
 	h, err = newHNSW(ctx, flat.Vectors(0, flat.Len()), flat.Dim(), cfg.HNSW, true)
 	if err != nil {
 		return nil, "", err
@@ -394,17 +409,16 @@ func openHNSW(ctx context.Context, flat *Flat, cfg Config) (h *HNSW, note string
 			return nil, "", err
 		}
 	}
-	if cfg.HNSWCompressed {
-		note, err := compressHNSW(h, cfg)
-		if err != nil {
-			return nil, "", err
-		}
-		return h, note, nil
-	}
 	if err := h.ShareVectors(flat); err != nil {
 		return nil, "", err
 	}
-	return h, "", nil
+	// Compressed, the codes are an int8 shard's own or fitted over the
+	// shard's values, as the streamed open (openCompressedStream) does.
+	note, err = compressHNSW(h, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return h, note, nil
 }
 
 // compressHNSW compresses h when cfg asks for it (Config.HNSWCompressed).

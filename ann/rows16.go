@@ -59,46 +59,84 @@ func rows16Chunk(dim int) int { return max(1, (1<<20)/(4*dim)) }
 
 // writeFP16Rows writes n rows produced by src (rows [lo, hi) as float32,
 // possibly in dst) to path atomically.
-func writeFP16Rows(path string, n, dim int, src func(dst []float32, lo, hi int) []float32) (err error) {
-	if dim <= 0 || dim > maxDim || n < 0 {
-		return fmt.Errorf("%w: %d rows of dim %d", ErrDim, n, dim)
-	}
-	f, err := atomicfile.Create(path, 0o644)
+func writeFP16Rows(path string, n, dim int, src func(dst []float32, lo, hi int) []float32) error {
+	w, err := createFP16Rows(path, dim)
 	if err != nil {
-		return fmt.Errorf("ann: create %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Abort()
-			err = fmt.Errorf("ann: write %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if _, err := bw.Write(make([]byte, rows16Header)); err != nil { // rewritten below
 		return err
 	}
 	step := rows16Chunk(dim)
 	buf := make([]float32, step*dim)
-	u := make([]uint16, step*dim)
-	b := make([]byte, 2*step*dim)
-	var sum uint32
 	for lo := 0; lo < n; lo += step {
-		hi := min(lo+step, n)
-		v := src(buf, lo, hi)
-		raw := encodeF16Bytes(b, u, v)
-		sum = crc32.Update(sum, castagnoli, raw)
-		if _, err := bw.Write(raw); err != nil {
+		if err := w.writeRows(src(buf, lo, min(lo+step, n))); err != nil {
+			w.abort()
 			return err
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if _, err := f.WriteAt(rows16Hdr(n, dim, sum), 0); err != nil {
-		return err
-	}
-	return f.Commit()
+	return w.commit()
 }
+
+// rowsWriter writes an fp16 rows file atomically: rows appended in order,
+// the header (with the rows' CRC) written last, then the rename.
+type rowsWriter struct {
+	path   string
+	f      *atomicfile.Writer
+	bw     *bufio.Writer
+	dim, n int
+	sum    uint32
+	u      []uint16
+	b      []byte
+}
+
+func createFP16Rows(path string, dim int) (*rowsWriter, error) {
+	if dim <= 0 || dim > maxDim {
+		return nil, fmt.Errorf("%w: fp16 rows of dim %d", ErrDim, dim)
+	}
+	f, err := atomicfile.Create(path, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("ann: create %s: %w", path, err)
+	}
+	w := &rowsWriter{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), dim: dim}
+	if _, err := w.bw.Write(make([]byte, rows16Header)); err != nil { // rewritten by commit
+		w.abort()
+		return nil, fmt.Errorf("ann: write %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// writeRows appends row-major float32 rows (len a multiple of dim),
+// rounded to fp16.
+func (w *rowsWriter) writeRows(v []float32) error {
+	if cap(w.u) < len(v) {
+		w.u, w.b = make([]uint16, len(v)), make([]byte, 2*len(v))
+	}
+	raw := encodeF16Bytes(w.b, w.u, v)
+	w.sum = crc32.Update(w.sum, castagnoli, raw)
+	w.n += len(v) / w.dim
+	if _, err := w.bw.Write(raw); err != nil {
+		return fmt.Errorf("ann: write %s: %w", w.path, err)
+	}
+	return nil
+}
+
+func (w *rowsWriter) commit() error {
+	err := w.bw.Flush()
+	if err == nil && w.n > 1<<31-1 {
+		err = fmt.Errorf("%w: %d rows", ErrDim, w.n)
+	}
+	if err == nil {
+		_, err = w.f.WriteAt(rows16Hdr(w.n, w.dim, w.sum), 0)
+	}
+	if err == nil {
+		err = w.f.Commit()
+	}
+	if err != nil {
+		w.abort()
+		return fmt.Errorf("ann: write %s: %w", w.path, err)
+	}
+	return nil
+}
+
+func (w *rowsWriter) abort() { w.f.Abort() }
 
 // encodeF16Bytes rounds v to fp16 in u and returns their little-endian
 // bytes in b.
@@ -255,3 +293,5 @@ func (r *FP16Rows) flat(h Header, ids []int64) *Flat {
 	}
 	return &Flat{h: fh, f16: rows, ids: ids, kernel: defaultKernel}
 }
+
+func crcUpdate(sum uint32, b []byte) uint32 { return crc32.Update(sum, castagnoli, b) }

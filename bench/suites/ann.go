@@ -209,7 +209,15 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 	var cases []bench.Case
 	for _, vs := range sets {
 		t0 := time.Now()
-		h, err := ann.NewHNSW(ctx, vs.Base, vs.Dim, ann.HNSWConfig{M: mv[0], EfConstruction: efc[0], Seed: 1})
+		// Progress every ~5% (a 1M × 768 build takes tens of minutes).
+		last := 0
+		progress := func(done, total int) {
+			if done*20/total > last || done == total {
+				last = done * 20 / total
+				fmt.Fprintf(env.Log, "%s: HNSW build %d / %d (%.0fs)\n", vs.Name, done, total, time.Since(t0).Seconds())
+			}
+		}
+		h, err := ann.NewHNSW(ctx, vs.Base, vs.Dim, ann.HNSWConfig{M: mv[0], EfConstruction: efc[0], Seed: 1, Progress: progress})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
@@ -223,7 +224,7 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 		}
 		build := time.Since(t0)
 		fmt.Fprintf(env.Log, "%s: built HNSW over %d × %d in %.1fs\n", vs.Name, vs.N, vs.Dim, build.Seconds())
-		note := fmt.Sprintf("%s: %s; graph built in %.1fs on %d threads", vs.Name, vs.Note, build.Seconds(), maxThreads(env))
+		note := fmt.Sprintf("%s: %s; graph built in %.1fs on %d threads (GOMAXPROCS of the setup)", vs.Name, vs.Note, build.Seconds(), runtime.GOMAXPROCS(0))
 		kinds := []hnswKind{{h: h, extra: hnswExtra(h, build)}}
 		if compressed {
 			hc, err := compressedCopy(env, vs, h)

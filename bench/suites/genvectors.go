@@ -163,4 +163,3 @@ func genTextSet(ctx context.Context, name string, n, dim int, seed uint64, dir s
 	note := fmt.Sprintf("generated text-embedding-like unit vectors (seed %d: %d-d latent Gaussian mixture, %d topics × %d subtopics, decaying spectrum, common mean, isotropic noise σ = %g), %d held-out queries of the same distribution, exact top-%d truth by fp32 flat search", seed, min(textDefault.latent, dim), textDefault.topics, textDefault.subtopics, textDefault.noiseSD, genQueries, textTruthK)
 	return &VectorSet{Name: name, Dim: dim, N: n, NQ: genQueries, Base: base, Queries: q, Truth: truth, Note: note}, nil
 }
-

@@ -11,7 +11,7 @@ DATA ?= $(ROOT)/../shared/data
 BIN := bin/rlsearch
 BENCH_BIN := bin/rlsearch-bench
 
-.PHONY: all setup build demo test test-browser test-short test-integrations test-helm test-router-full demo-integrations bench-integrations bench testmodel fmt vet clean kernels gpu-setup gpu-inference-dry bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1 bench-shards
+.PHONY: all setup build demo test test-browser test-short test-integrations test-helm test-router-full demo-integrations bench-integrations bench testmodel fmt vet clean kernels gpu-setup gpu-inference-dry bench-ann bench-scale bench-apt bench-setup bench-peers bench-report bench-searchr1 bench-shards bench-1m bench-5m
 
 all: build
 
@@ -147,6 +147,18 @@ bench-scale: build
 # BENCH_FLAGS adds flags, e.g. BENCH_FLAGS="--quick" or BENCH_FLAGS="--suites bm25,flat --set bm25.gen=1000000".
 bench-report: setup build bench-setup
 	$(BENCH_BIN) run --data $(DATA) --out out/bench $(BENCH_FLAGS)
+
+# HNSW at 1M and 5M on the generated text-embedding-like set (bench/suites GenTextVectors: 64-d latent Gaussian mixture,
+# 64 topics × 32 subtopics, decaying spectrum, common mean, noise; unit vectors; 1,000 held-out queries; exact top-100
+# by our fp32 flat search), ours float32 and compressed (int8 traversal + fp16 re-rank) next to faiss and hnswlib,
+# batch 1 on 1 thread, recall@10, bytes/vector and build time in Extra. The set is written once to
+# out/bench-work/vectors (1M: 3.1 GB; 5M: 15.4 GB). Opt-in, never part of `make test`: the 1M build takes ~30-60 min
+# per system on 2 cores; 5M needs ~40 GB of memory (base + the graph's float32 copy) and is defined, not run here.
+BENCH_1M_FLAGS ?= --threads 1 --set hnsw.ef=16,64,128,256 --set hnsw.batch=1 --set hnsw.compressed=true --reps 3 --min-time 1s
+bench-1m: build
+	$(BENCH_BIN) run --data $(DATA) --suites hnsw --set hnsw.data=text-1000000x768 --out out/bench-1m $(BENCH_1M_FLAGS)
+bench-5m: build
+	$(BENCH_BIN) run --data $(DATA) --suites hnsw --set hnsw.data=text-5000000x768 --out out/bench-5m $(BENCH_1M_FLAGS)
 
 # Search-R1's two index types (e5_Flat.index, e5_HNSW64.index) reproduced at 100,000 × 768 with python3-faiss,
 # imported and searched: exact equality with faiss's IndexFlatIP, HNSW recall@10 on faiss's own graph next to faiss's

@@ -29,6 +29,18 @@
 // Int8 traverses on int8 codes and re-ranks with float32; Save/LoadHNSW use
 // the shard block format; Add works after loading.
 //
+// A compressed graph ((*HNSW).Compress, Config.HNSWCompressed, rlsearch
+// --hnsw-compressed) traverses on int8 codes and re-ranks the final
+// efSearch candidates on an fp16 rows file (WriteFP16Rows, FORMAT.md)
+// memory-mapped read-only, so that only the codes and the graph are on the
+// heap (D + ~160 bytes per vector at M = 16). The rows file is written
+// atomically beside the shard on first use and reused while its header's
+// shape and rows CRC-32C match the shard's vectors; a stale or damaged one
+// is refused (ErrStaleRows, ErrCorrupt), never rewritten in place:
+//
+//	o, err := ann.Open(ctx, ann.Config{Path: "dense.shard", Backend: "hnsw",
+//		HNSWPath: "dense.hnsw", HNSWCompressed: true}) // rows in dense.shard.f16
+//
 // # Choosing
 //
 //	o, err := ann.Open(ctx, ann.Config{Path: "dense.shard"}) // Backend "auto"

@@ -81,22 +81,25 @@ const maxLevel = 31
 // Search is safe for concurrent use; Add must not run concurrently with
 // Search or another Add.
 type HNSW struct {
-	cfg    HNSWConfig
-	dim    int
-	n      int
-	vecs   []float32 // own float32 copy, or f32 of src, or nil when src widens
-	src    *Flat     // shared shard storage after ShareVectors; nil when h owns vecs
-	rr     *FP16Rows // mapped fp16 re-rank rows after RerankOn; then vecs and src are nil
-	codes  []int8
-	scale  []float32
-	offset []float32
-	level  []uint8
-	links0 []int32   // [n, 2M+1]
-	upper  [][]int32 // per node: [level, M+1], nil for level-0 nodes
-	entry  int32
-	top    int // level of entry
-	rng    *rand.Rand
-	pool   sync.Pool // *searcher
+	cfg  HNSWConfig
+	dim  int
+	n    int
+	vecs []float32 // own float32 copy, or f32 of src, or nil when src widens
+	src  *Flat     // shared shard storage after ShareVectors; nil when h owns vecs
+	rr   *FP16Rows // mapped fp16 re-rank rows after RerankOn; then vecs and src are nil
+	// ownRows: rr was mapped by Compress, and Close unmaps it; closed:
+	// after that Close (Search returns an error).
+	ownRows, closed bool
+	codes           []int8
+	scale           []float32
+	offset          []float32
+	level           []uint8
+	links0          []int32   // [n, 2M+1]
+	upper           [][]int32 // per node: [level, M+1], nil for level-0 nodes
+	entry           int32
+	top             int // level of entry
+	rng             *rand.Rand
+	pool            sync.Pool // *searcher
 }
 
 // NewHNSW builds a graph over row-major [n, dim] vecs (copied) with all
@@ -169,14 +172,20 @@ func (h *HNSW) rowVec(i int32, buf []float32) []float32 {
 // h searches. After RerankOn, Add and Save return errors. Not safe
 // concurrently with Search. Errors: ErrDim when r's shape differs,
 // ErrBadInput without int8 codes.
-func (h *HNSW) RerankOn(r *FP16Rows) error {
+func (h *HNSW) RerankOn(r *FP16Rows) error { return h.rerankOn(r, true) }
+
+// rerankOn is RerankOn; clone copies codes shared with an int8 shard (so
+// that a caller who drops h's shard frees it), which Compress skips: a
+// Flat is immutable, so sharing is safe, and the copy would double the
+// codes' memory while both exist.
+func (h *HNSW) rerankOn(r *FP16Rows, clone bool) error {
 	if r.Len() != h.n || r.Dim() != h.dim {
 		return fmt.Errorf("%w: fp16 rows are %d × %d, graph %d × %d", ErrDim, r.Len(), r.Dim(), h.n, h.dim)
 	}
 	if h.codes == nil {
 		return fmt.Errorf("%w: ann: RerankOn needs a graph with int8 codes (HNSWConfig.Int8)", rlsearch.ErrBadInput)
 	}
-	if h.src != nil && h.src.i8 != nil {
+	if clone && h.src != nil && h.src.i8 != nil {
 		// The codes are the shard's: copy them so that the shard can go.
 		h.codes = slices.Clone(h.codes)
 		h.scale, h.offset = slices.Clone(h.scale), slices.Clone(h.offset)
@@ -780,6 +789,9 @@ func (h *HNSW) searchWidths(ctx context.Context, q []float32, ks []int) ([][]rls
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if h.closed {
+		return nil, errors.New("ann: HNSW search after Close")
 	}
 	nq := len(ks)
 	out := make([][]rlsearch.Hit, nq)

@@ -229,7 +229,7 @@ var ErrSharedGraph = errors.New("ann: the graph has no vectors of its own (impor
 // offset; it never panics. Add and Search work on the result; the level
 // generator continues where the saved build left off.
 func LoadHNSW(path string) (*HNSW, error) {
-	h, err := loadHNSW(path, nil)
+	h, err := loadHNSW(path, nil, false)
 	if err != nil {
 		return nil, fmt.Errorf("ann: read %s: %w", path, err)
 	}
@@ -243,7 +243,7 @@ func LoadHNSW(path string) (*HNSW, error) {
 // the graph has them and f is not int8). Errors: as LoadHNSW, ErrDim when
 // f's shape differs from the graph's.
 func LoadHNSWShared(path string, f *Flat) (*HNSW, error) {
-	h, err := loadHNSW(path, f)
+	h, err := loadHNSW(path, f, false)
 	if err != nil {
 		return nil, fmt.Errorf("ann: read %s: %w", path, err)
 	}
@@ -263,7 +263,11 @@ func (sr *ShardReader) skipSection() error {
 	}
 }
 
-func loadHNSW(path string, share *Flat) (*HNSW, error) {
+// loadHNSW reads the graph at path; over share (LoadHNSWShared) or, with
+// noVecs, without any vectors (its vector section checked and skipped; its
+// int8 codes kept when it has them): the graph of a streamed compressed
+// open, which gets its codes and re-rank rows from the shard file.
+func loadHNSW(path string, share *Flat, noVecs bool) (*HNSW, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -308,7 +312,7 @@ func loadHNSW(path string, share *Flat) (*HNSW, error) {
 	}
 	switch {
 	case flags&hnswFlagShared != 0: // no vector section
-		if share == nil {
+		if share == nil && !noVecs {
 			return nil, ErrSharedGraph
 		}
 	default:
@@ -319,7 +323,7 @@ func loadHNSW(path string, share *Flat) (*HNSW, error) {
 			return nil, fmt.Errorf("%w: vector section (%v, %d × %d) does not match the graph (fp32, %d × %d)", ErrCorrupt, sr.h.DType, sr.h.Count, sr.h.Dim, n, dim)
 		}
 		sr.row, sr.block, sr.eof = 0, 0, false
-		if share != nil {
+		if share != nil || noVecs {
 			if err := sr.skipSection(); err != nil {
 				return nil, err
 			}

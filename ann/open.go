@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/rlsearch/rlsearch"
@@ -63,6 +64,24 @@ type Config struct {
 	// file exists (its vector count must equal the shard's), otherwise
 	// built and saved there.
 	HNSWPath string
+	// HNSWCompressed serves the graph compressed whenever the backend is
+	// HNSW ("hnsw", or "auto" choosing it; "flat" and "gpu" ignore it):
+	// traversal on int8 codes, the final candidates re-ranked on the fp16
+	// rows file FP16RowsPath, memory-mapped read-only ((*HNSW).Compress:
+	// written atomically when absent, reused when it holds this shard's
+	// vectors, refused with ErrStaleRows or ErrCorrupt otherwise). The
+	// graph is built (or loaded from HNSWPath) as without it, so the saved
+	// graph serves both ways. After Open, Opened.Flat is exact flat search
+	// over the mapped fp16 rows and the shard's own storage is released:
+	// resident memory is the codes and the graph (Dim + ~4·(2M+1) + 8 bytes
+	// per vector; ann/README.md). With Backend "hnsw" and a graph saved at
+	// HNSWPath, the shard is streamed block by block instead of read
+	// (the graph loaded without vectors; one to three reads of the shard),
+	// so the shard never needs to fit in memory; the result is the same.
+	HNSWCompressed bool
+	// FP16RowsPath is the compressed graph's fp16 rows file. Default:
+	// Path + ".f16" (required when Path is empty).
+	FP16RowsPath string
 	// GPU configures the GPU backend. With GPU.Int8 under "gpu" or
 	// "auto", a shard that is not int8 (or whose Dim is not a multiple of
 	// 16) is refused with rlsearch.ErrBadInput before anything goes to a
@@ -99,6 +118,8 @@ func (c Config) Validate() error {
 		return errors.New("ann: Config.Path: a shard path (or Config.Flat) is required")
 	case c.FlatMax < 0:
 		return fmt.Errorf("ann: Config.FlatMax: %d must be ≥ 0", c.FlatMax)
+	case c.HNSWCompressed && c.FP16RowsPath == "" && c.Path == "":
+		return errors.New("ann: Config.FP16RowsPath: HNSWCompressed over an in-memory shard (Config.Flat) needs a path for its fp16 rows file")
 	}
 	if err := c.HNSW.Validate(); err != nil {
 		return err
@@ -172,18 +193,30 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 	var n, dim int
 	var dt DType
 	var held int64 // bytes of the shard already resident (cfg.Flat)
+	var sh Header  // the streamable shard's header
 	if flat != nil {
 		n, dim, dt = flat.Len(), flat.Dim(), flat.h.DType
 		held = EstimateMemory(n, dim, dt, BackendFlat, cfg.HNSW, false).Shard
 	} else if sr, err := OpenShardReader(cfg.Path); err == nil {
 		h := sr.Header()
 		sr.Close()
+		sh = h
 		n, dim, dt = h.Count, h.Dim, h.DType
 		if err := gpuInt8Check(cfg, backend, h); err != nil { // before reading the shard
 			return nil, err
 		}
 	} else {
 		n = -1 // version 1 or unreadable: ReadShard below says why
+	}
+	if flat == nil && n >= 0 && backend == BackendHNSW && cfg.HNSWCompressed && graphExists(cfg.HNSWPath) {
+		// The shard is streamed, never held: a compressed graph needs only
+		// its graph and codes in memory.
+		o, err := openCompressedStream(ctx, cfg, sh)
+		if err != nil {
+			return nil, err
+		}
+		logf("ann: backend %s: %s", o.Backend, o.Reason)
+		return o, nil
 	}
 	avail := mem.Available + held
 	if memErr == nil && n >= 0 && flat == nil {
@@ -264,24 +297,31 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 				noGPU, n, flatMax, GiB(hnswNeed.Total()), GiB(hnswNeed.Shard), GiB(hnswNeed.Graph), GiB(hnswNeed.Codes), GiB(hnswNeed.Build), GiB(avail), mem.Source, KernelName(), GiB(shardNeed.Total()))
 			break
 		}
-		h, err := openHNSW(ctx, flat, cfg)
+		h, note, err := openHNSW(ctx, flat, cfg)
 		if err != nil {
 			return nil, err
 		}
 		o.Index, o.Backend = h, BackendHNSW
-		o.Reason = fmt.Sprintf("%s; %d vectors > FlatMax %d: HNSW (M=%d, efSearch=%d, int8 traversal %v; %s)", noGPU, n, flatMax, h.cfg.M, h.cfg.EfSearch, h.codes != nil, memNote(hnswNeed))
+		o.Reason = fmt.Sprintf("%s; %d vectors > FlatMax %d: HNSW (M=%d, efSearch=%d, int8 traversal %v%s; %s)", noGPU, n, flatMax, h.cfg.M, h.cfg.EfSearch, h.codes != nil, note, memNote(hnswNeed))
 	case BackendFlat:
 		o.Index, o.Backend, o.Reason = flat, BackendFlat, fmt.Sprintf("configured: exact flat on CPU (%s kernel; %s)", KernelName(), memNote(shardNeed))
 	case BackendHNSW:
 		if memErr == nil && hnswNeed.Total() > avail {
 			logf("ann: warning: HNSW was configured but needs an estimated %s of %s available (%s)", GiB(hnswNeed.Total()), GiB(avail), mem.Source)
 		}
-		h, err := openHNSW(ctx, flat, cfg)
+		h, note, err := openHNSW(ctx, flat, cfg)
 		if err != nil {
 			return nil, err
 		}
 		o.Index, o.Backend = h, BackendHNSW
-		o.Reason = fmt.Sprintf("configured: HNSW (M=%d, efSearch=%d, int8 traversal %v; %s)", h.cfg.M, h.cfg.EfSearch, h.codes != nil, memNote(hnswNeed))
+		o.Reason = fmt.Sprintf("configured: HNSW (M=%d, efSearch=%d, int8 traversal %v%s; %s)", h.cfg.M, h.cfg.EfSearch, h.codes != nil, note, memNote(hnswNeed))
+	}
+	if h, ok := o.Index.(*HNSW); ok && h.Compressed() {
+		// Exact search and Vector now read the mapped rows; the shard's
+		// storage (and the build's float32 copy) can go.
+		o.Flat = h.rr.flat(flat.h, flat.ids)
+		flat = nil
+		debug.FreeOSMemory()
 	}
 	logf("ann: backend %s: %s", o.Backend, o.Reason)
 	return o, nil
@@ -334,38 +374,71 @@ func graphExists(path string) bool {
 }
 
 // openHNSW loads the saved graph at cfg.HNSWPath, or builds one over the
-// shard's vectors (and saves it there when a path is set).
-func openHNSW(ctx context.Context, flat *Flat, cfg Config) (*HNSW, error) {
+// shard's vectors (and saves it there when a path is set); with
+// cfg.HNSWCompressed it then compresses it (HNSW.Compress). note is a
+// clause for Reason ("" when not compressed).
+func openHNSW(ctx context.Context, flat *Flat, cfg Config) (h *HNSW, note string, err error) {
 	if cfg.HNSWPath != "" {
 		if _, err := os.Stat(cfg.HNSWPath); err == nil {
 			h, err := LoadHNSWShared(cfg.HNSWPath, flat)
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			if h.Len() != flat.Len() || h.Dim() != flat.Dim() {
-				return nil, fmt.Errorf("ann: graph %s has %d × %d vectors, shard %d × %d: delete it to rebuild", cfg.HNSWPath, h.Len(), h.Dim(), flat.Len(), flat.Dim())
+				return nil, "", fmt.Errorf("ann: graph %s has %d × %d vectors, shard %d × %d: delete it to rebuild", cfg.HNSWPath, h.Len(), h.Dim(), flat.Len(), flat.Dim())
 			}
 			if cfg.HNSW.EfSearch > 0 {
 				h.SetEfSearch(cfg.HNSW.EfSearch)
 			}
-			return h, nil
+			note, err := compressHNSW(h, cfg)
+			if err != nil {
+				return nil, "", err
+			}
+			return h, note, nil
 		}
 	}
 	// The graph is built over a float32 copy it owns, saved, then made to
-	// read the shard's storage instead (ShareVectors), which drops the copy.
-	h, err := newHNSW(ctx, flat.Vectors(0, flat.Len()), flat.Dim(), cfg.HNSW, true)
+	// read the shard's storage instead (ShareVectors), which drops the copy;
+	// compressed, it then reads its codes and fp16 rows (and drops the shard).
+	h, err = newHNSW(ctx, flat.Vectors(0, flat.Len()), flat.Dim(), cfg.HNSW, true)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if cfg.HNSWPath != "" {
 		if err := h.Save(cfg.HNSWPath, false); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	if err := h.ShareVectors(flat); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return h, nil
+	// Compressed, the codes are an int8 shard's own or fitted over the
+	// shard's values, as the streamed open (openCompressedStream) does.
+	note, err = compressHNSW(h, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return h, note, nil
+}
+
+// compressHNSW compresses h when cfg asks for it (Config.HNSWCompressed).
+func compressHNSW(h *HNSW, cfg Config) (string, error) {
+	if !cfg.HNSWCompressed {
+		return "", nil
+	}
+	path := cfg.FP16RowsPath
+	if path == "" {
+		path = cfg.Path + ".f16"
+	}
+	reused, err := h.Compress(path)
+	if err != nil {
+		return "", err
+	}
+	how := "written"
+	if reused {
+		how = "reused"
+	}
+	return fmt.Sprintf(", compressed: fp16 re-rank from %s (%s, memory-mapped)", path, how), nil
 }
 
 // gpuInt8Check refuses Config.GPU.Int8 for a shard the int8 GPU kernels

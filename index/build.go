@@ -35,6 +35,11 @@ const (
 	// IndexHNSWFlat by --vectors, or built and cached by the first Open
 	// with the hnsw backend.
 	HNSWFile = "dense.hnsw"
+	// FP16RowsFile holds the dense shard's vectors as raw fp16 rows
+	// (ann.WriteFP16Rows), the re-rank store of a compressed HNSW graph
+	// (OpenConfig.HNSWCompressed): written by the first such open, not by
+	// the build.
+	FP16RowsFile = "dense.f16"
 )
 
 // FormatVersion is the version of the index directory layout in meta.json.

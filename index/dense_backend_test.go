@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/ann"
 	"github.com/rlsearch/rlsearch/internal/canary"
 )
 
@@ -109,4 +110,78 @@ func TestDenseCanaryHealth(t *testing.T) {
 		}
 		ix.Close()
 	}
+}
+
+// TestDenseBackendCompressed: OpenConfig.HNSWCompressed writes dense.f16
+// beside the shard on the first open and reuses it, answers like exact
+// flat on this tiny corpus and the same on both opens, says so in the
+// reason; a truncated dense.f16 is refused naming it, and is left alone.
+func TestDenseBackendCompressed(t *testing.T) {
+	ctx := context.Background()
+	enc := hashEncoder{dim: 33, seed: 1}
+	dir := filepath.Join(t.TempDir(), "idx")
+	if _, err := Build(ctx, BuildConfig{Corpus: writeCorpus(t, smallCorpus), Dir: dir, Encoder: enc}); err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{"capital of Germany", "Everest mountain"}
+	answer := func(ix *Index) [][]rlsearch.Hit {
+		t.Helper()
+		hits, err := ix.Retrievers()["e5"].Retrieve(ctx, queries, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	flat, err := Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: "flat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := answer(flat)
+	flat.Close()
+	rows := filepath.Join(dir, FP16RowsFile)
+	var first [][]rlsearch.Hit
+	for _, how := range []string{"written", "reused"} {
+		ix, err := Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: "hnsw", HNSWCompressed: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := ix.DenseSearch.Reason; !strings.Contains(r, "compressed: fp16 re-rank from "+rows+" ("+how) {
+			t.Errorf("reason %q does not say the rows were %s", r, how)
+		}
+		got := answer(ix)
+		for i := range got {
+			if !slices.EqualFunc(got[i], want[i], func(a, b rlsearch.Hit) bool { return a.Row == b.Row }) {
+				t.Errorf("%s: query %d: rows %v, exact flat %v", how, i, got[i], want[i])
+			}
+		}
+		if first == nil {
+			first = got
+		} else if !slices.EqualFunc(got, first, slices.Equal) {
+			t.Errorf("second open answers %v, first %v", got, first)
+		}
+		ix.Close()
+	}
+	b, err := os.ReadFile(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rows, b[:len(b)-2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: "hnsw", HNSWCompressed: true})
+	if !errors.Is(err, ann.ErrCorrupt) || !strings.Contains(err.Error(), rows) || !strings.Contains(err.Error(), "delete it") {
+		t.Errorf("truncated %s: %v, want ErrCorrupt naming it and saying to delete it", rows, err)
+	}
+	if c, _ := os.ReadFile(rows); len(c) != len(b)-2 {
+		t.Error("the refused rows file was rewritten")
+	}
+	// Without the flag the same graph serves uncompressed.
+	ix, err := Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: "hnsw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(ix.DenseSearch.Reason, "compressed") {
+		t.Errorf("uncompressed open reason %q", ix.DenseSearch.Reason)
+	}
+	ix.Close()
 }

@@ -62,6 +62,16 @@ type OpenConfig struct {
 	// dimension is not a multiple of 16, is then refused with
 	// rlsearch.ErrBadInput, with or without a GPU.
 	GPUInt8 bool
+	// HNSWCompressed serves the HNSW graph compressed when the hnsw backend
+	// is chosen (ann.Config.HNSWCompressed; rlsearch --hnsw-compressed):
+	// traversal on int8 codes, the final candidates re-ranked on fp16 rows
+	// memory-mapped from FP16RowsFile, written beside the shard on the first
+	// such open and reused after (refused with ann.ErrStaleRows or
+	// ann.ErrCorrupt when it does not hold this shard's vectors: delete it).
+	// Index.Dense is then exact flat search over those fp16 rows, and the
+	// shard's own storage is released. The graph (HNSWFile) is the same with
+	// or without it.
+	HNSWCompressed bool
 	// SkipGPUCanary turns off the GPU search canary that runs before
 	// DenseBackend "auto" or "gpu" serves from the GPU
 	// (ann.Config.SkipGPUCanary; rlsearch --gpu-canary=false).
@@ -166,7 +176,7 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	if ix.Meta.Dense != nil {
 		// ann.Open reads the shard itself, so that "auto" can refuse a shard
 		// that does not fit in memory (ann.ErrNoMemory) before loading it.
-		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Path: filepath.Join(dir, DenseFile), Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, HNSWFile), HNSW: ann.HNSWConfig{EfSearch: cfg.HNSWEfSearch}, GPU: ann.GPUConfig{Int8: cfg.GPUInt8}, SkipGPUCanary: cfg.SkipGPUCanary}); err != nil {
+		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Path: filepath.Join(dir, DenseFile), Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, HNSWFile), HNSW: ann.HNSWConfig{EfSearch: cfg.HNSWEfSearch}, HNSWCompressed: cfg.HNSWCompressed, FP16RowsPath: filepath.Join(dir, FP16RowsFile), GPU: ann.GPUConfig{Int8: cfg.GPUInt8}, SkipGPUCanary: cfg.SkipGPUCanary}); err != nil {
 			return nil, fmt.Errorf("index: %s: %w", dir, err)
 		}
 		ix.Dense = ix.DenseSearch.Flat

@@ -55,6 +55,7 @@ func verifyChecks() []verifyCheck {
 		{URLsFile, (*verifier).checkURLs},
 		{BM25File, (*verifier).checkBM25},
 		{DenseFile, (*verifier).checkDense},
+		{FP16RowsFile, (*verifier).checkFP16Rows},
 		{"counts", (*verifier).checkCounts},
 	}
 }
@@ -64,7 +65,10 @@ func verifyChecks() []verifyCheck {
 // its CRC, decompresses and parses (docstore.Store.Check); the BM25 file
 // passes bm25.Index.Verify (every postings chunk's CRC-32C, every term's
 // structure); every block of the dense
-// shard passes its CRC and decompresses (ann.ShardReader); and the counts
+// shard passes its CRC and decompresses (ann.ShardReader); the fp16 rows
+// of a compressed HNSW (FP16RowsFile), when present, pass their header and
+// rows CRC-32C and have the shard's shape (that they hold the shard's
+// vectors is checked when they are opened, ann.(*HNSW).Compress); and the counts
 // of passages agree across meta.json, the docstore, BM25 and the shard. It
 // stops at the first failure: the error names the file and, for a damaged
 // block, the block and its byte offset; it wraps ErrVerify for a damaged or
@@ -255,6 +259,25 @@ func (v *verifier) checkDense(ctx context.Context) error {
 	return nil
 }
 
+// checkFP16Rows checks FP16RowsFile when it exists (written by the first
+// OpenConfig.HNSWCompressed open): header, rows checksum, shape.
+func (v *verifier) checkFP16Rows(ctx context.Context) error {
+	path := v.path(FP16RowsFile)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		v.note = "absent (written by the first --hnsw-compressed open)"
+		return nil
+	}
+	r, err := ann.OpenFP16Rows(path)
+	if err != nil {
+		return v.wrap(err, ann.ErrCorrupt)
+	}
+	defer r.Close()
+	if !v.hasDS || r.Len() != v.dense || r.Dim() != v.meta.denseDim() {
+		return v.fail("%s holds %d × %d rows but the dense shard %d × %d (%v): delete it, the next --hnsw-compressed open writes it again", path, r.Len(), r.Dim(), v.dense, v.meta.denseDim(), v.hasDS)
+	}
+	return v.wrap(r.Verify(), ann.ErrCorrupt)
+}
+
 func (v *verifier) checkDenseHeader(h ann.Header) error {
 	d := v.meta.Dense
 	if h.Dim != d.Dim || h.DType.String() != d.DType || h.EncoderID != d.Model || h.ConfigHash != d.ConfigHash {
@@ -274,4 +297,12 @@ func (v *verifier) checkCounts(ctx context.Context) error {
 		return v.fail("%s", msg)
 	}
 	return nil
+}
+
+// denseDim is the dense shard's dimension from meta.json, 0 without one.
+func (m Meta) denseDim() int {
+	if m.Dense == nil {
+		return 0
+	}
+	return m.Dense.Dim
 }

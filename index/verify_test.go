@@ -31,6 +31,19 @@ func TestVerify(t *testing.T) {
 			t.Errorf("progress lacks %q: %q", name, log.String())
 		}
 	}
+	if !strings.Contains(log.String(), "verify: "+FP16RowsFile+" absent") {
+		t.Errorf("progress lacks %s absent: %q", FP16RowsFile, log.String())
+	}
+	// The fp16 rows of a compressed open are checked when present.
+	ix, err := Open(ctx, src, OpenConfig{DenseBackend: "hnsw", HNSWCompressed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	log.Reset()
+	if err := Verify(ctx, src, VerifyConfig{Progress: &log}); err != nil || !strings.Contains(log.String(), "verify: "+FP16RowsFile+" ok") {
+		t.Fatalf("Verify with %s: %v, progress %q", FP16RowsFile, err, log.String())
+	}
 	st, err := docstore.Open(filepath.Join(src, DocsFile), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +64,8 @@ func TestVerify(t *testing.T) {
 		{"docs truncated", func(dir string) { truncate(t, filepath.Join(dir, DocsFile), 30) }, []string{DocsFile, "trailer"}},
 		{"dense block", func(dir string) { flipByte(t, filepath.Join(dir, DenseFile), -40) }, []string{DenseFile, "block", "offset"}},
 		{"dense missing", func(dir string) { os.Remove(filepath.Join(dir, DenseFile)) }, []string{DenseFile, "missing"}},
+		{"fp16 rows byte", func(dir string) { flipByte(t, filepath.Join(dir, FP16RowsFile), -3) }, []string{FP16RowsFile, "rows checksum"}},
+		{"fp16 rows truncated", func(dir string) { truncate(t, filepath.Join(dir, FP16RowsFile), 2) }, []string{FP16RowsFile, "truncated"}},
 		{"bm25", func(dir string) { flipByte(t, filepath.Join(dir, BM25File), 100) }, []string{BM25File}},
 		{"meta count", func(dir string) { editMeta(t, dir, `"num_docs": 700`, `"num_docs": 699`) }, []string{"inconsistent", "699 passages", DocsFile + " has 700"}},
 		{"meta version", func(dir string) { editMeta(t, dir, `"version": 1`, `"version": 9`) }, []string{MetaFile, "version 9"}},

@@ -3,7 +3,9 @@ package suites
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
@@ -29,8 +31,11 @@ func Flat() bench.Suite {
 // quick bge-base) at efSearch "hnsw.ef" (default 16,64,128; quick
 // 32,128): one query per call on 1 thread (per-query latency) and batches
 // of 64 on every other thread count ("hnsw.batch" = 1,64 runs both sizes
-// on every thread count); recall@10 in Extra. "hnsw.n" and
-// "hnsw.queries" cap the rows as for flat.
+// on every thread count); recall@10 and resident bytes per vector
+// (HNSW.MemoryBytes) in Extra. "hnsw.n" and "hnsw.queries" cap the rows as
+// for flat. "hnsw.compressed" = true adds, for every case, the same graph
+// compressed (HNSW.Compress: int8 traversal, fp16 re-rank from a rows file
+// in Work/hnsw, memory-mapped), configs suffixed " compressed".
 func HNSW() bench.Suite {
 	return bench.Suite{Name: "hnsw", Doc: "HNSW search (ann.HNSW) on bge-base, SIFT and Fashion-MNIST: queries/s and recall@10 by efSearch and threads", Setup: setupHNSW}
 }
@@ -52,6 +57,12 @@ func queryCycle(vs *VectorSet, b int) []float32 {
 
 // searchCase is one (index, batch, threads) measurement with its recall.
 func searchCase(env *bench.Env, s searcher, vs *VectorSet, config string, params map[string]any, b, threads int, note string, before func()) (bench.Case, error) {
+	return searchCaseExtra(env, s, vs, config, params, b, threads, note, before, nil)
+}
+
+// searchCaseExtra is searchCase with extra metrics in every repetition's
+// Extra besides recall@10.
+func searchCaseExtra(env *bench.Env, s searcher, vs *VectorSet, config string, params map[string]any, b, threads int, note string, before func(), extra map[string]float64) (bench.Case, error) {
 	if before != nil {
 		before()
 	}
@@ -84,6 +95,9 @@ func searchCase(env *bench.Env, s searcher, vs *VectorSet, config string, params
 				return b, err
 			})
 			rep.Extra = map[string]float64{"recall@10": recall}
+			for k, v := range extra {
+				rep.Extra[k] = v
+			}
 			return rep, err
 		}}, nil
 }
@@ -108,7 +122,7 @@ func loadSets(ctx context.Context, env *bench.Env, suite, quick, full string) ([
 				return nil, derr
 			}
 			fmt.Fprintf(env.Log, "vector set %s: %s\n", n, dir)
-			vs, err = GenVectorSet(ctx, n, env.Seed, dir)
+			vs, err = genVectorSet(ctx, n, env.Seed, dir, env.Log)
 		} else {
 			vs, err = LoadVectorSet(ctx, env.Data, n, lim[0], limQ[0])
 		}
@@ -192,16 +206,33 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 			return nil, nil, err
 		}
 	}
+	compressed := env.Get("hnsw", "compressed", "false") == "true"
 	var cases []bench.Case
 	for _, vs := range sets {
 		t0 := time.Now()
-		h, err := ann.NewHNSW(ctx, vs.Base, vs.Dim, ann.HNSWConfig{M: mv[0], EfConstruction: efc[0], Seed: 1})
+		// Progress every ~5% (a 1M × 768 build takes tens of minutes).
+		last := 0
+		progress := func(done, total int) {
+			if done*20/total > last || done == total {
+				last = done * 20 / total
+				fmt.Fprintf(env.Log, "%s: HNSW build %d / %d (%.0fs)\n", vs.Name, done, total, time.Since(t0).Seconds())
+			}
+		}
+		h, err := ann.NewHNSW(ctx, vs.Base, vs.Dim, ann.HNSWConfig{M: mv[0], EfConstruction: efc[0], Seed: 1, Progress: progress})
 		if err != nil {
 			return nil, nil, err
 		}
 		build := time.Since(t0)
 		fmt.Fprintf(env.Log, "%s: built HNSW over %d × %d in %.1fs\n", vs.Name, vs.N, vs.Dim, build.Seconds())
-		note := fmt.Sprintf("%s: %s; graph built in %.1fs on %d threads", vs.Name, vs.Note, build.Seconds(), maxThreads(env))
+		note := fmt.Sprintf("%s: %s; graph built in %.1fs on %d threads (GOMAXPROCS of the setup)", vs.Name, vs.Note, build.Seconds(), runtime.GOMAXPROCS(0))
+		kinds := []hnswKind{{h: h, extra: hnswExtra(h, build)}}
+		if compressed {
+			hc, err := compressedCopy(env, vs, h)
+			if err != nil {
+				return nil, nil, err
+			}
+			kinds = append(kinds, hnswKind{h: hc, suffix: " compressed", extra: hnswExtra(hc, build)})
+		}
 		for _, ef := range efs {
 			for _, t := range env.Threads {
 				bs := grid
@@ -212,16 +243,64 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 					}
 				}
 				for _, b := range bs {
-					p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "M": mv[0], "efc": efc[0], "ef": ef, "k": 10, "threads": t, "batch": b}
-					config := peers.HNSWConfig(vs.Name, vs.N, vs.Dim, mv[0], efc[0], ef, 10, b, t)
-					c, err := searchCase(env, h, vs, config, p, b, t, note, func() { h.SetEfSearch(ef) })
-					if err != nil {
-						return nil, nil, err
+					for _, k := range kinds {
+						p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "M": mv[0], "efc": efc[0], "ef": ef, "k": 10, "threads": t, "batch": b}
+						config := peers.HNSWConfig(vs.Name, vs.N, vs.Dim, mv[0], efc[0], ef, 10, b, t) + k.suffix
+						if k.suffix != "" {
+							p["storage"] = "int8 traversal + fp16 re-rank (mapped)"
+						}
+						hk := k.h
+						c, err := searchCaseExtra(env, hk, vs, config, p, b, t, note, func() { hk.SetEfSearch(ef) }, k.extra)
+						if err != nil {
+							return nil, nil, err
+						}
+						cases = append(cases, c)
 					}
-					cases = append(cases, c)
 				}
 			}
 		}
 	}
 	return cases, nil, nil
+}
+
+// hnswKind is one way of serving a built graph: float32, or compressed.
+type hnswKind struct {
+	h      *ann.HNSW
+	suffix string
+	extra  map[string]float64
+}
+
+// hnswExtra is a graph's memory per vector (HNSW.MemoryBytes: vectors,
+// codes and graph held in memory; a compressed graph's mapped fp16 rows are
+// not counted) and its build time.
+func hnswExtra(h *ann.HNSW, build time.Duration) map[string]float64 {
+	v, c, g := h.MemoryBytes()
+	n := float64(max(1, h.Len()))
+	return map[string]float64{"bytes/vector": float64(v+c+g) / n, "graph bytes/vector": float64(g) / n, "build_s": build.Seconds()}
+}
+
+// compressedCopy saves h to Work/hnsw, loads it back and compresses the
+// copy over an fp16 rows file there (written once per set, reused).
+func compressedCopy(env *bench.Env, vs *VectorSet, h *ann.HNSW) (*ann.HNSW, error) {
+	dir, err := workDir(env, "hnsw")
+	if err != nil {
+		return nil, err
+	}
+	c := h.Config()
+	graph := filepath.Join(dir, fmt.Sprintf("%s-M%d-efc%d.hnsw", vs.Name, c.M, c.EfConstruction))
+	if err := h.Save(graph, false); err != nil {
+		return nil, err
+	}
+	hc, err := ann.LoadHNSW(graph)
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(graph)
+	rows := filepath.Join(dir, vs.Name+".f16")
+	os.Remove(rows) // the set's vectors may have changed (hnsw.n); written afresh
+	if _, err := hc.Compress(rows); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(env.Log, "%s: compressed copy of the graph, fp16 rows %s\n", vs.Name, rows)
+	return hc, nil
 }

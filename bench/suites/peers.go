@@ -87,7 +87,8 @@ func pnum(p map[string]any, k string) int {
 // FaissPeer measures faiss on the flat or hnsw configurations of ours
 // (o.Ours): the same vector files, thread counts, batch sizes and, for
 // hnsw, M, efConstruction and efSearch values, each faiss build (Debian's;
-// the AVX2 rebuild when `make bench-setup` made it). Its rows carry the
+// the AVX2 rebuild when `make bench-setup` made it; --set faiss.builds=
+// avx2,hnswlib chooses). Its rows carry the
 // Config of the matching row of ours (peers.FlatConfig, peers.HNSWConfig).
 // Rows of ours that faiss cannot match are left without a peer: flat.dtype
 // other than fp32, and sets truncated by flat.n / hnsw.n (faiss reads the
@@ -96,6 +97,11 @@ func FaissPeer(ctx context.Context, suite string, o bench.PeerOptions) ([]bench.
 	po, err := peerOptions(o.Options)
 	if err != nil {
 		return nil, err
+	}
+	// "faiss.builds" (e.g. avx2,hnswlib) limits the builds measured: at 1M
+	// each peer builds its own graph, tens of minutes apiece.
+	if v := o.Options.Set["faiss.builds"]; v != "" {
+		po.FaissBuilds = strings.Split(v, ",")
 	}
 	var sets []string
 	var threads []int

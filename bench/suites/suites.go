@@ -90,14 +90,5 @@ func workDir(env *bench.Env, sub string) (string, error) {
 	return d, os.MkdirAll(d, 0o755)
 }
 
-// maxThreads is the largest of the run's thread counts.
-func maxThreads(env *bench.Env) int {
-	m := 1
-	for _, t := range env.Threads {
-		m = max(m, t)
-	}
-	return m
-}
-
 // cores is runtime.NumCPU, for "threads=all" defaults.
 func cores() int { return runtime.NumCPU() }

@@ -1,8 +1,12 @@
 package suites
 
 import (
+	"bytes"
 	"context"
+	"math"
 	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -276,5 +280,93 @@ func TestGenVectorSetCache(t *testing.T) {
 		if _, err := GenVectorSet(context.Background(), bad, 1, ""); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// TestGenTextVectors: the text generator is deterministic (rows depend on
+// the seed and their index only, so files are byte-identical), reuses
+// complete files, writes the exact top-100 (the chunked merge equals one
+// exact search over the whole base) and has the structure it claims: unit
+// vectors, random pairs far less similar than a query and its top hit.
+func TestGenTextVectors(t *testing.T) {
+	ctx := context.Background()
+	defer func(c int) { textChunk = c }(textChunk)
+	textChunk = 700                    // 3 chunks, the last short
+	for _, dim := range []int{8, 96} { // 8 < the latent dimension: latent = dim
+		const n = 2000
+		a, b := t.TempDir(), t.TempDir()
+		if err := GenTextVectors(ctx, n, dim, 5, a, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := GenTextVectors(ctx, n, dim, 5, b, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"base.fvecs", "query.fvecs", "groundtruth.ivecs"} {
+			x, _ := os.ReadFile(filepath.Join(a, f))
+			y, _ := os.ReadFile(filepath.Join(b, f))
+			if len(x) == 0 || !bytes.Equal(x, y) {
+				t.Fatalf("dim %d: %s differs between two runs (%d, %d bytes)", dim, f, len(x), len(y))
+			}
+		}
+		st, _ := os.Stat(filepath.Join(a, "base.fvecs"))
+		if err := GenTextVectors(ctx, n, dim, 5, a, nil); err != nil {
+			t.Fatal(err)
+		}
+		if st2, _ := os.Stat(filepath.Join(a, "base.fvecs")); !st2.ModTime().Equal(st.ModTime()) {
+			t.Errorf("dim %d: complete files were rewritten", dim)
+		}
+		base, _ := readFvecsN(filepath.Join(a, "base.fvecs"), n, dim)
+		q, _ := readFvecsN(filepath.Join(a, "query.fvecs"), genQueries, dim)
+		got, _ := readIvecs(filepath.Join(a, "groundtruth.ivecs"), textTruthK)
+		want, _ := exactTruth(ctx, base, q, dim, textTruthK)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("dim %d: chunked truth differs from one exact search", dim)
+		}
+		var rnd, top float64
+		for i := 0; i < 200; i++ {
+			var s, r, tp float64
+			for j := 0; j < dim; j++ {
+				x := float64(base[i*dim+j])
+				s += x * x
+				r += x * float64(base[(i+1000)*dim+j])
+				tp += float64(q[i*dim+j]) * float64(base[int(got[i][0])*dim+j])
+			}
+			if math.Abs(s-1) > 1e-4 {
+				t.Fatalf("dim %d: row %d has squared norm %v", dim, i, s)
+			}
+			rnd, top = rnd+r/200, top+tp/200
+		}
+		if top < rnd+0.2 {
+			t.Errorf("dim %d: mean cosine of a query and its top hit %.3f, of random pairs %.3f: no cluster structure", dim, top, rnd)
+		}
+		t.Logf("dim %d: mean cosine random pairs %.3f, query–top hit %.3f", dim, rnd, top)
+	}
+	if vs, err := GenVectorSet(ctx, "text-500x16", 2, ""); err != nil || vs.N != 500 || len(vs.Truth) != genQueries || len(vs.Truth[0]) != 10 {
+		t.Fatalf("GenVectorSet text-500x16: %v", err)
+	}
+}
+
+// TestHNSWCompressedSuite: hnsw.compressed adds a compressed row per case
+// with its memory per vector: the float32 graph's less 3 bytes per value.
+func TestHNSWCompressedSuite(t *testing.T) {
+	rep := runSuite(t, "hnsw", map[string]string{"hnsw.data": "text-3000x64", "hnsw.ef": "64", "hnsw.compressed": "true", "hnsw.batch": "1"})
+	checkRows(t, rep, "queries/s", 4)
+	var plain, comp float64
+	for _, r := range rep.Rows {
+		rc, _ := r.ExtraMedian("recall@10")
+		bpv, _ := r.ExtraMedian("bytes/vector")
+		if rc < 0.9 {
+			t.Errorf("%s: recall@10 %v", r.Config, rc)
+		}
+		if strings.HasSuffix(r.Config, " compressed") {
+			comp = bpv
+		} else {
+			plain = bpv
+		}
+	}
+	// float32 rows (4·64 bytes) become int8 codes (64 + 8·64/3000): the
+	// graph is the same.
+	if want := plain - 3*64 + 8*64/3000.0; math.Abs(comp-want) > 0.01 {
+		t.Errorf("bytes/vector compressed %v, float32 %v: want %v", comp, plain, want)
 	}
 }

@@ -39,14 +39,15 @@ type IndexConfig struct {
 	Dir string // index directory built by `rlsearch index`; required
 	// Model is the E5 encoder (Model.Dir "" = BM25 only).
 	Model embed.Config
-	// VerifyDocs, DenseBackend, GPUInt8, SkipGPUCanary, HNSWEfSearch and
-	// BM25Parallel are index.OpenConfig's.
-	VerifyDocs    bool
-	DenseBackend  string
-	GPUInt8       bool
-	SkipGPUCanary bool
-	HNSWEfSearch  int
-	BM25Parallel  int
+	// VerifyDocs, DenseBackend, GPUInt8, SkipGPUCanary, HNSWEfSearch,
+	// HNSWCompressed and BM25Parallel are index.OpenConfig's.
+	VerifyDocs     bool
+	DenseBackend   string
+	GPUInt8        bool
+	SkipGPUCanary  bool
+	HNSWEfSearch   int
+	HNSWCompressed bool
+	BM25Parallel   int
 	// SkipSelfCheck turns off the dense self-check at open
 	// (index.OpenConfig.SelfCheckRows -1; rlsearch --self-check=false).
 	SkipSelfCheck bool
@@ -486,7 +487,7 @@ func OpenIndex(ctx context.Context, cfg IndexConfig) (*index.Index, func(), erro
 		return nil, nil, fmt.Errorf("%w: --bm25-parallel %d: want >= 0", ErrConfig, cfg.BM25Parallel)
 	}
 	return OpenWith(cfg.Model, func(enc rlsearch.Encoder) (*index.Index, error) {
-		return index.Open(ctx, cfg.Dir, index.OpenConfig{Encoder: enc, VerifyDocs: cfg.VerifyDocs, DenseBackend: cfg.DenseBackend, GPUInt8: cfg.GPUInt8, SkipGPUCanary: cfg.SkipGPUCanary, HNSWEfSearch: cfg.HNSWEfSearch, BM25Parallel: cfg.BM25Parallel, SelfCheckRows: cfg.selfCheckRows()})
+		return index.Open(ctx, cfg.Dir, index.OpenConfig{Encoder: enc, VerifyDocs: cfg.VerifyDocs, DenseBackend: cfg.DenseBackend, GPUInt8: cfg.GPUInt8, SkipGPUCanary: cfg.SkipGPUCanary, HNSWEfSearch: cfg.HNSWEfSearch, HNSWCompressed: cfg.HNSWCompressed, BM25Parallel: cfg.BM25Parallel, SelfCheckRows: cfg.selfCheckRows()})
 	})
 }
 

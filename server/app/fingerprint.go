@@ -24,7 +24,8 @@ type Fingerprint struct {
 	Encoder string `json:"encoder"`
 	// Dense is the dense backend ann.Open chose ("flat", "hnsw", "gpu",
 	// "none") with its answer-changing parameters (HNSW: ef_search, m,
-	// int8).
+	// int8, and rerank=fp16 for a compressed graph, --hnsw-compressed,
+	// whose scores are q·fp16(x)).
 	Dense string `json:"dense"`
 	// Reranker is the reranker model's name, "none" without --reranker.
 	Reranker string `json:"reranker"`
@@ -70,7 +71,11 @@ func NewFingerprint(ix *index.Index, model embed.Config, rerankerName string) (F
 		f.Dense = ds.Backend
 		if h, ok := ds.Index.(*ann.HNSW); ok {
 			c := h.Config()
-			f.Dense += fmt.Sprintf("(ef_search=%d,m=%d,int8=%v)", c.EfSearch, c.M, c.Int8)
+			rr := ""
+			if h.Compressed() {
+				rr = ",rerank=fp16"
+			}
+			f.Dense += fmt.Sprintf("(ef_search=%d,m=%d,int8=%v%s)", c.EfSearch, c.M, c.Int8, rr)
 		}
 	}
 	if rerankerName != "" {

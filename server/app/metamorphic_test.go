@@ -88,7 +88,8 @@ func metaPost(tb testing.TB, h http.Handler, r metaRequest) []byte {
 // queue and the result cache (twice: cold cache, warm cache), then alone
 // again through that warm server. Every answer must be byte-identical to
 // the cold one, on exact flat search and on HNSW (efSearch 16, so that a
-// batch-mate's width would change the beam).
+// batch-mate's width would change the beam), float32 and compressed
+// (int8 traversal, fp16 re-rank: IndexConfig.HNSWCompressed).
 func TestMetamorphicLoad(t *testing.T) {
 	ctx := context.Background()
 	model, dir := denseWikiIndex(t, 1500)
@@ -97,9 +98,9 @@ func TestMetamorphicLoad(t *testing.T) {
 		qs = append(qs, q.Question)
 	}
 	mix := metaMix(34, 160, qs)
-	for _, backend := range []string{"flat", "hnsw"} {
+	for _, backend := range []string{"flat", "hnsw", "hnsw-compressed"} {
 		t.Run(backend, func(t *testing.T) {
-			ic := IndexConfig{Dir: dir, Model: model, DenseBackend: backend, HNSWEfSearch: 16}
+			ic := IndexConfig{Dir: dir, Model: model, DenseBackend: strings.TrimSuffix(backend, "-compressed"), HNSWEfSearch: 16, HNSWCompressed: strings.HasSuffix(backend, "-compressed")}
 			open := func(cacheBytes int64) *Service {
 				svc, err := New(ctx, Config{Index: ic, Logger: slog.New(slog.DiscardHandler), CacheBytes: cacheBytes, BatchMax: 512, BatchWait: 5 * time.Millisecond})
 				if err != nil {
@@ -109,8 +110,11 @@ func TestMetamorphicLoad(t *testing.T) {
 			}
 			cold := open(0)
 			fp := cold.Fingerprint.String()
-			if backend == "hnsw" && !strings.Contains(fp, "dense=hnsw(ef_search=16,") {
+			if backend != "flat" && !strings.Contains(fp, "dense=hnsw(ef_search=16,") {
 				t.Errorf("fingerprint %q: want the HNSW backend with ef_search 16", fp)
+			}
+			if c := strings.Contains(fp, "int8=true,rerank=fp16)"); c != (backend == "hnsw-compressed") {
+				t.Errorf("fingerprint %q: names the compressed graph %v, want %v", fp, c, !c)
 			}
 			want := make([][]byte, len(mix))
 			for i, r := range mix {

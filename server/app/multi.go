@@ -117,7 +117,7 @@ func openCorpus(ctx context.Context, cfg Config, i int, names []string, dir stri
 		useEnc = nil
 	}
 	ix, err := index.Open(ctx, dir, index.OpenConfig{Encoder: useEnc, VerifyDocs: cfg.Index.VerifyDocs, DenseBackend: cfg.Index.DenseBackend,
-		GPUInt8: cfg.Index.GPUInt8, SkipGPUCanary: cfg.Index.SkipGPUCanary, HNSWEfSearch: cfg.Index.HNSWEfSearch, BM25Parallel: cfg.Index.BM25Parallel, SelfCheckRows: cfg.Index.selfCheckRows()})
+		GPUInt8: cfg.Index.GPUInt8, SkipGPUCanary: cfg.Index.SkipGPUCanary, HNSWEfSearch: cfg.Index.HNSWEfSearch, HNSWCompressed: cfg.Index.HNSWCompressed, BM25Parallel: cfg.Index.BM25Parallel, SelfCheckRows: cfg.Index.selfCheckRows()})
 	if err != nil {
 		return nil, err
 	}

@@ -43,3 +43,30 @@ func TestSkipFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestHNSWCompressedFlag: --hnsw-compressed is off by default and reaches
+// app.IndexConfig.HNSWCompressed for every command that opens an index
+// (Bind and serve's BindCorpora share bindOpen).
+func TestHNSWCompressedFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{{nil, false}, {[]string{"--hnsw-compressed"}, true}, {[]string{"--hnsw-compressed=false"}, false}} {
+		for _, corpora := range []bool{false, true} {
+			var f Index
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			if corpora {
+				f.BindCorpora(fs)
+			} else {
+				f.Bind(fs)
+			}
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.Config().HNSWCompressed; got != tc.want {
+				t.Errorf("%v (serve's --index: %v): HNSWCompressed %v, want %v", tc.args, corpora, got, tc.want)
+			}
+		}
+	}
+}

@@ -53,12 +53,15 @@ type IndexConfig struct {
 	SkipSelfCheck bool
 }
 
-// selfCheckRows is index.OpenConfig.SelfCheckRows for cfg.
-func (cfg IndexConfig) selfCheckRows() int {
+// openConfig is the index.OpenConfig of cfg with enc as the encoder (nil:
+// BM25 only); every place that opens an index from an IndexConfig uses it.
+func (cfg IndexConfig) openConfig(enc rlsearch.Encoder) index.OpenConfig {
+	oc := index.OpenConfig{Encoder: enc, VerifyDocs: cfg.VerifyDocs, DenseBackend: cfg.DenseBackend, GPUInt8: cfg.GPUInt8,
+		SkipGPUCanary: cfg.SkipGPUCanary, HNSWEfSearch: cfg.HNSWEfSearch, HNSWCompressed: cfg.HNSWCompressed, BM25Parallel: cfg.BM25Parallel}
 	if cfg.SkipSelfCheck {
-		return -1
+		oc.SelfCheckRows = -1
 	}
-	return 0
+	return oc
 }
 
 // RerankConfig is the reranker behind POST /rerank and rerank() in
@@ -487,7 +490,7 @@ func OpenIndex(ctx context.Context, cfg IndexConfig) (*index.Index, func(), erro
 		return nil, nil, fmt.Errorf("%w: --bm25-parallel %d: want >= 0", ErrConfig, cfg.BM25Parallel)
 	}
 	return OpenWith(cfg.Model, func(enc rlsearch.Encoder) (*index.Index, error) {
-		return index.Open(ctx, cfg.Dir, index.OpenConfig{Encoder: enc, VerifyDocs: cfg.VerifyDocs, DenseBackend: cfg.DenseBackend, GPUInt8: cfg.GPUInt8, SkipGPUCanary: cfg.SkipGPUCanary, HNSWEfSearch: cfg.HNSWEfSearch, HNSWCompressed: cfg.HNSWCompressed, BM25Parallel: cfg.BM25Parallel, SelfCheckRows: cfg.selfCheckRows()})
+		return index.Open(ctx, cfg.Dir, cfg.openConfig(enc))
 	})
 }
 

@@ -116,8 +116,7 @@ func openCorpus(ctx context.Context, cfg Config, i int, names []string, dir stri
 		logger.Warn("corpus has no dense shard: served with BM25 only", "corpus", names[i], "index", dir)
 		useEnc = nil
 	}
-	ix, err := index.Open(ctx, dir, index.OpenConfig{Encoder: useEnc, VerifyDocs: cfg.Index.VerifyDocs, DenseBackend: cfg.Index.DenseBackend,
-		GPUInt8: cfg.Index.GPUInt8, SkipGPUCanary: cfg.Index.SkipGPUCanary, HNSWEfSearch: cfg.Index.HNSWEfSearch, HNSWCompressed: cfg.Index.HNSWCompressed, BM25Parallel: cfg.Index.BM25Parallel, SelfCheckRows: cfg.Index.selfCheckRows()})
+	ix, err := index.Open(ctx, dir, cfg.Index.openConfig(useEnc))
 	if err != nil {
 		return nil, err
 	}

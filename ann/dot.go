@@ -13,37 +13,9 @@ func dotF32(a, b []float32) float32 {
 	return dot(a, b)
 }
 
-// dotI8 is the inner product of float32 a and int8 codes c.
-func dotI8(a []float32, c []int8) float32 {
-	if dotI8Asm != nil && len(a) >= 16 {
-		n := len(a) &^ 15
-		s := dotI8Asm(&a[0], &c[0], n)
-		for i := n; i < len(a); i++ {
-			s += a[i] * float32(c[i])
-		}
-		return s
-	}
-	c = c[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * float32(c[i])
-		s1 += a[i+1] * float32(c[i+1])
-		s2 += a[i+2] * float32(c[i+2])
-		s3 += a[i+3] * float32(c[i+3])
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * float32(c[i])
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// dotAsm and dotI8Asm are the AVX2+FMA kernels (n a positive multiple of
-// 16), nil where unavailable.
-var (
-	dotAsm   func(a, b *float32, n int) float32
-	dotI8Asm func(a *float32, c *int8, n int) float32
-)
+// dotAsm is the AVX2+FMA kernel (n a positive multiple of 16), nil where
+// unavailable.
+var dotAsm func(a, b *float32, n int) float32
 
 // dotRowsF32 sets out[i] = dotF32(q, row ids[i] of vecs) for the rows of
 // row-major vecs ([rows, len(q)]); every id must be a valid row. With the
@@ -64,32 +36,6 @@ func dotRowsF32(q, vecs []float32, ids []int32, out []float32) {
 	if n < d {
 		for i, id := range ids {
 			out[i] += dot(q[n:], vecs[int(id)*d+n:(int(id)+1)*d])
-		}
-	}
-}
-
-// dotRowsI8 sets out[i] = dotI8(q, row ids[i] of codes) for the rows of
-// row-major codes ([rows, len(q)]), as dotRowsF32.
-func dotRowsI8(q []float32, codes []int8, ids []int32, out []float32) {
-	d := len(q)
-	out = out[:len(ids)]
-	if dotRowsI8Asm == nil || d < 16 || len(ids) == 0 {
-		for i, id := range ids {
-			out[i] = dotI8(q, codes[int(id)*d:(int(id)+1)*d])
-		}
-		return
-	}
-	checkRows(ids, len(codes)/d)
-	n := d &^ 15
-	dotRowsI8Asm(&q[0], &codes[0], &ids[0], len(ids), n, d, &out[0])
-	if n < d {
-		for i, id := range ids {
-			c := codes[int(id)*d : (int(id)+1)*d]
-			s := out[i]
-			for j := n; j < d; j++ {
-				s += q[j] * float32(c[j])
-			}
-			out[i] = s
 		}
 	}
 }
@@ -136,12 +82,11 @@ func checkRows(ids []int32, rows int) {
 	}
 }
 
-// dotRowsAsm and dotRowsI8Asm score many rows in one call (the AVX2+FMA
-// kernels; the byte/value count is a positive multiple of 64 bytes / 16
-// values; stride in bytes), nil where unavailable.
+// dotRowsAsm scores many rows in one call (the AVX2+FMA kernel; the byte
+// count is a positive multiple of 64; stride in bytes), nil where
+// unavailable.
 var (
-	dotRowsAsm   func(q, base *float32, ids *int32, nids, dbytes, stride int, out *float32)
-	dotRowsI8Asm func(q *float32, base *int8, ids *int32, nids, n, stride int, out *float32)
+	dotRowsAsm func(q, base *float32, ids *int32, nids, dbytes, stride int, out *float32)
 	// dotRowsF16Asm: fp16 rows (n values, a positive multiple of 16).
 	dotRowsF16Asm func(q *float32, base *uint16, ids *int32, nids, n, stride int, out *float32)
 )

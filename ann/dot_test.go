@@ -40,14 +40,18 @@ func TestDotRowsMatchesDot(t *testing.T) {
 				if out[nids] != 42 {
 					t.Errorf("f32 wrote past the ids: %v", out[nids])
 				}
-				dotRowsI8(q, codes, ids, out)
+				w := make([]int16, d)
+				quantizeI8Query(q, w)
+				iout := make([]int32, nids+1)
+				iout[nids] = 42
+				dotRowsI8Q(w, codes, ids, iout)
 				for i, id := range ids {
-					if want := dotI8(q, codes[int(id)*d:(int(id)+1)*d]); out[i] != want {
-						t.Errorf("int8 row %d (id %d) = %v, dotI8 %v", i, id, out[i], want)
+					if want := dotI8Q(w, codes[int(id)*d:(int(id)+1)*d]); iout[i] != want {
+						t.Errorf("int8 row %d (id %d) = %v, dotI8Q %v", i, id, iout[i], want)
 					}
 				}
-				if out[nids] != 42 {
-					t.Errorf("int8 wrote past the ids: %v", out[nids])
+				if iout[nids] != 42 {
+					t.Errorf("int8 wrote past the ids: %v", iout[nids])
 				}
 			})
 		}

@@ -31,7 +31,9 @@ type HNSWConfig struct {
 	// Workers is the number of build goroutines; default GOMAXPROCS.
 	Workers int
 	// Int8 traverses the graph with int8 codes (FitInt8 over the vectors
-	// given to NewHNSW, 1 byte per value) and re-ranks the EfSearch
+	// given to NewHNSW, 1 byte per value), scored as exact integer sums
+	// against the query quantised to int16 (dotq.go: AVX-512 VNNI where
+	// the CPU has it, the same bits everywhere), and re-ranks the EfSearch
 	// candidates with the float32 vectors.
 	Int8 bool
 	// Progress, when set, is called from the building goroutine after each
@@ -271,6 +273,8 @@ type searcher struct {
 	cands   []cand // max-heap by score (best on top)
 	res     []cand // min-heap by score (worst on top)
 	qcode   []float32
+	qw      []int16   // the int16 query of the codes traversal
+	isum    []int32   // integer row sums of one adjacency list
 	ids     []int32   // one adjacency list's unvisited nodes, scored together
 	sims    []float32 // their scores
 }
@@ -293,25 +297,41 @@ func (h *HNSW) getSearcher() *searcher {
 }
 
 // scorer computes query similarities: exact float32, or the int8 codes
-// (q·(offset + scale∘c) = q·offset + (q∘scale)·c).
+// (q·(offset + scale∘c) = q·offset + (q∘scale)·c) scored as exact integer
+// sums against q∘scale quantised to int16 (dotq.go): sim = qoff +
+// alpha·Σ w_j·c_j, the same bits on every CPU.
 type scorer struct {
 	h     *HNSW
 	q     []float32
-	qs    []float32 // q∘scale when int8
+	w     []int16 // q∘scale quantised, when codes
+	alpha float32
 	qoff  float32
 	codes bool
+	isum  []int32   // scratch for scoreRows on codes
+	one   [1]int32  // score's id list on codes
 	row   []float32 // scratch for rowVec, [dim]
 }
 
-func (h *HNSW) newScorer(q []float32, useCodes bool, buf []float32) scorer {
+// newScorer prepares q for scoring; with useCodes (and codes present) buf
+// ([dim] float32) holds q∘scale and s's int16/int32 scratch the quantised
+// query and row sums.
+func (h *HNSW) newScorer(q []float32, useCodes bool, buf []float32, s *searcher) scorer {
 	sc := scorer{h: h, q: q}
 	if useCodes && h.codes != nil {
 		sc.codes = true
-		sc.qs = buf[:h.dim]
+		qs := buf[:h.dim]
 		for j := range q {
-			sc.qs[j] = q[j] * h.scale[j]
+			qs[j] = q[j] * h.scale[j]
 			sc.qoff += q[j] * h.offset[j]
 		}
+		if cap(s.qw) < h.dim {
+			s.qw = make([]int16, h.dim)
+		}
+		if c := 2*h.cfg.M + 1; cap(s.isum) < c {
+			s.isum = make([]int32, c)
+		}
+		sc.w, sc.isum = s.qw[:h.dim], s.isum
+		sc.alpha = quantizeI8Query(qs, sc.w)
 	}
 	return sc
 }
@@ -323,9 +343,10 @@ func (sc *scorer) scoreRows(ids []int32, out []float32) {
 	h := sc.h
 	switch {
 	case sc.codes:
-		dotRowsI8(sc.qs, h.codes, ids, out)
-		for j := range ids {
-			out[j] = sc.qoff + out[j]
+		is := sc.isum[:len(ids)]
+		dotRowsI8Q(sc.w, h.codes, ids, is)
+		for j, v := range is {
+			out[j] = scoreI8(sc.qoff, sc.alpha, v)
 		}
 	case h.vecs != nil:
 		dotRowsF32(sc.q, h.vecs[:h.n*h.dim], ids, out)
@@ -347,7 +368,9 @@ func (h *HNSW) scratch(s *searcher) ([]int32, []float32) {
 func (sc *scorer) score(i int32) float32 {
 	h := sc.h
 	if sc.codes {
-		return sc.qoff + dotI8(sc.qs, h.codes[int(i)*h.dim:(int(i)+1)*h.dim])
+		sc.one[0] = i
+		dotRowsI8Q(sc.w, h.codes, sc.one[:], sc.isum[:1])
+		return scoreI8(sc.qoff, sc.alpha, sc.isum[0])
 	}
 	return dotF32(sc.q, h.rowVec(i, sc.row))
 }
@@ -399,16 +422,22 @@ func (h *HNSW) searchLayer(s *searcher, sc *scorer, eps []cand, ef, l int, limit
 
 // greedy descends from the entry point to level stop+1 following the best
 // neighbour (the paper's search with ef = 1).
-func (h *HNSW) greedy(sc *scorer, from int, stop int, limit int32) cand {
+func (h *HNSW) greedy(s *searcher, sc *scorer, from int, stop int, limit int32) cand {
 	cur := cand{h.entry, sc.score(h.entry)}
 	for l := from; l > stop; l-- {
 		for changed := true; changed; {
 			changed = false
+			// Score the node's neighbours in one kernel call (scoreRows
+			// equals score bit for bit), then walk them in list order.
+			ids, sims := h.scratch(s)
 			for _, nb := range h.neighbours(cur.id, l) {
-				if nb >= limit {
-					continue
+				if nb < limit {
+					ids = append(ids, nb)
 				}
-				if c := (cand{nb, sc.score(nb)}); better(c, cur) {
+			}
+			sc.scoreRows(ids, sims)
+			for j, nb := range ids {
+				if c := (cand{nb, sims[j]}); better(c, cur) {
 					cur, changed = c, true
 				}
 			}
@@ -653,7 +682,7 @@ func (h *HNSW) findNeighbours(s *searcher, v, limit int32) [][]int32 {
 	out := make([][]int32, lv+1)
 	var eps []cand
 	if h.top > lv {
-		eps = []cand{h.greedy(&sc, h.top, lv, limit)}
+		eps = []cand{h.greedy(s, &sc, h.top, lv, limit)}
 	} else {
 		eps = []cand{{h.entry, sc.score(h.entry)}}
 	}
@@ -839,10 +868,10 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 	if cap(s.qcode) < 2*h.dim {
 		s.qcode = make([]float32, 2*h.dim)
 	}
-	sc := h.newScorer(q, true, s.qcode[:h.dim])
+	sc := h.newScorer(q, true, s.qcode[:h.dim], s)
 	sc.row = s.qcode[h.dim : 2*h.dim]
 	ef := max(h.cfg.EfSearch, k)
-	ep := h.greedy(&sc, h.top, 0, int32(h.n))
+	ep := h.greedy(s, &sc, h.top, 0, int32(h.n))
 	res := h.searchLayer(s, &sc, []cand{ep}, ef, 0, int32(h.n))
 	hits := make([]rlsearch.Hit, len(res))
 	if sc.codes && h.rr != nil {

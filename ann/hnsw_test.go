@@ -73,16 +73,19 @@ func TestDotKernels(t *testing.T) {
 		for i := range codes {
 			codes[i] = int8(rng.Intn(256) - 128)
 		}
-		var want, wantI8 float64
+		w := make([]int16, d)
+		quantizeI8Query(a, w)
+		var want float64
+		var wantI8 int64
 		for i := range a {
 			want += float64(a[i]) * float64(b[i])
-			wantI8 += float64(a[i]) * float64(codes[i])
+			wantI8 += int64(w[i]) * int64(codes[i])
 		}
 		if got := dotF32(a, b); math.Abs(float64(got)-want) > 1e-4*(1+math.Abs(want)) {
 			t.Errorf("dim %d: dotF32 %v, want %v", d, got, want)
 		}
-		if got := dotI8(a, codes); math.Abs(float64(got)-wantI8) > 1e-3*(1+math.Abs(wantI8)) {
-			t.Errorf("dim %d: dotI8 %v, want %v", d, got, wantI8)
+		if got := dotI8Q(w, codes); int64(got) != wantI8 {
+			t.Errorf("dim %d: dotI8Q %v, want %v", d, got, wantI8)
 		}
 	}
 }

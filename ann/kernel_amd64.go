@@ -16,13 +16,7 @@ func dotTileAVX512(q *float32, qs uintptr, x *float32, xs uintptr, dbytes uintpt
 func dotF32AVX2(a, b *float32, n int) float32
 
 //go:noescape
-func dotI8AVX2(a *float32, c *int8, n int) float32
-
-//go:noescape
 func dotRowsF32AVX2(q, base *float32, ids *int32, nids, dbytes, stride int, out *float32)
-
-//go:noescape
-func dotRowsI8AVX2(q *float32, base *int8, ids *int32, nids, n, stride int, out *float32)
 
 //go:noescape
 func dotQ1F32AVX512(q *float32, x *float32, xs uintptr, dbytes uintptr, sextets uintptr, out *float32)
@@ -33,10 +27,32 @@ func dotQ1F16AVX512(q *float32, x *uint16, xs uintptr, dbytes uintptr, sextets u
 //go:noescape
 func dotRowsF16AVX2(q *float32, base *uint16, ids *int32, nids, n, stride int, out *float32)
 
+//go:noescape
+func dotRowsI8QVNNI(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
+
+//go:noescape
+func dotRowsI8QAVX512(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
+
+//go:noescape
+func dotRowsI8QAVX2(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
+
 func init() {
+	if cpu.X86.HasAVX2 {
+		i8qKernels = append(i8qKernels, i8qKernel{"avx2", 32, dotRowsI8QAVX2})
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
+		i8qKernels = append(i8qKernels, i8qKernel{"avx512bw", 64, dotRowsI8QAVX512})
+		if cpu.X86.HasAVX512VNNI {
+			i8qKernels = append(i8qKernels, i8qKernel{"avx512vnni", 64, dotRowsI8QVNNI})
+		}
+	}
+	if n := len(i8qKernels); n > 0 {
+		k := i8qKernels[n-1]
+		dotRowsI8QAsm, dotRowsI8QWidth, dotRowsI8QName = k.fn, k.width, k.name
+	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		dotAsm, dotI8Asm = dotF32AVX2, dotI8AVX2
-		dotRowsAsm, dotRowsI8Asm = dotRowsF32AVX2, dotRowsI8AVX2
+		dotAsm = dotF32AVX2
+		dotRowsAsm = dotRowsF32AVX2
 		if cpu.X86.HasF16C {
 			dotRowsF16Asm = dotRowsF16AVX2
 		}

@@ -257,34 +257,6 @@ fdone:
 	MOVSS X0, ret+24(FP)
 	RET
 
-// func dotI8AVX2(a *float32, c *int8, n int) float32
-// n is a positive multiple of 16; codes are sign-extended and converted.
-TEXT ·dotI8AVX2(SB), NOSPLIT, $0-28
-	MOVQ a+0(FP), SI
-	MOVQ c+8(FP), DI
-	MOVQ n+16(FP), CX
-	XORQ AX, AX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-i8loop:
-	VPMOVSXBD (DI)(AX*1), Y4
-	VPMOVSXBD 8(DI)(AX*1), Y5
-	VCVTDQ2PS Y4, Y4
-	VCVTDQ2PS Y5, Y5
-	VFMADD231PS (SI)(AX*4), Y4, Y0
-	VFMADD231PS 32(SI)(AX*4), Y5, Y1
-	ADDQ $16, AX
-	CMPQ AX, CX
-	JB   i8loop
-	VADDPS Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	VZEROUPPER
-	MOVSS X0, ret+24(FP)
-	RET
-
 // func dotRowsF32AVX2(q *float32, base *float32, ids *int32, nids int, dbytes int, stride int, out *float32)
 //
 // out[i] = q · row(ids[i]) over the first dbytes bytes (a positive multiple
@@ -372,60 +344,6 @@ rdone:
 	MOVQ BX, DI
 	DECQ R10
 	JNZ  rloop
-	VZEROUPPER
-	RET
-
-// func dotRowsI8AVX2(q *float32, base *int8, ids *int32, nids int, n int, stride int, out *float32)
-//
-// out[i] = q · codes(ids[i]) over the first n values (a positive multiple
-// of 16), codes(j) = base + j*stride, in exactly dotI8AVX2's order; row
-// i+1 is prefetched while row i is scored.
-TEXT ·dotRowsI8AVX2(SB), NOSPLIT, $0-56
-	MOVQ q+0(FP), SI
-	MOVQ base+8(FP), R8
-	MOVQ ids+16(FP), R9
-	MOVQ nids+24(FP), R10
-	MOVQ n+32(FP), CX
-	MOVQ stride+40(FP), R11
-	MOVQ out+48(FP), R12
-	MOVLQSX (R9), DI
-	IMULQ R11, DI
-	ADDQ  R8, DI
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-irloop:
-	MOVQ DI, BX
-	CMPQ R10, $1
-	JBE  inoNext
-	MOVLQSX 4(R9), BX
-	IMULQ R11, BX
-	ADDQ  R8, BX
-inoNext:
-	XORQ AX, AX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-ir8loop:
-	PREFETCHT0 (BX)(AX*1)
-	VPMOVSXBD (DI)(AX*1), Y4
-	VPMOVSXBD 8(DI)(AX*1), Y5
-	VCVTDQ2PS Y4, Y4
-	VCVTDQ2PS Y5, Y5
-	VFMADD231PS (SI)(AX*4), Y4, Y0
-	VFMADD231PS 32(SI)(AX*4), Y5, Y1
-	ADDQ $16, AX
-	CMPQ AX, CX
-	JB   ir8loop
-	VADDPS Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	MOVSS X0, (R12)
-	ADDQ $4, R12
-	ADDQ $4, R9
-	MOVQ BX, DI
-	DECQ R10
-	JNZ  irloop
 	VZEROUPPER
 	RET
 
@@ -608,5 +526,196 @@ hdone:
 	MOVQ BX, DI
 	DECQ R10
 	JNZ  hrloop
+	VZEROUPPER
+	RET
+
+// Integer row kernels for the int8 traversal (dotq.go): out[i] =
+// Σ_{j<n} w_j·c_j over the first n values of codes(ids[i]) = base +
+// ids[i]*stride, with int16 w and int8 codes widened to int16 in registers;
+// exact int32 sums (wmax bounds them), so every kernel equals dotI8Q. The
+// first two lines of every listed row are prefetched up front, the rest of
+// row i+1 while row i is scored. n: a positive multiple of 64 (AVX-512) or
+// 32 (AVX2); nids > 0.
+
+// func dotRowsI8QVNNI(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
+// AVX-512BW + VNNI: VPDPWSSD multiplies 32 int16 pairs and adds them into
+// 16 int32 lanes; two accumulators.
+TEXT ·dotRowsI8QVNNI(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ base+8(FP), R8
+	MOVQ ids+16(FP), R9
+	MOVQ nids+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ stride+40(FP), R11
+	MOVQ out+48(FP), R12
+	XORQ AX, AX
+vpf:
+	MOVLQSX (R9)(AX*4), DI
+	IMULQ R11, DI
+	PREFETCHT0 (R8)(DI*1)
+	PREFETCHT0 64(R8)(DI*1)
+	INCQ AX
+	CMPQ AX, R10
+	JB vpf
+	MOVLQSX (R9), DI
+	IMULQ R11, DI
+	ADDQ R8, DI
+vrow:
+	MOVQ DI, BX
+	CMPQ R10, $1
+	JBE vnext
+	MOVLQSX 4(R9), BX
+	IMULQ R11, BX
+	ADDQ R8, BX
+vnext:
+	XORQ AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+vloop:
+	PREFETCHT0 (BX)(AX*1)
+	VPMOVSXBW (DI)(AX*1), Z2
+	VPMOVSXBW 32(DI)(AX*1), Z3
+	VPDPWSSD (SI)(AX*2), Z2, Z0
+	VPDPWSSD 64(SI)(AX*2), Z3, Z1
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JB   vloop
+	VPADDD Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDD Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0x4E, X0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0xB1, X0, X1
+	VPADDD X1, X0, X0
+	VMOVD X0, (R12)
+	ADDQ $4, R12
+	ADDQ $4, R9
+	MOVQ BX, DI
+	DECQ R10
+	JNZ  vrow
+	VZEROUPPER
+	RET
+
+// func dotRowsI8QAVX512(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
+// AVX-512BW without VNNI: VPMADDWD + VPADDD.
+TEXT ·dotRowsI8QAVX512(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ base+8(FP), R8
+	MOVQ ids+16(FP), R9
+	MOVQ nids+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ stride+40(FP), R11
+	MOVQ out+48(FP), R12
+	XORQ AX, AX
+bpf:
+	MOVLQSX (R9)(AX*4), DI
+	IMULQ R11, DI
+	PREFETCHT0 (R8)(DI*1)
+	PREFETCHT0 64(R8)(DI*1)
+	INCQ AX
+	CMPQ AX, R10
+	JB bpf
+	MOVLQSX (R9), DI
+	IMULQ R11, DI
+	ADDQ R8, DI
+brow:
+	MOVQ DI, BX
+	CMPQ R10, $1
+	JBE bnext
+	MOVLQSX 4(R9), BX
+	IMULQ R11, BX
+	ADDQ R8, BX
+bnext:
+	XORQ AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+bloop:
+	PREFETCHT0 (BX)(AX*1)
+	VPMOVSXBW (DI)(AX*1), Z2
+	VPMOVSXBW 32(DI)(AX*1), Z3
+	VPMADDWD (SI)(AX*2), Z2, Z2
+	VPMADDWD 64(SI)(AX*2), Z3, Z3
+	VPADDD Z2, Z0, Z0
+	VPADDD Z3, Z1, Z1
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JB   bloop
+	VPADDD Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDD Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0x4E, X0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0xB1, X0, X1
+	VPADDD X1, X0, X0
+	VMOVD X0, (R12)
+	ADDQ $4, R12
+	ADDQ $4, R9
+	MOVQ BX, DI
+	DECQ R10
+	JNZ  brow
+	VZEROUPPER
+	RET
+
+// func dotRowsI8QAVX2(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
+// AVX2: VPMADDWD + VPADDD on 16 values at a time; n a multiple of 32.
+TEXT ·dotRowsI8QAVX2(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ base+8(FP), R8
+	MOVQ ids+16(FP), R9
+	MOVQ nids+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ stride+40(FP), R11
+	MOVQ out+48(FP), R12
+	XORQ AX, AX
+apf:
+	MOVLQSX (R9)(AX*4), DI
+	IMULQ R11, DI
+	PREFETCHT0 (R8)(DI*1)
+	PREFETCHT0 64(R8)(DI*1)
+	INCQ AX
+	CMPQ AX, R10
+	JB apf
+	MOVLQSX (R9), DI
+	IMULQ R11, DI
+	ADDQ R8, DI
+arow:
+	MOVQ DI, BX
+	CMPQ R10, $1
+	JBE anext
+	MOVLQSX 4(R9), BX
+	IMULQ R11, BX
+	ADDQ R8, BX
+anext:
+	XORQ AX, AX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+aloop:
+	PREFETCHT0 (BX)(AX*1)
+	VPMOVSXBW (DI)(AX*1), Y2
+	VPMOVSXBW 16(DI)(AX*1), Y3
+	VPMADDWD (SI)(AX*2), Y2, Y2
+	VPMADDWD 32(SI)(AX*2), Y3, Y3
+	VPADDD Y2, Y0, Y0
+	VPADDD Y3, Y1, Y1
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JB   aloop
+	VPADDD Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0x4E, X0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0xB1, X0, X1
+	VPADDD X1, X0, X0
+	VMOVD X0, (R12)
+	ADDQ $4, R12
+	ADDQ $4, R9
+	MOVQ BX, DI
+	DECQ R10
+	JNZ  arow
 	VZEROUPPER
 	RET

@@ -1,0 +1,117 @@
+package ann
+
+import "math"
+
+// Integer scoring of int8 codes. The graph's traversal on codes computes
+// q·x ≈ q·offset + (q∘scale)·c; instead of widening every code to float32
+// (three instructions per 8 values), the query side q∘scale is quantised
+// once per query to int16, w_j = round(qs_j/α), and each row's score is the
+// exact integer Σ_j w_j·c_j, then sim = q·offset + α·Σ. Integer sums do not
+// depend on the order of the additions, so the assembly kernels (AVX-512
+// VNNI VPDPWSSD, AVX-512BW and AVX2 VPMADDWD) and the pure-Go loop give the
+// same bits on every CPU: an answer does not depend on the machine.
+//
+// Precision: |w_j| ≤ wmax(d) = min(32767, ⌊(2³¹−1)/(128·d)⌋), so that no sum of
+// d products |w_j·c_j| ≤ 128·wmax can overflow int32 in any order; at
+// d = 768 wmax is 21,845 (relative step 1/43,690 of the largest |qs_j|,
+// against the codes' own step of 1/255 of each dimension's range).
+
+// i8Query is one query quantised for integer scoring.
+type i8Query struct {
+	w     []int16 // [d]
+	alpha float32 // qs_j ≈ alpha·w_j
+}
+
+// wmax is the largest |w_j| for dimension d (see above).
+func wmax(d int) int32 {
+	return int32(min(32767, (math.MaxInt32)/(128*max(d, 1))))
+}
+
+// quantizeI8Query sets w (len(qs)) to qs quantised to int16 and returns
+// alpha; an all-zero qs gives w = 0 and alpha = 0.
+func quantizeI8Query(qs []float32, w []int16) float32 {
+	var m float32
+	for _, v := range qs {
+		m = max(m, float32(math.Abs(float64(v))))
+	}
+	w = w[:len(qs)]
+	if m == 0 || math.IsInf(float64(m), 0) || math.IsNaN(float64(m)) {
+		clear(w)
+		return 0
+	}
+	lim := float64(wmax(len(qs)))
+	inv := lim / float64(m)
+	for j, v := range qs {
+		w[j] = int16(max(-lim, min(lim, math.Round(float64(v)*inv))))
+	}
+	return float32(float64(m) / lim)
+}
+
+// dotI8Q is Σ_j int32(w_j)·int32(c_j) (len(c) ≥ len(w)).
+func dotI8Q(w []int16, c []int8) int32 {
+	c = c[:len(w)]
+	var s0, s1, s2, s3 int32
+	j := 0
+	for ; j+4 <= len(w); j += 4 {
+		s0 += int32(w[j]) * int32(c[j])
+		s1 += int32(w[j+1]) * int32(c[j+1])
+		s2 += int32(w[j+2]) * int32(c[j+2])
+		s3 += int32(w[j+3]) * int32(c[j+3])
+	}
+	for ; j < len(w); j++ {
+		s0 += int32(w[j]) * int32(c[j])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// dotRowsI8Q sets out[i] = dotI8Q(w, row ids[i] of codes) for row-major
+// codes ([rows, len(w)]); every id must be a valid row. The assembly
+// kernels score the rows in one call, prefetching the first lines of every
+// listed row up front and row i+1 while row i is scored; results are equal
+// to dotI8Q's (exact integers).
+func dotRowsI8Q(w []int16, codes []int8, ids []int32, out []int32) {
+	d := len(w)
+	out = out[:len(ids)]
+	n := d &^ (dotRowsI8QWidth - 1)
+	if dotRowsI8QAsm == nil || n == 0 || len(ids) == 0 {
+		for i, id := range ids {
+			out[i] = dotI8Q(w, codes[int(id)*d:(int(id)+1)*d])
+		}
+		return
+	}
+	checkRows(ids, len(codes)/d)
+	dotRowsI8QAsm(&w[0], &codes[0], &ids[0], len(ids), n, d, &out[0])
+	if n < d {
+		for i, id := range ids {
+			out[i] += dotI8Q(w[n:], codes[int(id)*d+n:(int(id)+1)*d])
+		}
+	}
+}
+
+// dotRowsI8QAsm is the fastest integer row kernel on this CPU (nil: none);
+// it covers the first n values of each row, n a positive multiple of
+// dotRowsI8QWidth. dotRowsI8QName names it ("avx512vnni", "avx512bw",
+// "avx2" or "go").
+var (
+	dotRowsI8QAsm   func(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
+	dotRowsI8QWidth = 32
+	dotRowsI8QName  = "go"
+)
+
+// scoreI8 converts an integer row score to the similarity the traversal
+// uses: qoff + alpha·s, rounded once per operation (the explicit
+// conversion keeps the compiler from fusing it into an FMA, so every
+// platform gives the same bits).
+func scoreI8(qoff, alpha float32, s int32) float32 {
+	return qoff + float32(alpha*float32(s))
+}
+
+// i8qKernels lists the integer row kernels usable on this CPU, fastest
+// last (set once at init; tests run each against dotI8Q).
+var i8qKernels []i8qKernel
+
+type i8qKernel struct {
+	name  string
+	width int
+	fn    func(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
+}

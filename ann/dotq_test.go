@@ -1,0 +1,103 @@
+package ann
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDotRowsI8QKernels checks every integer row kernel on this CPU, and
+// the dispatching dotRowsI8Q, against the pure-Go dotI8Q: exact equality
+// (integer sums), for dims below, at and past each kernel's width, codes
+// at the int8 extremes and w at ±wmax.
+func TestDotRowsI8QKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, d := range []int{1, 16, 31, 32, 33, 63, 64, 65, 128, 768, 784, 1000, 4096} {
+		rows := 37
+		codes := make([]int8, rows*d)
+		for i := range codes {
+			switch rng.IntN(8) {
+			case 0:
+				codes[i] = -128
+			case 1:
+				codes[i] = 127
+			default:
+				codes[i] = int8(rng.IntN(256) - 128)
+			}
+		}
+		w := make([]int16, d)
+		lim := wmax(d)
+		for j := range w {
+			switch rng.IntN(6) {
+			case 0:
+				w[j] = int16(lim)
+			case 1:
+				w[j] = int16(-lim)
+			default:
+				w[j] = int16(rng.Int32N(2*lim+1) - lim)
+			}
+		}
+		ids := []int32{5, 0, 36, 5, 17, 2, 2, 30}
+		want := make([]int32, len(ids))
+		for i, id := range ids {
+			want[i] = dotI8Q(w, codes[int(id)*d:(int(id)+1)*d])
+			var ref int64
+			for j := 0; j < d; j++ {
+				ref += int64(w[j]) * int64(codes[int(id)*d+j])
+			}
+			if int64(want[i]) != ref {
+				t.Fatalf("d %d: dotI8Q %d, int64 reference %d (overflow?)", d, want[i], ref)
+			}
+		}
+		got := make([]int32, len(ids))
+		dotRowsI8Q(w, codes, ids, got)
+		for i := range ids {
+			if got[i] != want[i] {
+				t.Errorf("d %d dotRowsI8Q (%s) row %d = %d, want %d", d, dotRowsI8QName, i, got[i], want[i])
+			}
+		}
+		for _, k := range i8qKernels {
+			n := d &^ (k.width - 1)
+			if n == 0 {
+				continue
+			}
+			out := make([]int32, len(ids))
+			k.fn(&w[0], &codes[0], &ids[0], len(ids), n, d, &out[0])
+			for i, id := range ids {
+				if wantN := dotI8Q(w[:n], codes[int(id)*d:]); out[i] != wantN {
+					t.Errorf("d %d kernel %s row %d = %d, want %d", d, k.name, i, out[i], wantN)
+				}
+			}
+		}
+	}
+	t.Logf("integer row kernels here: %d, dispatch %s", len(i8qKernels), dotRowsI8QName)
+}
+
+// TestQuantizeI8Query: w is within wmax, alpha·w is within alpha/2 of qs,
+// and degenerate queries (zero, NaN, Inf) give w = 0 without panicking.
+func TestQuantizeI8Query(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, d := range []int{1, 3, 768, 20000} {
+		qs := make([]float32, d)
+		for j := range qs {
+			qs[j] = float32(rng.NormFloat64()) * 0.01
+		}
+		w := make([]int16, d)
+		alpha := quantizeI8Query(qs, w)
+		lim := wmax(d)
+		for j, v := range qs {
+			if int32(w[j]) > lim || int32(w[j]) < -lim {
+				t.Fatalf("d %d: w[%d] = %d outside ±%d", d, j, w[j], lim)
+			}
+			if e := math.Abs(float64(alpha)*float64(w[j]) - float64(v)); e > float64(alpha)*0.5001 {
+				t.Fatalf("d %d: |alpha·w − qs| at %d = %g > alpha/2 (%g)", d, j, e, alpha/2)
+			}
+		}
+	}
+	for _, bad := range [][]float32{{0, 0, 0}, {float32(math.NaN()), 1, 2}, {float32(math.Inf(1)), 1}} {
+		w := []int16{9, 9, 9}
+		if a := quantizeI8Query(bad, w[:len(bad)]); a != 0 || w[0] != 0 {
+			t.Errorf("quantizeI8Query(%v) = %v, w %v: want 0 and zeros", bad, a, w)
+		}
+	}
+}

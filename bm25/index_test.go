@@ -15,7 +15,7 @@ import (
 
 func smallIndexBytes(t testing.TB) []byte {
 	t.Helper()
-	bd, err := NewBuilder(Config{K1: new(1.2), B: new(0.75)})
+	bd, err := NewBuilder(Config{K1: 1.2, B: 0.75})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestRoundTrip(t *testing.T) {
 	p1, p2 := filepath.Join(dir, "a.bm25"), filepath.Join(dir, "b.bm25")
 	for i, p := range []string{p1, p2} {
 		// Two builders with different worker counts must write the same bytes.
-		bd, _ := NewBuilder(Config{K1: new(1.5), B: new(0.3), Workers: 1 + 3*i, TempDir: t.TempDir()})
+		bd, _ := NewBuilder(Config{K1: 1.5, B: 0.3, Workers: 1 + 3*i, TempDir: t.TempDir()})
 		for _, s := range texts {
 			bd.Add(s)
 		}

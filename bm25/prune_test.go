@@ -300,7 +300,7 @@ func TestPrunedEqualsExhaustiveSynthetic(t *testing.T) {
 			for i := range texts {
 				texts[i] = randomText(r, 40)
 			}
-			ix := buildAndOpen(t, Config{K1: new(p.k1), B: new(p.b)}, texts)
+			ix := buildAndOpen(t, litConfig(p.k1, p.b), texts)
 			checkPrunedEqualsExhaustive(t, ix, sample(randomQueries(r, texts, 300), 5))
 		})
 	}

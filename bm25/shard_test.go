@@ -176,7 +176,7 @@ func TestShardsEqualOneIndexSynthetic(t *testing.T) {
 					texts[i] = "" // no term: still a row
 				}
 			}
-			cfg := Config{K1: new(p.k1), B: new(p.b)}
+			cfg := litConfig(p.k1, p.b)
 			one := buildAndOpen(t, cfg, texts)
 			bounds := []int32{0, 1, 2, 700, 1499, 1500}
 			shards := buildShards(t, cfg, ShardPlan{Bounds: bounds}, texts)
@@ -320,7 +320,7 @@ func TestShardPlanErrors(t *testing.T) {
 func shardIndexBytes(t testing.TB) []byte {
 	t.Helper()
 	texts := []string{"the cat sat on the mat", "", "dogs and cats", "日本 👍 dog's", "cat cat cat"}
-	_, paths := buildShardFiles(t, Config{K1: new(1.2), B: new(0.75)}, ShardPlan{Bounds: []int32{0, 2, 5}}, texts)
+	_, paths := buildShardFiles(t, Config{K1: 1.2, B: 0.75}, ShardPlan{Bounds: []int32{0, 2, 5}}, texts)
 	b, err := os.ReadFile(paths[1])
 	if err != nil {
 		t.Fatal(err)

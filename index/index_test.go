@@ -215,7 +215,7 @@ func TestBuildErrorsLeaveNothing(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dir, DocsFile)); err != nil || st.Mode().Perm() != 0o644 {
 		t.Fatalf("index file mode %v (%v), want 0644", st.Mode(), err)
 	}
-	if _, err := Build(ctx, BuildConfig{Corpus: "x", Dir: dir, BM25: bm25.Config{B: new(2.0)}}); err == nil {
+	if _, err := Build(ctx, BuildConfig{Corpus: "x", Dir: dir, BM25: bm25.Config{B: 2.0}}); err == nil {
 		t.Fatal("b = 2 accepted")
 	}
 	if _, err := Open(ctx, parent, OpenConfig{}); err == nil || !strings.Contains(err.Error(), "not an index directory") {

@@ -313,7 +313,7 @@ func TestBuildShardsErrors(t *testing.T) {
 	// Another build (3 shards, other k1) into the directory is refused:
 	// its manifest names another build.
 	other := BuildConfig{Corpus: corpusPath, Dir: dir, Shards: 3, Only: []int{2}}
-	other.BM25.K1 = new(1.5)
+	other.BM25.K1 = 1.5
 	if _, err := BuildShards(ctx, other); !errors.Is(err, ErrShards) || !strings.Contains(err.Error(), "holds the shards of build") {
 		t.Errorf("another build into the directory: err %v, want ErrShards naming the other build", err)
 	}

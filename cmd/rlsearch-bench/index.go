@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench"
 	"github.com/rlsearch/rlsearch/bench/indexbench"
 	"github.com/rlsearch/rlsearch/cmd/internal/cmdflags"
@@ -51,7 +52,7 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 			}
 		})
 		if !cacheSet {
-			s.Cfg.CacheBytes = 0
+			s.Cfg.CacheBytes = rlsearch.Off
 		}
 		if !slices.Contains(indexbench.Modes, *mode) {
 			return usageErr("--mode %q: want one of %v", *mode, indexbench.Modes)

@@ -31,8 +31,8 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&cfg.Corpus, "corpus", "", "corpus JSONL: {id, contents} or {id, title, text}; plain, .gz or .zst (required)")
 	fs.StringVar(&cfg.Dir, "out", "", "index directory to create (required)")
 	fs.BoolVar(&cfg.Force, "force", false, "replace an existing index directory")
-	k1 := fs.Float64("k1", bm25.DefaultK1, "BM25 k1, term-frequency saturation (Pyserini's default)")
-	b := fs.Float64("b", bm25.DefaultB, "BM25 b, length normalisation (Pyserini's default)")
+	cmdflags.Off(fs, &cfg.BM25.K1, "k1", bm25.DefaultK1, "BM25 k1, term-frequency saturation (default Pyserini's; 0 = the default; off or -1 = k1 0, term frequency ignored)")
+	cmdflags.Off(fs, &cfg.BM25.B, "b", bm25.DefaultB, "BM25 b, length normalisation (default Pyserini's; 0 = the default; off or -1 = b 0, no length normalisation)")
 	dtype := fs.String("dtype", "fp16", "dense shard storage: fp16 or fp32 (also int8 with --vectors)")
 	fs.StringVar(&cfg.Vectors, "vectors", "", "import the dense shard from this vector file instead of encoding: faiss IndexFlatIP/IndexFlatL2 (e.g. Search-R1's e5_Flat.index), .npy (float32/float16) or .fvecs, one row per passage in corpus order")
 	fs.StringVar(&cfg.VectorsEncoder, "vectors-encoder", "", "name of the model that made --vectors (e.g. intfloat/e5-base-v2), recorded in the shard; required without --model")
@@ -53,7 +53,7 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 		if *budgetMiB <= 0 || *budgetMiB > 1<<40 {
 			return usageErr("--bm25-budget %d: want a number of MiB in [1, 2^40]", *budgetMiB)
 		}
-		cfg.BM25 = bm25.Config{K1: k1, B: b, MemoryBudget: *budgetMiB << 20}
+		cfg.BM25.MemoryBudget = *budgetMiB << 20
 		cfg.Progress, cfg.Log = cmdflags.ProgressTo(stderr, !*quiet), stderr // Log: removals of leftovers of interrupted builds
 		enc, hash, done, err := app.OpenEncoder(model)
 		if err != nil {

@@ -34,8 +34,8 @@ const (
 )
 
 // Meta is collection.json. Files, Tables and Checksum are the manifest
-// (format 2): Open and Verify check every file against it (see readMeta,
-// checkFiles and Verify).
+// (format 2): Open and CheckIntegrity check every file against it (see readMeta,
+// checkFiles and CheckIntegrity).
 type Meta struct {
 	Format  int                  `json:"format"` // CollectionFormat (2)
 	Schema  *Schema              `json:"schema"`

@@ -356,7 +356,7 @@ func TestBM25ParallelSameHits(t *testing.T) {
 	}
 }
 
-// TestMetaMustMatchBM25 edits meta.json's BM25 description: Open and Verify
+// TestMetaMustMatchBM25 edits meta.json's BM25 description: Open and Check
 // must refuse it (the file's k1 and b score; meta.json only reports them).
 func TestMetaMustMatchBM25(t *testing.T) {
 	ctx := context.Background()
@@ -381,8 +381,8 @@ func TestMetaMustMatchBM25(t *testing.T) {
 		} else if !strings.Contains(err.Error(), BM25File) {
 			t.Errorf("%s: Open error %q does not name %s", edit.to, err, BM25File)
 		}
-		if err := Verify(ctx, dir, VerifyConfig{}); err == nil {
-			t.Errorf("%s: Verify accepted it", edit.to)
+		if err := Check(ctx, dir, CheckConfig{}); err == nil {
+			t.Errorf("%s: Check accepted it", edit.to)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 
 		metrics, httpErrs, err := indexbench.Run(ctx, indexbench.Config{Index: ix, Handler: handler, Mode: *mode, Questions: qs, Texts: texts,
 			K: *k, Batch: *batch, Concurrency: *concurrency, Duration: *dur, RunOut: *runOut, ListenAddr: listenAddr,
-			OpenMs: openMs, VerifyDocs: s.Idx.VerifyDocs}, stdout)
+			OpenMs: openMs, CheckDocs: s.Idx.CheckDocs}, stdout)
 		if err != nil {
 			return err
 		}

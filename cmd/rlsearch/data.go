@@ -18,8 +18,8 @@ import (
 	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/integrity"
 	"github.com/rlsearch/rlsearch/server/app"
-	"github.com/rlsearch/rlsearch/verify"
 )
 
 // indexCmd builds an index directory (index.Build).
@@ -85,21 +85,21 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// verifyCmd checks PATH in full, whatever it is (package verify). Exit
+// checkCmd checks PATH in full, whatever it is (package integrity). Exit
 // status 0 when intact, 1 with a message naming the file (and, for block
 // formats, the block and offset) of the first corruption.
-func verifyCmd(fs *flag.FlagSet) runFunc {
+func checkCmd(fs *flag.FlagSet) runFunc {
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(args) != 1 {
 			return usageErr("want one index, collection or file path, got %d arguments", len(args))
 		}
 		start := time.Now()
-		kind, err := verify.Path(ctx, args[0], cmdflags.ProgressTo(stderr, !*quiet))
+		kind, err := integrity.Path(ctx, args[0], cmdflags.ProgressTo(stderr, !*quiet))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: ok, %s (verified in %.1fs)\n", args[0], kind, time.Since(start).Seconds())
+		fmt.Fprintf(stdout, "%s: ok, %s (checked in %.1fs)\n", args[0], kind, time.Since(start).Seconds())
 		return nil
 	}
 }

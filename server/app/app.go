@@ -39,9 +39,9 @@ type IndexConfig struct {
 	Dir string // index directory built by `rlsearch index`; required
 	// Model is the E5 encoder (Model.Dir "" = BM25 only).
 	Model embed.Config
-	// VerifyDocs, DenseBackend, GPUInt8, SkipGPUCanary, HNSWEfSearch,
+	// CheckDocs, DenseBackend, GPUInt8, SkipGPUCanary, HNSWEfSearch,
 	// HNSWCompressed and BM25Parallel are index.OpenConfig's.
-	VerifyDocs     bool
+	CheckDocs      bool
 	DenseBackend   string
 	GPUInt8        bool
 	SkipGPUCanary  bool
@@ -56,7 +56,7 @@ type IndexConfig struct {
 // openConfig is the index.OpenConfig of cfg with enc as the encoder (nil:
 // BM25 only); every place that opens an index from an IndexConfig uses it.
 func (cfg IndexConfig) openConfig(enc rlsearch.Encoder) index.OpenConfig {
-	oc := index.OpenConfig{Encoder: enc, VerifyDocs: cfg.VerifyDocs, DenseBackend: cfg.DenseBackend, GPUInt8: cfg.GPUInt8,
+	oc := index.OpenConfig{Encoder: enc, CheckDocs: cfg.CheckDocs, DenseBackend: cfg.DenseBackend, GPUInt8: cfg.GPUInt8,
 		SkipGPUCanary: cfg.SkipGPUCanary, HNSWEfSearch: cfg.HNSWEfSearch, HNSWCompressed: cfg.HNSWCompressed, BM25Parallel: cfg.BM25Parallel}
 	if cfg.SkipSelfCheck {
 		oc.SelfCheckRows = -1

@@ -64,11 +64,12 @@ func (m *Multi) String() string { return strings.Join(*m, ",") }
 func (m *Multi) Set(v string) error { *m = append(*m, v); return nil }
 
 // Index locates an index and the model to serve its dense shard
-// (app.IndexConfig); VerifyDocs is bound by serve's --verify-docs.
+// (app.IndexConfig); CheckDocs is bound by serve's --check-docs
+// (--verify-docs, deprecated).
 type Index struct {
-	Cfg        app.IndexConfig
-	VerifyDocs bool
-	Corpora    []app.Corpus // serve's --index NAME=DIR, repeatable (BindCorpora)
+	Cfg       app.IndexConfig
+	CheckDocs bool
+	Corpora   []app.Corpus // serve's --index NAME=DIR, repeatable (BindCorpora)
 }
 
 // Bind binds --index DIR and the open options.
@@ -137,7 +138,7 @@ func (f *Index) bindOpen(fs *flag.FlagSet) {
 // Config is the index configuration the flags name.
 func (f *Index) Config() app.IndexConfig {
 	c := f.Cfg
-	c.VerifyDocs = f.VerifyDocs
+	c.CheckDocs = f.CheckDocs
 	return c
 }
 

@@ -134,3 +134,37 @@ func TestOffFlagsNoRemap(t *testing.T) {
 		t.Errorf("--cache-bytes default prints %q, want 268435456", got)
 	}
 }
+
+// TestCheckDocsFlag: --check-docs reaches IndexConfig.CheckDocs; the old
+// spelling --verify-docs (deprecated for one release) does too, printing
+// one deprecation line.
+func TestCheckDocsFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		want       bool
+		deprecated bool
+	}{
+		{nil, false, false},
+		{[]string{"--check-docs"}, true, false},
+		{[]string{"--check-docs=false"}, false, false},
+		{[]string{"--verify-docs"}, true, true},
+		{[]string{"--verify-docs=true"}, true, true},
+		{[]string{"--verify-docs=false"}, false, true},
+	} {
+		var s Serve
+		var out strings.Builder
+		fs := flag.NewFlagSet("rlsearch serve", flag.ContinueOnError)
+		fs.SetOutput(&out)
+		s.Bind(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := s.Idx.Config().CheckDocs; got != tc.want {
+			t.Errorf("%v: CheckDocs %v, want %v", tc.args, got, tc.want)
+		}
+		const line = `rlsearch: "--verify-docs" is deprecated, use "--check-docs"` + "\n"
+		if want := map[bool]string{true: line}[tc.deprecated]; out.String() != want {
+			t.Errorf("%v: output %q, want %q", tc.args, out.String(), want)
+		}
+	}
+}

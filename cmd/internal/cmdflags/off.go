@@ -74,3 +74,38 @@ func (f OffFlag[T]) Set(s string) error {
 	}
 	return nil
 }
+
+// DeprecatedBool binds old as a deprecated spelling of the boolean flag
+// new, which must already be bound on p: setting old sets *p and prints
+// one line to the flag set's output (stderr under package cli),
+// `PROG: "--old" is deprecated, use "--new"`. Kept for one release after
+// a rename (issue 37: --verify-docs became --check-docs).
+func DeprecatedBool(fs *flag.FlagSet, p *bool, old, new string) {
+	fs.Var(deprecatedBool{fs, p, old, new}, old, fmt.Sprintf("deprecated spelling of --%s", new))
+}
+
+type deprecatedBool struct {
+	fs       *flag.FlagSet
+	p        *bool
+	old, new string
+}
+
+func (d deprecatedBool) String() string {
+	if d.p == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*d.p)
+}
+
+func (d deprecatedBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*d.p = v
+	prog, _, _ := strings.Cut(d.fs.Name(), " ")
+	fmt.Fprintf(d.fs.Output(), "%s: %q is deprecated, use %q\n", prog, "--"+d.old, "--"+d.new)
+	return nil
+}
+
+func (d deprecatedBool) IsBoolFlag() bool { return true }

@@ -14,14 +14,14 @@ import (
 	"github.com/rlsearch/rlsearch/bm25"
 )
 
-// VerifyConfig configures Verify.
-type VerifyConfig struct {
-	// Progress receives one line per check ("verify: NAME ok (12ms)");
+// IntegrityConfig configures CheckIntegrity.
+type IntegrityConfig struct {
+	// Progress receives one line per check ("check: NAME ok (12ms)");
 	// nil for none.
 	Progress io.Writer
 }
 
-// Verify checks the collection in dir in full, more deeply than Open:
+// CheckIntegrity checks the collection in dir in full, more deeply than Open:
 // collection.json (format, own checksum, schema, manifest entries); the
 // size and CRC-32C of every file in the manifest; rows.db with SQLite's
 // PRAGMA integrity_check (b-tree structure, index entries against table
@@ -33,10 +33,10 @@ type VerifyConfig struct {
 // increasing and in range). It stops at the first failure; errors name
 // the file and wrap ErrCorrupt (ErrRebuild for a format 1 collection).
 // It opens nothing for writing and needs no encoder.
-func Verify(ctx context.Context, dir string, cfg VerifyConfig) error {
+func CheckIntegrity(ctx context.Context, dir string, cfg IntegrityConfig) error {
 	say := func(name string, start time.Time) {
 		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "verify: %s ok (%s)\n", name, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(cfg.Progress, "check: %s ok (%s)\n", name, time.Since(start).Round(time.Millisecond))
 		}
 	}
 	start := time.Now()

@@ -25,7 +25,7 @@ const rows16Header = 32
 // file is intact but holds other vectors than the shard it is opened
 // beside (the shard was rebuilt or replaced): delete the file and it is
 // written again.
-var ErrStaleRows = errors.New("ann: fp16 rows file does not match the shard")
+var ErrStaleRows = errors.New("ann: fp16 rows file does not match the vector file")
 
 // FP16Rows is a read-only, memory-mapped file of row-major [Len, Dim] fp16
 // vectors (WriteFP16Rows): the exact re-rank store of a compressed HNSW

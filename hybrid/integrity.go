@@ -137,7 +137,7 @@ func verifyIndex(dir string, m *Meta, im IndexMeta) error {
 		}
 		return nil
 	case IndexE5, "vectors":
-		flat, err := ann.ReadShard(path)
+		flat, err := ann.ReadVectorFile(path)
 		if err != nil {
 			return err
 		}

@@ -65,7 +65,7 @@ func verifyChecks() []verifyCheck {
 // its CRC, decompresses and parses (docstore.Store.Check); the BM25 file
 // passes bm25.Index.Verify (every postings chunk's CRC-32C, every term's
 // structure); every block of the dense
-// shard passes its CRC and decompresses (ann.ShardReader); the fp16 rows
+// shard passes its CRC and decompresses (ann.VectorFileReader); the fp16 rows
 // of a compressed HNSW (FP16RowsFile), when present, pass their header and
 // rows CRC-32C and have the shard's shape (that they hold the shard's
 // vectors is checked when they are opened, ann.(*HNSW).Compress); and the counts
@@ -225,10 +225,10 @@ func (v *verifier) checkDense(ctx context.Context) error {
 	case v.meta.Dense == nil:
 		return v.fail("%s exists but meta.json describes no dense shard", v.path(DenseFile))
 	}
-	sr, err := ann.OpenShardReader(v.path(DenseFile))
+	sr, err := ann.OpenVectorFileReader(v.path(DenseFile))
 	if err != nil {
 		// A version 1 shard is not streamable: read it whole.
-		fl, err := ann.ReadShard(v.path(DenseFile))
+		fl, err := ann.ReadVectorFile(v.path(DenseFile))
 		if err != nil {
 			return v.wrap(err, ann.ErrCorrupt)
 		}

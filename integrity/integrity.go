@@ -124,7 +124,7 @@ func verifyFile(ctx context.Context, path string, progress io.Writer) (string, e
 		kind, err = "dense shard", verifyShard(ctx, path)
 	case has(magicShardV1):
 		kind = "dense shard (format 1)"
-		_, err = ann.ReadShard(path)
+		_, err = ann.ReadVectorFile(path)
 	case has(magicHNSW):
 		kind = "HNSW graph"
 		_, err = ann.LoadHNSW(path)
@@ -170,7 +170,7 @@ func verifyFile(ctx context.Context, path string, progress io.Writer) (string, e
 
 // verifyShard streams a version 2 dense shard, checking every block.
 func verifyShard(ctx context.Context, path string) error {
-	sr, err := ann.OpenShardReader(path)
+	sr, err := ann.OpenVectorFileReader(path)
 	if err != nil {
 		return err
 	}

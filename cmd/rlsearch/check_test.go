@@ -111,7 +111,7 @@ func TestCheckCollectionCommand(t *testing.T) {
 // flipped byte.
 func TestVerifyShardCommand(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "dense.shard")
-	w, err := ann.CreateShard(p, ann.Header{DType: ann.FP16, Dim: 8, EncoderID: "test"})
+	w, err := ann.CreateVectorFile(p, ann.Header{DType: ann.FP16, Dim: 8, EncoderID: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

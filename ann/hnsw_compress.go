@@ -118,7 +118,7 @@ func openOrWriteRows(path string, n, dim int, want uint32, write func() error) (
 		case r.sum != want:
 			err = fmt.Errorf("%w: %s holds other vectors (rows checksum %08x, the vector file's %08x): delete it to rewrite it", ErrStaleRows, path, r.sum, want)
 		default:
-			err = r.Verify()
+			err = r.Check()
 		}
 		if err != nil {
 			r.Close()

@@ -155,7 +155,7 @@ func flip(b []byte, i int) []byte {
 }
 
 // FuzzOpenFP16Rows: any file is refused with ErrCorrupt or opened with a
-// shape that matches its size; Verify and row reads never panic.
+// shape that matches its size; Check and row reads never panic.
 func FuzzOpenFP16Rows(f *testing.F) {
 	dir := f.TempDir()
 	for i, v := range [][]float32{{1, 2, 3, 4, 5, 6}, {}, {0.5}} {
@@ -184,7 +184,7 @@ func FuzzOpenFP16Rows(f *testing.F) {
 		if int64(rows16Header)+2*int64(r.Len())*int64(r.Dim()) != int64(len(data)) {
 			t.Fatalf("%d × %d rows in %d bytes", r.Len(), r.Dim(), len(data))
 		}
-		if err := r.Verify(); err != nil && !errors.Is(err, ErrCorrupt) {
+		if err := r.Check(); err != nil && !errors.Is(err, ErrCorrupt) {
 			t.Fatal(err)
 		}
 		if r.Len() > 0 {

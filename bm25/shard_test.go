@@ -139,7 +139,7 @@ func TestShardsEqualOneIndexWiki(t *testing.T) {
 				if ix.AvgDocLen() != one.AvgDocLen() {
 					t.Fatalf("shard %d: avgdl %v, one index %v: the shard must score with the corpus's", i, ix.AvgDocLen(), one.AvgDocLen())
 				}
-				if err := ix.Verify(); err != nil {
+				if err := ix.Check(); err != nil {
 					t.Fatalf("shard %d: %v", i, err)
 				}
 			}
@@ -329,7 +329,7 @@ func shardIndexBytes(t testing.TB) []byte {
 }
 
 // TestShardDamage: a changed global df is caught by the section checksum
-// at Open and, with the checksum forged, by Verify; the header's
+// at Open and, with the checksum forged, by Check; the header's
 // corpus-wide counts are checked against the shard's.
 func TestShardDamage(t *testing.T) {
 	good := shardIndexBytes(t)
@@ -346,8 +346,8 @@ func TestShardDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ix.Verify(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "corpus-wide df 4000") {
-		t.Errorf("Verify of a df above the corpus's documents: err %v, want ErrCorrupt", err)
+	if err := ix.Check(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "corpus-wide df 4000") {
+		t.Errorf("Check of a df above the corpus's documents: err %v, want ErrCorrupt", err)
 	}
 	for _, c := range []struct {
 		off  int

@@ -26,7 +26,7 @@ type IntegrityConfig struct {
 // size and CRC-32C of every file in the manifest; rows.db with SQLite's
 // PRAGMA integrity_check (b-tree structure, index entries against table
 // rows, NOT NULL and UNIQUE), its tables' row counts against the manifest
-// and _row numbering 0..rows-1; every BM25 index with bm25.Index.Verify
+// and _row numbering 0..rows-1; every BM25 index with bm25.Index.Check
 // (every postings checksum and invariant) and its document count; every
 // vector shard read whole (every block checksum) with its count and
 // dimension against collection.json; every row map (length, rows strictly
@@ -132,7 +132,7 @@ func verifyIndex(dir string, m *Meta, im IndexMeta) error {
 		if ix.NumDocs() != m.Rows {
 			return fmt.Errorf("%s has %d rows, want %d", path, ix.NumDocs(), m.Rows)
 		}
-		if err := ix.Verify(); err != nil {
+		if err := ix.Check(); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		return nil

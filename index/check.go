@@ -63,7 +63,7 @@ func verifyChecks() []verifyCheck {
 // Check reads every file of the index in dir once and checks it: meta.json
 // parses and has this binary's format version; every docstore block passes
 // its CRC, decompresses and parses (docstore.Store.Check); the BM25 file
-// passes bm25.Index.Verify (every postings chunk's CRC-32C, every term's
+// passes bm25.Index.Check (every postings chunk's CRC-32C, every term's
 // structure); every block of the dense
 // shard passes its CRC and decompresses (ann.VectorFileReader); the fp16 rows
 // of a compressed HNSW (FP16RowsFile), when present, pass their header and
@@ -205,7 +205,7 @@ func (v *verifier) checkBM25(ctx context.Context) error {
 	}
 	// Every postings chunk's CRC-32C and every term's structure (bm25.Open
 	// checks only the header and section sizes).
-	if err := bix.Verify(); err != nil {
+	if err := bix.Check(); err != nil {
 		return v.wrap(fmt.Errorf("%s: %w", v.path(BM25File), err), bm25.ErrCorrupt)
 	}
 	return nil
@@ -275,7 +275,7 @@ func (v *verifier) checkFP16Rows(ctx context.Context) error {
 	if !v.hasDS || r.Len() != v.dense || r.Dim() != v.meta.denseDim() {
 		return v.fail("%s holds %d × %d rows but the dense shard %d × %d (%v): delete it, the next --hnsw-compressed open writes it again", path, r.Len(), r.Dim(), v.dense, v.meta.denseDim(), v.hasDS)
 	}
-	return v.wrap(r.Verify(), ann.ErrCorrupt)
+	return v.wrap(r.Check(), ann.ErrCorrupt)
 }
 
 func (v *verifier) checkDenseHeader(h ann.Header) error {

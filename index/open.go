@@ -149,7 +149,7 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 		return nil, err
 	}
 	if cfg.CheckDocs {
-		if err := ix.Docs.Verify(); err != nil {
+		if err := ix.Docs.CheckCRC(); err != nil {
 			return nil, err
 		}
 	}

@@ -132,7 +132,7 @@ func verifyFile(ctx context.Context, path string, progress io.Writer) (string, e
 		kind = "BM25 index"
 		var ix *bm25.Index
 		if ix, err = bm25.Open(path); err == nil {
-			err = ix.Verify()
+			err = ix.Check()
 			ix.Close()
 			if err != nil {
 				err = fmt.Errorf("%s: %w", path, err)

@@ -3,15 +3,25 @@
 // compared with), HNSW graphs (HNSW), the GPU flat index (GPUFlat, gpu*.go)
 // and Open, the one code path that chooses among them.
 //
-// # Shards
+// # Vector files
 //
-// A shard stores one embedding per index row as fp16 (default; IEEE 754
+// A vector file (dense.shard in an index directory; the name and the
+// RLSVEC02 format are kept so that every index built before stays
+// readable) stores one embedding per index row as fp16 (default; IEEE 754
 // binary16), fp32 or int8 (per-dimension scale/offset, FitInt8), in blocks
 // with a CRC-32C each, optionally zstd-compressed with byte-shuffle, with an
-// optional int64 id table (FORMAT.md, byte by byte). CreateShard streams
-// rows into a temporary file renamed by Close; ReadShard loads a shard
-// whole; ShardReader streams it block by block. Corrupt or truncated files
-// are refused with ErrCorrupt naming the block and byte offset.
+// optional int64 id table (FORMAT.md, byte by byte). CreateVectorFile
+// streams rows into a temporary file renamed by Close; ReadVectorFile
+// loads a vector file whole; VectorFileReader streams it block by block.
+// Corrupt or truncated files are refused with ErrCorrupt naming the block
+// and byte offset.
+//
+// "Shard" elsewhere in the module means one partition of a corpus (rlsearch
+// index --shards, serve --shards, packages index, bm25 and server/router);
+// package ann calls its file a vector file so that the word keeps one
+// meaning (issue 37; the identifiers were ShardWriter, CreateShard,
+// WriteShard, ShardReader, OpenShardReader, ReadShard and
+// MemoryNeed.Shard).
 //
 // # Exact flat search
 //

@@ -14,7 +14,7 @@ func ExampleOpen() {
 	dir, _ := os.MkdirTemp("", "ann-example")
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "dense.shard")
-	w, _ := ann.CreateShard(path, ann.Header{DType: ann.FP16, Dim: 2, Zstd: true, Shuffle: true})
+	w, _ := ann.CreateVectorFile(path, ann.Header{DType: ann.FP16, Dim: 2, Zstd: true, Shuffle: true})
 	w.Append([]float32{1, 0, 0, 1, 0.6, 0.8})
 	w.Close()
 

@@ -196,10 +196,10 @@ func OpenGPU(path string, cfg GPUConfig) (*GPUFlat, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	sr, err := OpenShardReader(path)
+	sr, err := OpenVectorFileReader(path)
 	if err != nil {
 		// Version 1 shards cannot be streamed: read them whole.
-		f, err2 := ReadShard(path)
+		f, err2 := ReadVectorFile(path)
 		if err2 != nil {
 			return nil, err
 		}
@@ -262,11 +262,11 @@ func NewGPUStream(h Header, next RowSource, cfg GPUConfig) (*GPUFlat, error) {
 func int8Usable(h Header) error {
 	switch {
 	case h.DType != INT8:
-		return fmt.Errorf("%w: ann: GPUConfig.Int8 needs an int8 shard, this one is %v", rlsearch.ErrBadInput, h.DType)
+		return fmt.Errorf("%w: ann: GPUConfig.Int8 needs an int8 vector file, this one is %v", rlsearch.ErrBadInput, h.DType)
 	case h.Dim%16 != 0:
-		return fmt.Errorf("%w: ann: GPUConfig.Int8 needs a dimension that is a multiple of 16 (the int8 kernels read 16 codes at a time), this shard has %d", rlsearch.ErrBadInput, h.Dim)
+		return fmt.Errorf("%w: ann: GPUConfig.Int8 needs a dimension that is a multiple of 16 (the int8 kernels read 16 codes at a time), this vector file has %d", rlsearch.ErrBadInput, h.Dim)
 	case len(h.Scale) != h.Dim || len(h.Offset) != h.Dim:
-		return fmt.Errorf("%w: int8 shard has %d scales and %d offsets for dim %d", ErrCorrupt, len(h.Scale), len(h.Offset), h.Dim)
+		return fmt.Errorf("%w: int8 vector file has %d scales and %d offsets for dim %d", ErrCorrupt, len(h.Scale), len(h.Offset), h.Dim)
 	}
 	return nil
 }
@@ -454,7 +454,7 @@ func (g *GPUFlat) upload(next RowSource) error {
 		seen += n
 	}
 	if seen != g.h.Count {
-		return fmt.Errorf("%w: shard delivered %d rows, header says %d", ErrCorrupt, seen, g.h.Count)
+		return fmt.Errorf("%w: vector file delivered %d rows, header says %d", ErrCorrupt, seen, g.h.Count)
 	}
 	for _, dev := range g.devs {
 		if err := dev.run(func(o gpuOps) error { return o.uploadDone() }); err != nil {
@@ -643,7 +643,7 @@ func (g *GPUFlat) searchDevices(q []float32, nq, k int) ([][]rlsearch.Hit, error
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return mergeShards(parts, g.base, nq, k), nil
+	return mergeDeviceParts(parts, g.base, nq, k), nil
 }
 
 // Close stops the batcher (pending and later Search calls get

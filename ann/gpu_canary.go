@@ -168,7 +168,7 @@ func SearchCanary(ctx context.Context, idx Index, rows func(lo, hi int) []float3
 		int8, scale, offset = g.cfg.Int8, g.h.Scale, g.h.Offset
 	}
 	if n == 0 {
-		return canary.Report{What: "search canary", Skipped: "empty shard: nothing to compare"}, nil
+		return canary.Report{What: "search canary", Skipped: "empty vector file: nothing to compare"}, nil
 	}
 	iv := canaryIntervals(n, refRows)
 	qrows := canaryQueryRows(iv)
@@ -196,11 +196,11 @@ func SearchCanary(ctx context.Context, idx Index, rows func(lo, hi int) []float3
 	what := func(qi int) string {
 		switch {
 		case qi < CanaryRowQueries:
-			return fmt.Sprintf("shard row %d", qrows[qi])
+			return fmt.Sprintf("vector file row %d", qrows[qi])
 		case qi < nq:
 			return fmt.Sprintf("random unit vector %d", qi-CanaryRowQueries)
 		case qi < nq+CanaryRowQueries:
-			return fmt.Sprintf("−(shard row %d)", qrows[qi-nq])
+			return fmt.Sprintf("−(vector file row %d)", qrows[qi-nq])
 		}
 		return fmt.Sprintf("−(random unit vector %d)", qi-nq-CanaryRowQueries)
 	}
@@ -379,7 +379,7 @@ func (s *canaryScorer) compare(hits, cands []rlsearch.Hit, want, n int) (float64
 		_, dup := byRow[h.Row]
 		switch {
 		case h.Row < 0 || int(h.Row) >= n:
-			return worst, bar, fmt.Errorf("rank %d: row %d outside the shard's %d rows", i, h.Row, n)
+			return worst, bar, fmt.Errorf("rank %d: row %d outside the vector file's %d rows", i, h.Row, n)
 		case dup:
 			return worst, bar, fmt.Errorf("rank %d: row %d returned twice", i, h.Row)
 		case math.IsNaN(float64(h.Score)) || math.IsInf(float64(h.Score), 0):

@@ -14,10 +14,10 @@ import (
 	"github.com/rlsearch/rlsearch/cuda/cudatest"
 )
 
-// canaryShard is n unit vectors of dim (fp16 or int8 storage) in which
+// canaryVectors is n unit vectors of dim (fp16 or int8 storage) in which
 // the row after the first canary query row is a copy of it: an exact tie
 // the GPU must break by ascending row. It returns the shard and that row.
-func canaryShard(t *testing.T, n, dim, refRows int, dt DType) (*Flat, int) {
+func canaryVectors(t *testing.T, n, dim, refRows int, dt DType) (*Flat, int) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(7, uint64(n)))
 	v := make([]float32, n*dim)
@@ -66,7 +66,7 @@ func TestGPUCanaryRef(t *testing.T) {
 			if strings.HasPrefix(tc.name, "dim31") {
 				dim = 31
 			}
-			f, _ := canaryShard(t, tc.n, dim, tc.refRows, tc.dt)
+			f, _ := canaryVectors(t, tc.n, dim, tc.refRows, tc.dt)
 			g, err := NewGPU(f, tc.cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -96,7 +96,7 @@ func TestGPUCanaryFaults(t *testing.T) {
 		for _, fault := range []string{faultWrong, faultDrop, faultSwap} {
 			for _, devs := range []int{1, 3} {
 				t.Run(fmt.Sprintf("%v/%s/devices=%d", dt, fault, devs), func(t *testing.T) {
-					f, fr := canaryShard(t, 3000, 64, CanaryRefRows, dt)
+					f, fr := canaryVectors(t, 3000, 64, CanaryRefRows, dt)
 					g, err := NewGPU(f, GPUConfig{refDevices: devs, Int8: dt == INT8, fault: fault, faultRow: fr})
 					if err != nil {
 						t.Fatal(err)
@@ -105,7 +105,7 @@ func TestGPUCanaryFaults(t *testing.T) {
 					rep, err := g.Canary(context.Background(), f.Vectors)
 					if fault == faultSwap && devs > 1 {
 						// The host merge of the devices' lists sorts them
-						// again (mergeShards): the swap never reaches the
+						// again (mergeDeviceParts): the swap never reaches the
 						// hits, and the canary must see correct hits.
 						if err != nil {
 							t.Fatalf("swap under a host merge: %v", err)
@@ -129,7 +129,7 @@ func TestGPUCanaryFaults(t *testing.T) {
 // "auto" falls back to the CPU with one loud line and the reason, "gpu"
 // refuses naming the query, SkipGPUCanary skips it.
 func TestGPUCanaryOpen(t *testing.T) {
-	f, fr := canaryShard(t, 3000, 64, CanaryRefRows, FP16)
+	f, fr := canaryVectors(t, 3000, 64, CanaryRefRows, FP16)
 	ctx := context.Background()
 	var lines []string
 	logf := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
@@ -144,8 +144,8 @@ func TestGPUCanaryOpen(t *testing.T) {
 	o.Close()
 
 	bad := GPUConfig{refDevices: 1, fault: faultDrop, faultRow: fr}
-	if _, err := Open(ctx, Config{Flat: f, Backend: BackendGPU, GPU: bad}); !errors.Is(err, ErrGPUCanary) || !strings.Contains(err.Error(), fmt.Sprintf("query 0 (shard row %d)", fr)) {
-		t.Fatalf("gpu with a faulty device: err %v, want ErrGPUCanary naming query 0 (shard row %d)", err, fr)
+	if _, err := Open(ctx, Config{Flat: f, Backend: BackendGPU, GPU: bad}); !errors.Is(err, ErrGPUCanary) || !strings.Contains(err.Error(), fmt.Sprintf("query 0 (vector file row %d)", fr)) {
+		t.Fatalf("gpu with a faulty device: err %v, want ErrGPUCanary naming query 0 (vector file row %d)", err, fr)
 	}
 
 	lines = nil
@@ -189,7 +189,7 @@ func TestGPUCanaryEmpty(t *testing.T) {
 // TestSearchCanaryFlat: the canary over the CPU exact index itself passes
 // (what bench/gpu's dry run runs), and over an approximate answer fails.
 func TestSearchCanaryFlat(t *testing.T) {
-	f, _ := canaryShard(t, 2000, 48, CanaryRefRows, FP16)
+	f, _ := canaryVectors(t, 2000, 48, CanaryRefRows, FP16)
 	rep, err := SearchCanary(context.Background(), f, f.Vectors)
 	if err != nil || !rep.Passed {
 		t.Fatalf("Flat against itself: %+v, %v", rep, err)
@@ -219,7 +219,7 @@ func TestGPUCanaryDevice(t *testing.T) {
 		cudatest.Skip(t, err)
 	}
 	for _, dt := range []DType{FP16, INT8} {
-		f, _ := canaryShard(t, 100003, 768, CanaryRefRows, dt)
+		f, _ := canaryVectors(t, 100003, 768, CanaryRefRows, dt)
 		g, err := NewGPU(f, GPUConfig{Int8: dt == INT8, Logf: t.Logf})
 		if err != nil {
 			cudatest.Skip(t, err)

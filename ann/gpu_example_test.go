@@ -23,7 +23,7 @@ func ExampleOpenGPU() {
 		idx = g
 	case errors.Is(err, cuda.ErrNoDevice):
 		log.Printf("no GPU (%v): exact flat search on the CPU", err)
-		f, err := ann.ReadShard(path)
+		f, err := ann.ReadVectorFile(path)
 		if err != nil {
 			log.Fatal(err)
 		}

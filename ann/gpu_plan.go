@@ -310,9 +310,9 @@ func (h *hostTopK) hits() [][]rlsearch.Hit {
 	return out
 }
 
-// mergeShards merges per-device results (each sorted, rows local to the
+// mergeDeviceParts merges per-device results (each sorted, rows local to the
 // device) into global top-k lists; base[d] is device d's first row.
-func mergeShards(parts [][][]rlsearch.Hit, base []int, nq, k int) [][]rlsearch.Hit {
+func mergeDeviceParts(parts [][][]rlsearch.Hit, base []int, nq, k int) [][]rlsearch.Hit {
 	if len(parts) == 1 && base[0] == 0 {
 		return parts[0]
 	}

@@ -39,12 +39,12 @@ func gpuTestVecs(r *rand.Rand, n, dim int, quantized bool) []float32 {
 	return v
 }
 
-// writeGPUTestShard writes vecs as an fp16 shard with small blocks, so that
+// writeGPUTestVectorFile writes vecs as an fp16 shard with small blocks, so that
 // the streaming upload crosses block and device boundaries.
-func writeGPUTestShard(t *testing.T, vecs []float32, dim int) string {
+func writeGPUTestVectorFile(t *testing.T, vecs []float32, dim int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "dense.shard")
-	w, err := CreateShard(path, Header{DType: FP16, Dim: dim, BlockRows: 1000})
+	w, err := CreateVectorFile(path, Header{DType: FP16, Dim: dim, BlockRows: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestGPUTilingMergeRef(t *testing.T) {
 				}
 				var g *GPUFlat
 				if n%2 == 1 {
-					g, err = OpenGPU(writeGPUTestShard(t, vecs, dim), cfg)
+					g, err = OpenGPU(writeGPUTestVectorFile(t, vecs, dim), cfg)
 				} else {
 					g, err = NewGPU(oracle, cfg)
 				}
@@ -311,7 +311,7 @@ func TestGPUInt8OpenShard(t *testing.T) {
 	const n, dim = 2500, 48
 	oracle := int8Flat(r, n, dim)
 	path := filepath.Join(t.TempDir(), "i8.shard")
-	if err := WriteShard(path, oracle, Header{BlockRows: 1000, Zstd: true}); err != nil {
+	if err := WriteVectorFile(path, oracle, Header{BlockRows: 1000, Zstd: true}); err != nil {
 		t.Fatal(err)
 	}
 	g, err := OpenGPU(path, GPUConfig{refDevices: 2, MaxBatch: 8, Int8: true})
@@ -352,7 +352,7 @@ func TestGPUInt8Differential(t *testing.T) {
 func TestGPUInt8Refuses(t *testing.T) {
 	vecs := gpuTestVecs(rand.New(rand.NewPCG(1, 2)), 100, 32, true)
 	f16, _ := NewFlat(vecs, 32, FP16)
-	if _, err := NewGPU(f16, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "int8 shard") {
+	if _, err := NewGPU(f16, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "int8 vector file") {
 		t.Errorf("fp16 shard: %v", err)
 	}
 	odd := gpuTestVecs(rand.New(rand.NewPCG(1, 2)), 100, 24, true)
@@ -360,7 +360,7 @@ func TestGPUInt8Refuses(t *testing.T) {
 	if _, err := NewGPU(i8, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "multiple of 16") {
 		t.Errorf("dim 24: %v", err)
 	}
-	if _, err := NewGPUStream(Header{Count: 1, Dim: 32}, nil, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "int8 shard") {
+	if _, err := NewGPUStream(Header{Count: 1, Dim: 32}, nil, GPUConfig{refDevices: 1, Int8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "int8 vector file") {
 		t.Errorf("stream of an fp32 header: %v", err)
 	}
 	// An fp16 header with scales but no offsets: the dtype is named (it
@@ -644,7 +644,7 @@ func TestGPUPlan(t *testing.T) {
 func TestGPUDifferential(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	vecs := gpuTestVecs(r, 1025, 31, true)
-	path := writeGPUTestShard(t, vecs, 31)
+	path := writeGPUTestVectorFile(t, vecs, 31)
 	g, err := OpenGPU(path, GPUConfig{})
 	if err != nil {
 		if os.Getenv(cudatest.EnvRequireGPU) != "1" && errors.Is(err, cuda.ErrNoDevice) {

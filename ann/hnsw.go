@@ -208,7 +208,7 @@ func (h *HNSW) rerankOn(r *FP16Rows, clone bool) error {
 // Search. Errors: ErrDim when f's shape differs.
 func (h *HNSW) ShareVectors(f *Flat) error {
 	if f.Len() != h.n || f.Dim() != h.dim {
-		return fmt.Errorf("%w: shard has %d × %d vectors, graph %d × %d", ErrDim, f.Len(), f.Dim(), h.n, h.dim)
+		return fmt.Errorf("%w: vector file has %d × %d vectors, graph %d × %d", ErrDim, f.Len(), f.Dim(), h.n, h.dim)
 	}
 	h.src = f
 	h.vecs = f.f32 // nil unless fp32: rows are widened from f

@@ -110,15 +110,15 @@ func openOrWriteRows(path string, n, dim int, want uint32, write func() error) (
 	switch _, serr := os.Stat(path); {
 	case serr == nil:
 		if r, err = OpenFP16Rows(path); err != nil {
-			return nil, false, fmt.Errorf("%w (delete it to rewrite it from the shard)", err)
+			return nil, false, fmt.Errorf("%w (delete it to rewrite it from the vector file)", err)
 		}
 		switch {
 		case r.Len() != n || r.Dim() != dim:
-			err = fmt.Errorf("%w: %s holds %d × %d rows, the shard %d × %d: delete it to rewrite it", ErrStaleRows, path, r.Len(), r.Dim(), n, dim)
+			err = fmt.Errorf("%w: %s holds %d × %d rows, the vector file %d × %d: delete it to rewrite it", ErrStaleRows, path, r.Len(), r.Dim(), n, dim)
 		case r.sum != want:
-			err = fmt.Errorf("%w: %s holds other vectors (rows checksum %08x, the shard's %08x): delete it to rewrite it", ErrStaleRows, path, r.sum, want)
+			err = fmt.Errorf("%w: %s holds other vectors (rows checksum %08x, the vector file's %08x): delete it to rewrite it", ErrStaleRows, path, r.sum, want)
 		default:
-			err = r.Verify()
+			err = r.Check()
 		}
 		if err != nil {
 			r.Close()

@@ -26,7 +26,7 @@ func openCompressedStream(ctx context.Context, cfg Config, hdr Header) (*Opened,
 		return nil, fmt.Errorf("ann: read %s: %w", cfg.HNSWPath, err)
 	}
 	if h.Len() != hdr.Count || h.Dim() != hdr.Dim {
-		return nil, fmt.Errorf("ann: graph %s has %d × %d vectors, shard %d × %d: delete it to rebuild", cfg.HNSWPath, h.Len(), h.Dim(), hdr.Count, hdr.Dim)
+		return nil, fmt.Errorf("ann: graph %s has %d × %d vectors, vector file %d × %d: delete it to rebuild", cfg.HNSWPath, h.Len(), h.Dim(), hdr.Count, hdr.Dim)
 	}
 	if cfg.HNSW.EfSearch > 0 {
 		h.SetEfSearch(cfg.HNSW.EfSearch)
@@ -35,7 +35,7 @@ func openCompressedStream(ctx context.Context, cfg Config, hdr Header) (*Opened,
 	// (widened to float32; raw is the storage form), then returns the id
 	// table.
 	each := func(fn func(raw []byte, vecs []float32) error) ([]int64, error) {
-		sr, err := OpenShardReader(cfg.Path)
+		sr, err := OpenVectorFileReader(cfg.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -139,6 +139,6 @@ func openCompressedStream(ctx context.Context, cfg Config, hdr Header) (*Opened,
 	}
 	o := &Opened{Index: h, Backend: BackendHNSW, Flat: r.flat(hdr, ids)}
 	o.Canary.What = "search canary"
-	o.Reason = fmt.Sprintf("configured: HNSW (M=%d, efSearch=%d, int8 traversal true, compressed: fp16 re-rank from %s (%s, memory-mapped); graph loaded without vectors, shard streamed, never held in memory)", h.cfg.M, h.cfg.EfSearch, path, how)
+	o.Reason = fmt.Sprintf("configured: HNSW (M=%d, efSearch=%d, int8 traversal true, compressed: fp16 re-rank from %s (%s, memory-mapped); graph loaded without vectors, vector file streamed, never held in memory)", h.cfg.M, h.cfg.EfSearch, path, how)
 	return o, nil
 }

@@ -155,7 +155,7 @@ func flip(b []byte, i int) []byte {
 }
 
 // FuzzOpenFP16Rows: any file is refused with ErrCorrupt or opened with a
-// shape that matches its size; Verify and row reads never panic.
+// shape that matches its size; Check and row reads never panic.
 func FuzzOpenFP16Rows(f *testing.F) {
 	dir := f.TempDir()
 	for i, v := range [][]float32{{1, 2, 3, 4, 5, 6}, {}, {0.5}} {
@@ -184,7 +184,7 @@ func FuzzOpenFP16Rows(f *testing.F) {
 		if int64(rows16Header)+2*int64(r.Len())*int64(r.Dim()) != int64(len(data)) {
 			t.Fatalf("%d × %d rows in %d bytes", r.Len(), r.Dim(), len(data))
 		}
-		if err := r.Verify(); err != nil && !errors.Is(err, ErrCorrupt) {
+		if err := r.Check(); err != nil && !errors.Is(err, ErrCorrupt) {
 			t.Fatal(err)
 		}
 		if r.Len() > 0 {
@@ -210,7 +210,7 @@ func testOpenCompressed(t *testing.T, dt DType) {
 	vecs := clustered(rng, n+nq, dim, 20, 0.2)
 	q := vecs[n*dim:]
 	dir := t.TempDir()
-	path := writeShard(t, dir, vecs[:n*dim], dim, Header{DType: dt}, nil)
+	path := writeVectorFile(t, dir, vecs[:n*dim], dim, Header{DType: dt}, nil)
 	exactF, _ := NewFlat(vecs[:n*dim], dim, FP32)
 	exact, _ := exactF.Search(ctx, q, 10)
 	floor := map[DType]float64{FP32: 0.95, FP16: 0.95, INT8: 0.9}[dt]
@@ -299,7 +299,7 @@ func TestOpenCompressedStream(t *testing.T) {
 				ids[i] = int64(1000 + 3*i)
 			}
 			dir := t.TempDir()
-			path := writeShard(t, dir, vecs[:n*dim], dim, Header{DType: dt, BlockRows: 256}, ids)
+			path := writeVectorFile(t, dir, vecs[:n*dim], dim, Header{DType: dt, BlockRows: 256}, ids)
 			graph := filepath.Join(dir, "g.hnsw")
 			cfg := Config{Path: path, Backend: BackendHNSW, HNSWPath: graph, HNSW: HNSWConfig{M: 10, Seed: 2}, HNSWCompressed: true}
 			mem, err := Open(ctx, cfg) // builds: the in-memory path
@@ -318,7 +318,7 @@ func TestOpenCompressedStream(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !strings.Contains(o.Reason, "shard streamed") || !strings.Contains(o.Reason, "("+how+",") {
+				if !strings.Contains(o.Reason, "vector file streamed") || !strings.Contains(o.Reason, "("+how+",") {
 					t.Fatalf("%s: reason %q", how, o.Reason)
 				}
 				got, err := o.Search(ctx, q, 10)
@@ -337,7 +337,7 @@ func TestOpenCompressedStream(t *testing.T) {
 				o.Close()
 			}
 			// Stale rows (another shard's) are refused here too.
-			other := writeShard(t, t.TempDir(), clustered(rng, n, dim, 20, 0.2), dim, Header{DType: dt}, nil)
+			other := writeVectorFile(t, t.TempDir(), clustered(rng, n, dim, 20, 0.2), dim, Header{DType: dt}, nil)
 			WriteFP16Rows(other+".f16", clustered(rng, n, dim, 20, 0.2), dim)
 			if _, err := Open(ctx, Config{Path: other, Backend: BackendHNSW, HNSWPath: graph, HNSWCompressed: true}); !errors.Is(err, ErrStaleRows) {
 				t.Errorf("stale rows on the streamed path: %v, want ErrStaleRows", err)

@@ -170,7 +170,7 @@ func hnswEnd(n int) []byte {
 
 // newGraphWriter returns a writer of graph blocks to bw: they share the
 // shard block framing, and the writer writes only blocks (no header).
-func newGraphWriter(bw *bufio.Writer, zstd bool) (*ShardWriter, error) {
+func newGraphWriter(bw *bufio.Writer, zstd bool) (*VectorFileWriter, error) {
 	gw, err := newSectionWriter(bufio.NewWriter(discard{}), Header{DType: FP32, Dim: 1, Zstd: zstd, Shuffle: zstd})
 	if err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func int32Bytes(v []int32) []byte {
 
 // writeChunks writes raw (records of rowBytes) as blocks of up to
 // graphBlockRows records. An empty raw writes no block.
-func (w *ShardWriter) writeChunks(tag string, raw []byte, rowBytes, elemSize int) error {
+func (w *VectorFileWriter) writeChunks(tag string, raw []byte, rowBytes, elemSize int) error {
 	step := graphBlockRows * rowBytes
 	for lo := 0; lo < len(raw); lo += step {
 		hi := min(lo+step, len(raw))
@@ -205,7 +205,7 @@ func (w *ShardWriter) writeChunks(tag string, raw []byte, rowBytes, elemSize int
 }
 
 // readChunks reads rows records of rowBytes written by writeChunks.
-func (sr *ShardReader) readChunks(tag string, rows, rowBytes, elemSize int) ([]byte, error) {
+func (sr *VectorFileReader) readChunks(tag string, rows, rowBytes, elemSize int) ([]byte, error) {
 	var out []byte
 	for lo := 0; lo < rows; lo += graphBlockRows {
 		n := min(graphBlockRows, rows-lo)
@@ -220,7 +220,7 @@ func (sr *ShardReader) readChunks(tag string, rows, rowBytes, elemSize int) ([]b
 
 // ErrSharedGraph is returned by LoadHNSW for a graph saved without its own
 // vectors (SaveImportedHNSW): load it with LoadHNSWShared over its shard.
-var ErrSharedGraph = errors.New("ann: the graph has no vectors of its own (imported beside a shard): load it with LoadHNSWShared over that shard")
+var ErrSharedGraph = errors.New("ann: the graph has no vectors of its own (imported beside a vector file): load it with LoadHNSWShared over that vector file")
 
 // LoadHNSW reads a graph written by Save. Every block is checksummed and
 // the graph is validated (ids in range, counts within capacity, every
@@ -251,7 +251,7 @@ func LoadHNSWShared(path string, f *Flat) (*HNSW, error) {
 }
 
 // skipSection reads the remaining blocks of a section, checking them.
-func (sr *ShardReader) skipSection() error {
+func (sr *VectorFileReader) skipSection() error {
 	for {
 		_, _, err := sr.NextRaw()
 		if errors.Is(err, io.EOF) {
@@ -273,7 +273,7 @@ func loadHNSW(path string, share *Flat, noVecs bool) (*HNSW, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sr := &ShardReader{path: path, r: bufio.NewReaderSize(f, 64<<10), embedded: true}
+	sr := &VectorFileReader{path: path, r: bufio.NewReaderSize(f, 64<<10), embedded: true}
 	if st, err := f.Stat(); err == nil {
 		sr.size = st.Size()
 	}
@@ -308,7 +308,7 @@ func loadHNSW(path string, share *Flat, noVecs bool) (*HNSW, error) {
 	cfg.Int8 = flags&hnswFlagInt8 != 0
 	h := &HNSW{cfg: cfg, dim: dim, n: n, entry: entry, top: top}
 	if share != nil && (share.Len() != n || share.Dim() != dim) {
-		return nil, fmt.Errorf("%w: shard has %d × %d vectors, graph %d × %d", ErrDim, share.Len(), share.Dim(), n, dim)
+		return nil, fmt.Errorf("%w: vector file has %d × %d vectors, graph %d × %d", ErrDim, share.Len(), share.Dim(), n, dim)
 	}
 	switch {
 	case flags&hnswFlagShared != 0: // no vector section

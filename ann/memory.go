@@ -92,14 +92,14 @@ func GiB(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
 // MemoryNeed is an estimate of the resident bytes a backend needs for one
 // shard.
 type MemoryNeed struct {
-	Shard int64 // the shard's vectors in host memory (every backend keeps them)
-	Graph int64 // HNSW links, levels and per-searcher visited sets
-	Codes int64 // HNSW int8 traversal codes when the shard is not int8
-	Build int64 // transient while building an HNSW graph: a float32 copy
+	Vectors int64 // the vector file's vectors in host memory (every backend keeps them)
+	Graph   int64 // HNSW links, levels and per-searcher visited sets
+	Codes   int64 // HNSW int8 traversal codes when the shard is not int8
+	Build   int64 // transient while building an HNSW graph: a float32 copy
 }
 
 // Total is the peak: all of the above.
-func (m MemoryNeed) Total() int64 { return m.Shard + m.Graph + m.Codes + m.Build }
+func (m MemoryNeed) Total() int64 { return m.Vectors + m.Graph + m.Codes + m.Build }
 
 // EstimateMemory estimates the resident bytes of backend ("flat", "hnsw",
 // "gpu": host side only) over n vectors of dim values stored as dt.
@@ -110,7 +110,7 @@ func (m MemoryNeed) Total() int64 { return m.Shard + m.Graph + m.Codes + m.Build
 // (GOMAXPROCS of them) keeps a visited array of 1.25 n uint32.
 func EstimateMemory(n, dim int, dt DType, backend string, hc HNSWConfig, building bool) MemoryNeed {
 	n64, d := int64(n), int64(dim)
-	need := MemoryNeed{Shard: n64 * d * int64(dt.size())}
+	need := MemoryNeed{Vectors: n64 * d * int64(dt.size())}
 	if backend != BackendHNSW {
 		return need
 	}
@@ -128,4 +128,4 @@ func EstimateMemory(n, dim int, dt DType, backend string, hc HNSWConfig, buildin
 
 // ErrNoMemory is returned (wrapped) by Open when "auto" finds no backend
 // whose estimated resident memory fits what is available.
-var ErrNoMemory = errors.New("ann: not enough memory for the dense shard")
+var ErrNoMemory = errors.New("ann: not enough memory for the dense vector file")

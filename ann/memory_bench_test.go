@@ -33,9 +33,9 @@ func settle() {
 	debug.FreeOSMemory()
 }
 
-// writeRandomShard streams n random unit vectors (seeded) into a shard in
+// writeRandomVectorFile streams n random unit vectors (seeded) into a shard in
 // chunks of 4096 rows, never holding them all.
-func writeRandomShard(b testing.TB, path string, n, dim int, dt DType) {
+func writeRandomVectorFile(b testing.TB, path string, n, dim int, dt DType) {
 	rng := rand.New(rand.NewSource(1))
 	h := Header{DType: dt, Dim: dim, Normalized: true, EncoderID: "random"}
 	chunk := make([]float32, 4096*dim)
@@ -54,7 +54,7 @@ func writeRandomShard(b testing.TB, path string, n, dim int, dt DType) {
 		r.Add(chunk[:dim])
 		h.Scale, h.Offset = r.Fit()
 	}
-	w, err := CreateShard(path, h)
+	w, err := CreateVectorFile(path, h)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func BenchmarkResident(b *testing.B) {
 			settle()
 			base := procKB(b, "VmRSS")
 			resetPeak()
-			writeRandomShard(b, path, n, dim, c.dt)
+			writeRandomVectorFile(b, path, n, dim, c.dt)
 			b.ReportMetric(float64(procKB(b, "VmHWM")-base)/(1<<20), "write-peak-MiB")
 			cfg := Config{Path: path, Backend: c.backend, HNSW: HNSWConfig{M: 16, EfConstruction: 40, Seed: 1, Int8: c.int8}}
 			if c.backend == BackendHNSW {

@@ -80,7 +80,7 @@ func TestOpenFollowsMemory(t *testing.T) {
 	const n, dim = 600, 16
 	dir := t.TempDir()
 	vecs := clustered(rng, n, dim, 20, 0.2)
-	path := writeShard(t, dir, vecs, dim, Header{DType: FP16}, nil)
+	path := writeVectorFile(t, dir, vecs, dim, Header{DType: FP16}, nil)
 	hc := HNSWConfig{M: 8, Seed: 1}
 	shard := EstimateMemory(n, dim, FP16, BackendFlat, hc, false).Total()
 	build := EstimateMemory(n, dim, FP16, BackendHNSW, hc, true).Total()
@@ -92,7 +92,7 @@ func TestOpenFollowsMemory(t *testing.T) {
 		return func() (MemInfo, error) { return MemInfo{Available: b, Source: "test"}, nil }
 	}
 	graph := filepath.Join(dir, "g.hnsw")
-	flat, err := ReadShard(path)
+	flat, err := ReadVectorFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,11 +115,11 @@ func (c Config) Validate() error {
 	}
 	switch {
 	case c.Path == "" && c.Flat == nil:
-		return errors.New("ann: Config.Path: a shard path (or Config.Flat) is required")
+		return errors.New("ann: Config.Path: a vector file path (or Config.Flat) is required")
 	case c.FlatMax < 0:
 		return fmt.Errorf("ann: Config.FlatMax: %d must be ≥ 0", c.FlatMax)
 	case c.HNSWCompressed && c.FP16RowsPath == "" && c.Path == "":
-		return errors.New("ann: Config.FP16RowsPath: HNSWCompressed over an in-memory shard (Config.Flat) needs a path for its fp16 rows file")
+		return errors.New("ann: Config.FP16RowsPath: HNSWCompressed over an in-memory vector file (Config.Flat) needs a path for its fp16 rows file")
 	}
 	if err := c.HNSW.Validate(); err != nil {
 		return err
@@ -196,8 +196,8 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 	var sh Header  // the streamable shard's header
 	if flat != nil {
 		n, dim, dt = flat.Len(), flat.Dim(), flat.h.DType
-		held = EstimateMemory(n, dim, dt, BackendFlat, cfg.HNSW, false).Shard
-	} else if sr, err := OpenShardReader(cfg.Path); err == nil {
+		held = EstimateMemory(n, dim, dt, BackendFlat, cfg.HNSW, false).Vectors
+	} else if sr, err := OpenVectorFileReader(cfg.Path); err == nil {
 		h := sr.Header()
 		sr.Close()
 		sh = h
@@ -206,7 +206,7 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 			return nil, err
 		}
 	} else {
-		n = -1 // version 1 or unreadable: ReadShard below says why
+		n = -1 // version 1 or unreadable: ReadVectorFile below says why
 	}
 	if flat == nil && n >= 0 && backend == BackendHNSW && cfg.HNSWCompressed && graphExists(cfg.HNSWPath) {
 		// The shard is streamed, never held: a compressed graph needs only
@@ -220,13 +220,13 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 	}
 	avail := mem.Available + held
 	if memErr == nil && n >= 0 && flat == nil {
-		if need := EstimateMemory(n, dim, dt, BackendFlat, cfg.HNSW, false).Shard; need > avail {
+		if need := EstimateMemory(n, dim, dt, BackendFlat, cfg.HNSW, false).Vectors; need > avail {
 			return nil, fmt.Errorf("%w: %s", ErrNoMemory, noFit(n, dim, dt, need, mem))
 		}
 	}
 	if flat == nil {
 		var err error
-		if flat, err = ReadShard(cfg.Path); err != nil {
+		if flat, err = ReadVectorFile(cfg.Path); err != nil {
 			return nil, err
 		}
 		n, dim, dt = flat.Len(), flat.Dim(), flat.h.DType
@@ -293,8 +293,8 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 		}
 		if memErr == nil && hnswNeed.Total() > avail {
 			o.Index, o.Backend = flat, BackendFlat
-			o.Reason = fmt.Sprintf("%s; %d vectors > FlatMax %d but HNSW would need %s (shard %s + graph %s + codes %s + build copy %s) of %s available (%s): exact flat on CPU (%s kernel, needs %s; slower than HNSW)",
-				noGPU, n, flatMax, GiB(hnswNeed.Total()), GiB(hnswNeed.Shard), GiB(hnswNeed.Graph), GiB(hnswNeed.Codes), GiB(hnswNeed.Build), GiB(avail), mem.Source, KernelName(), GiB(shardNeed.Total()))
+			o.Reason = fmt.Sprintf("%s; %d vectors > FlatMax %d but HNSW would need %s (vector file %s + graph %s + codes %s + build copy %s) of %s available (%s): exact flat on CPU (%s kernel, needs %s; slower than HNSW)",
+				noGPU, n, flatMax, GiB(hnswNeed.Total()), GiB(hnswNeed.Vectors), GiB(hnswNeed.Graph), GiB(hnswNeed.Codes), GiB(hnswNeed.Build), GiB(avail), mem.Source, KernelName(), GiB(shardNeed.Total()))
 			break
 		}
 		h, note, err := openHNSW(ctx, flat, cfg)
@@ -385,7 +385,7 @@ func openHNSW(ctx context.Context, flat *Flat, cfg Config) (h *HNSW, note string
 				return nil, "", err
 			}
 			if h.Len() != flat.Len() || h.Dim() != flat.Dim() {
-				return nil, "", fmt.Errorf("ann: graph %s has %d × %d vectors, shard %d × %d: delete it to rebuild", cfg.HNSWPath, h.Len(), h.Dim(), flat.Len(), flat.Dim())
+				return nil, "", fmt.Errorf("ann: graph %s has %d × %d vectors, vector file %d × %d: delete it to rebuild", cfg.HNSWPath, h.Len(), h.Dim(), flat.Len(), flat.Dim())
 			}
 			if cfg.HNSW.EfSearch > 0 {
 				h.SetEfSearch(cfg.HNSW.EfSearch)
@@ -451,7 +451,7 @@ func gpuInt8Check(cfg Config, backend string, h Header) error {
 		return nil
 	}
 	if err := int8Usable(h); err != nil {
-		return fmt.Errorf("%w (rebuild the shard with rlsearch index --dtype int8, or leave the int8 GPU storage off)", err)
+		return fmt.Errorf("%w (rebuild the vector file with rlsearch index --dtype int8, or leave the int8 GPU storage off)", err)
 	}
 	return nil
 }

@@ -17,8 +17,8 @@ func TestOpenChoosesBackend(t *testing.T) {
 	rng := rand.New(rand.NewSource(20))
 	dir := t.TempDir()
 	vecs := clustered(rng, 600, 16, 20, 0.2)
-	path := writeShard(t, dir, vecs, 16, Header{DType: FP16, Zstd: true, Shuffle: true}, nil)
-	path8 := writeShard(t, t.TempDir(), vecs, 16, Header{DType: INT8, Zstd: true}, nil)
+	path := writeVectorFile(t, dir, vecs, 16, Header{DType: FP16, Zstd: true, Shuffle: true}, nil)
+	path8 := writeVectorFile(t, t.TempDir(), vecs, 16, Header{DType: INT8, Zstd: true}, nil)
 	g, gpuErr := openGPU(&Flat{h: Header{Dim: 16, DType: FP32}, f32: []float32{}}, GPUConfig{})
 	if g != nil {
 		g.(interface{ Close() error }).Close()
@@ -41,8 +41,8 @@ func TestOpenChoosesBackend(t *testing.T) {
 		{"bad FlatMax", Config{Path: path, FlatMax: -1}, "!Config.FlatMax"},
 		{"bad M", Config{Path: path, HNSW: HNSWConfig{M: 1}}, "!HNSWConfig.M"},
 		{"missing shard", Config{Path: filepath.Join(dir, "nope")}, "!no such file"},
-		{"gpu int8 over fp16", Config{Path: path, GPU: GPUConfig{Int8: true}}, "!GPUConfig.Int8 needs an int8 shard, this one is fp16 (rebuild the shard with rlsearch index --dtype int8"},
-		{"gpu int8 over fp16, explicit gpu", Config{Path: path, Backend: "gpu", GPU: GPUConfig{Int8: true}}, "!needs an int8 shard"},
+		{"gpu int8 over fp16", Config{Path: path, GPU: GPUConfig{Int8: true}}, "!GPUConfig.Int8 needs an int8 vector file, this one is fp16 (rebuild the vector file with rlsearch index --dtype int8"},
+		{"gpu int8 over fp16, explicit gpu", Config{Path: path, Backend: "gpu", GPU: GPUConfig{Int8: true}}, "!needs an int8 vector file"},
 		{"gpu int8 ignored by flat", Config{Path: path, Backend: "flat", GPU: GPUConfig{Int8: true}}, "flat"},
 		{"gpu int8 over int8", Config{Path: path8, GPU: GPUConfig{Int8: true}}, map[bool]string{true: "gpu", false: "flat"}[gpu]},
 	} {

@@ -25,7 +25,7 @@ const rows16Header = 32
 // file is intact but holds other vectors than the shard it is opened
 // beside (the shard was rebuilt or replaced): delete the file and it is
 // written again.
-var ErrStaleRows = errors.New("ann: fp16 rows file does not match the shard")
+var ErrStaleRows = errors.New("ann: fp16 rows file does not match the vector file")
 
 // FP16Rows is a read-only, memory-mapped file of row-major [Len, Dim] fp16
 // vectors (WriteFP16Rows): the exact re-rank store of a compressed HNSW
@@ -202,7 +202,7 @@ func parseRows16Header(hdr []byte, size int64) (n, dim int, sum uint32, err erro
 
 // OpenFP16Rows maps a file written by WriteFP16Rows. It checks the
 // header (magic, checksum, shape against the file size) but not the rows:
-// Verify reads them. Errors wrap ErrCorrupt and name the path.
+// Check reads them. Errors wrap ErrCorrupt and name the path.
 func OpenFP16Rows(path string) (*FP16Rows, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -230,10 +230,10 @@ func OpenFP16Rows(path string) (*FP16Rows, error) {
 	return r, nil
 }
 
-// Verify reads every row and compares their CRC-32C with the header's
+// Check reads every row and compares their CRC-32C with the header's
 // (one pass over the file; it pages the rows in). Errors wrap ErrCorrupt
 // and name the path.
-func (r *FP16Rows) Verify() error {
+func (r *FP16Rows) Check() error {
 	step := rows16Chunk(r.dim) * r.dim
 	b := make([]byte, 2*step)
 	var sum uint32

@@ -24,14 +24,21 @@ const DefaultMemoryBudget = 1 << 30
 // defaults. The BM25 parameters are written into the index file, so an
 // Index scores with the parameters its builder had; the other fields only
 // change how the file is built, never its bytes.
+//
+// Every field follows the module's options convention (rlsearch.Off): 0
+// means the documented default. k1 = 0 and b = 0 are meaningful BM25
+// parameters, so a literal zero is asked for with rlsearch.Off (any
+// negative value): Config{B: rlsearch.Off} scores with b = 0. (K1 and B
+// were *float64, nil meaning the default, until issue 37 made every
+// option of the module read the same way.)
 type Config struct {
-	// K1 is BM25's term-frequency saturation, k1 >= 0; nil means
-	// DefaultK1 (0.9). k1 = 0 scores every matching term by its idf alone.
-	// With Go 1.26: Config{K1: new(1.2)}.
-	K1 *float64
-	// B is BM25's length normalisation, 0 <= b <= 1; nil means DefaultB
-	// (0.4). b = 0 turns length normalisation off.
-	B *float64
+	// K1 is BM25's term-frequency saturation; 0 means DefaultK1 (0.9),
+	// rlsearch.Off (negative) k1 = 0, which scores every matching term by
+	// its idf alone (term frequency off).
+	K1 float64
+	// B is BM25's length normalisation, at most 1; 0 means DefaultB (0.4),
+	// rlsearch.Off (negative) b = 0, which turns length normalisation off.
+	B float64
 
 	// MemoryBudget bounds, in bytes, the estimated memory of the postings
 	// and dictionary the Builder holds; past it the Builder spills a sorted
@@ -55,18 +62,15 @@ type Config struct {
 // ErrConfig is wrapped by the errors of Config.Validate.
 var ErrConfig = errors.New("bm25: bad config")
 
-// Validate reports a bad field: K1 must be finite and >= 0, B finite and in
-// [0, 1], MemoryBudget and Workers >= 0.
+// Validate reports a bad field: K1 and B must be finite (a negative value
+// is rlsearch.Off, a literal 0), K1 at most math.MaxFloat32, B at most 1,
+// MemoryBudget and Workers >= 0.
 func (c Config) Validate() error {
-	if c.K1 != nil {
-		if k1 := *c.K1; math.IsNaN(k1) || math.IsInf(k1, 0) || k1 < 0 || k1 > math.MaxFloat32 {
-			return fmt.Errorf("%w: K1 = %v, want a finite value >= 0", ErrConfig, k1)
-		}
+	if k1 := c.K1; math.IsNaN(k1) || math.IsInf(k1, 0) || k1 > math.MaxFloat32 {
+		return fmt.Errorf("%w: K1 = %v, want a finite value (0 = %v, negative = rlsearch.Off: k1 = 0)", ErrConfig, k1, DefaultK1)
 	}
-	if c.B != nil {
-		if b := *c.B; math.IsNaN(b) || b < 0 || b > 1 {
-			return fmt.Errorf("%w: B = %v, want 0 <= B <= 1", ErrConfig, b)
-		}
+	if b := c.B; math.IsNaN(b) || math.IsInf(b, 0) || b > 1 {
+		return fmt.Errorf("%w: B = %v, want B <= 1 (0 = %v, negative = rlsearch.Off: b = 0)", ErrConfig, b, DefaultB)
 	}
 	if c.MemoryBudget < 0 {
 		return fmt.Errorf("%w: MemoryBudget = %d, want >= 0 bytes (0 = %d)", ErrConfig, c.MemoryBudget, DefaultMemoryBudget)
@@ -77,15 +81,20 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// params returns k1 and b with the defaults applied, as float32 (Lucene's
-// BM25Similarity keeps them as float).
+// params returns k1 and b with the defaults applied (0: the default,
+// negative: 0), as float32 (Lucene's BM25Similarity keeps them as float).
 func (c Config) params() (k1, b float32) {
-	k1, b = DefaultK1, DefaultB
-	if c.K1 != nil {
-		k1 = float32(*c.K1)
+	return param(c.K1, DefaultK1), param(c.B, DefaultB)
+}
+
+// param is v under the options convention: 0 means def, negative
+// (rlsearch.Off) means 0.
+func param(v, def float64) float32 {
+	switch {
+	case v == 0:
+		return float32(def)
+	case v < 0:
+		return 0
 	}
-	if c.B != nil {
-		b = float32(*c.B)
-	}
-	return k1, b
+	return float32(v)
 }

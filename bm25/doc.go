@@ -189,7 +189,7 @@
 // header) and computes the norms: O(N), no pass over postings or terms. A
 // dictionary chunk's checksum is verified the first time a lookup reads
 // it, a term's the first time a search uses it (atomic bitsets, so once
-// per Index); decoding range-checks every value. Verify checks everything,
+// per Index); decoding range-checks every value. Check checks everything,
 // including order, coverage and the maxX bounds. Every failure wraps
 // ErrCorrupt and names the section and offset.
 package bm25

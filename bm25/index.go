@@ -61,7 +61,7 @@ var (
 // ErrCorrupt is wrapped by every error for a file that is not a complete,
 // intact index (bad magic, unknown version, truncated, checksum mismatch,
 // inconsistent sections), whether found by Open, by a search that reads the
-// damaged part, or by Verify. The message names the section and the byte
+// damaged part, or by Check. The message names the section and the byte
 // offset.
 var ErrCorrupt = errors.New("bm25: corrupt index")
 
@@ -115,7 +115,7 @@ type Index struct {
 // precomputes the per-document length norms (4 bytes per row of heap). It
 // does not read the postings or the dictionary: their checksums are verified
 // lazily, the first time a search uses a term or a dictionary chunk, and all
-// at once by Verify. Open is O(rows), not O(postings).
+// at once by Check. Open is O(rows), not O(postings).
 //
 // A truncated, corrupt or foreign file, or one of an older format (versions
 // 1 and 2, before the norm slots of format 3), returns an error wrapping
@@ -493,7 +493,7 @@ func (ix *Index) scoreDF(t int, df uint32) uint32 {
 		return df
 	}
 	// Clamped so that a hostile file (whose checksum was forged) cannot
-	// make an idf negative or NaN; Verify reports such a value.
+	// make an idf negative or NaN; Check reports such a value.
 	return min(max(df, le.Uint32(ix.gdf[4*t:])), ix.g.docCount)
 }
 
@@ -658,7 +658,7 @@ func (b *blockParts) escapedLen(i int) uint32 {
 // into docs and returns the block's other parts, checked to fit it exactly.
 // Slot and tf values are not checked here (a hostile value gives a wrong
 // score, never a panic; the term checksum, verified on a term's first use,
-// and Verify catch them). off is the file offset of p, for messages;
+// and Check catch them). off is the file offset of p, for messages;
 // errors wrap ErrCorrupt.
 func decodePostings(p []byte, n int, prev, last int32, numDocs int, docs *[BlockSize]int32, off int64) (blockParts, error) {
 	if 2*n > len(p) || n > BlockSize {
@@ -710,15 +710,15 @@ func decodeBlock(p []byte, n int, prev, last int32, numDocs int, docs []int32, o
 	return pos, nil
 }
 
-// Verify checks the whole file: every checksum (dictionary chunks, each
+// Check checks the whole file: every checksum (dictionary chunks, each
 // term's postings and skip entries) and every structural invariant (terms
 // strictly increasing, sections exactly covered, rows increasing and in
 // range, 1 <= tf <= document length, df and the tf sum matching the header,
 // block and term bounds equal to the true maxima). It reads every byte of
 // the file, on runtime.GOMAXPROCS(0) goroutines. It returns nil or an error
-// wrapping ErrCorrupt naming the first bad section and offset found. Verify
+// wrapping ErrCorrupt naming the first bad section and offset found. Check
 // is safe for concurrent use with searches.
-func (ix *Index) Verify() error {
+func (ix *Index) Check() error {
 	T := ix.numTerms
 	// Dictionary: chunks, contiguity, order.
 	for c := 0; c < (T+chunkTerms-1)/chunkTerms; c++ {

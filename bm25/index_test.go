@@ -15,7 +15,7 @@ import (
 
 func smallIndexBytes(t testing.TB) []byte {
 	t.Helper()
-	bd, err := NewBuilder(Config{K1: new(1.2), B: new(0.75)})
+	bd, err := NewBuilder(Config{K1: 1.2, B: 0.75})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestRoundTrip(t *testing.T) {
 	p1, p2 := filepath.Join(dir, "a.bm25"), filepath.Join(dir, "b.bm25")
 	for i, p := range []string{p1, p2} {
 		// Two builders with different worker counts must write the same bytes.
-		bd, _ := NewBuilder(Config{K1: new(1.5), B: new(0.3), Workers: 1 + 3*i, TempDir: t.TempDir()})
+		bd, _ := NewBuilder(Config{K1: 1.5, B: 0.3, Workers: 1 + 3*i, TempDir: t.TempDir()})
 		for _, s := range texts {
 			bd.Add(s)
 		}
@@ -79,8 +79,8 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	if err := ix.Verify(); err != nil {
-		t.Fatalf("Verify of a fresh index: %v", err)
+	if err := ix.Check(); err != nil {
+		t.Fatalf("Check of a fresh index: %v", err)
 	}
 	if k1, b := ix.Params(); float32(k1) != 1.5 || float32(b) != 0.3 {
 		t.Errorf("Params = %v, %v; want 1.5, 0.3", k1, b)
@@ -141,7 +141,7 @@ func TestOpenRefusesDamage(t *testing.T) {
 			t.Fatalf("truncated to %d of %d bytes: err %v, want ErrCorrupt", n, len(good), err)
 		}
 	}
-	// A flipped byte is found by Open or, at the latest, by Verify; searches
+	// A flipped byte is found by Open or, at the latest, by Check; searches
 	// before that return results or ErrCorrupt, never panic.
 	for i := range good {
 		bad := slices.Clone(good)
@@ -153,10 +153,10 @@ func TestOpenRefusesDamage(t *testing.T) {
 					t.Fatalf("byte %d flipped: search error %v does not wrap ErrCorrupt", i, serr)
 				}
 			}
-			err = ix.Verify()
+			err = ix.Check()
 		}
 		if !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("byte %d flipped: err %v, want ErrCorrupt from Open or Verify", i, err)
+			t.Fatalf("byte %d flipped: err %v, want ErrCorrupt from Open or Check", i, err)
 		}
 	}
 	if _, err := parse(append(slices.Clone(good), 0), true); !errors.Is(err, ErrCorrupt) {
@@ -253,8 +253,8 @@ func FuzzOpen(f *testing.F) {
 					}
 				}
 			}
-			if err := ix.Verify(); err != nil && !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("Verify error %v does not wrap ErrCorrupt", err)
+			if err := ix.Check(); err != nil && !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Check error %v does not wrap ErrCorrupt", err)
 			}
 		}
 	})
@@ -263,7 +263,7 @@ func FuzzOpen(f *testing.F) {
 // TestHostileSections flips every bit pattern 0x01, 0x80 and 0xff into every
 // byte after the document lengths of a multi-block index and opens it with
 // the checksums off (as a hostile file with valid checksums would be):
-// searches and Verify must return hits or ErrCorrupt, never panic.
+// searches and Check must return hits or ErrCorrupt, never panic.
 func TestHostileSections(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	texts := make([]string, 600)
@@ -301,8 +301,8 @@ func TestHostileSections(t *testing.T) {
 					}
 				}
 			}
-			if err := ix.Verify(); err != nil && !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("byte %d ^ %#x: Verify error %v does not wrap ErrCorrupt", i, x, err)
+			if err := ix.Check(); err != nil && !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("byte %d ^ %#x: Check error %v does not wrap ErrCorrupt", i, x, err)
 			}
 		}
 	}

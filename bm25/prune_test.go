@@ -185,7 +185,7 @@ func checkNormSlots(t *testing.T, ix *Index) (escaped int) {
 			t.Fatalf("row %d: norm of slot %d is %g, normInv %g", d, sl, got, v)
 		}
 	}
-	if err := ix.Verify(); err != nil { // every posting's slot is its row's
+	if err := ix.Check(); err != nil { // every posting's slot is its row's
 		t.Fatal(err)
 	}
 	return escaped
@@ -275,7 +275,7 @@ func TestPrunedEqualsExhaustiveGenerated200k(t *testing.T) {
 	}
 	texts := genTopicalCorpus(n, 42, w.contents)
 	ix := buildAndOpen(t, Config{TempDir: t.TempDir()}, texts)
-	if err := ix.Verify(); err != nil {
+	if err := ix.Check(); err != nil {
 		t.Fatal(err)
 	}
 	queries := make([]string, 0, len(w.questions)+5000)
@@ -300,7 +300,7 @@ func TestPrunedEqualsExhaustiveSynthetic(t *testing.T) {
 			for i := range texts {
 				texts[i] = randomText(r, 40)
 			}
-			ix := buildAndOpen(t, Config{K1: new(p.k1), B: new(p.b)}, texts)
+			ix := buildAndOpen(t, litConfig(p.k1, p.b), texts)
 			checkPrunedEqualsExhaustive(t, ix, sample(randomQueries(r, texts, 300), 5))
 		})
 	}

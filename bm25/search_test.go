@@ -178,7 +178,7 @@ func TestSearchMatchesReference(t *testing.T) {
 					texts[i] = randomText(r, 12)
 					docs[i] = Analyze(texts[i])
 				}
-				ix := buildAndOpen(t, Config{K1: new(p.k1), B: new(p.b)}, texts)
+				ix := buildAndOpen(t, litConfig(p.k1, p.b), texts)
 				if ix.NumDocs() != n {
 					t.Fatalf("NumDocs = %d, want %d", ix.NumDocs(), n)
 				}
@@ -270,13 +270,16 @@ func TestConfigValidate(t *testing.T) {
 		ok   bool
 	}{
 		{"zero value", Config{}, true},
-		{"k1 zero", Config{K1: new(0.0)}, true},
-		{"b bounds", Config{B: new(1.0)}, true},
-		{"k1 negative", Config{K1: new(-0.1)}, false},
-		{"k1 NaN", Config{K1: new(math.NaN())}, false},
-		{"k1 Inf", Config{K1: new(math.Inf(1))}, false},
-		{"b above 1", Config{B: new(1.01)}, false},
-		{"b negative", Config{B: new(-0.01)}, false},
+		{"k1 zero (the default)", Config{K1: 0}, true},
+		{"b bounds", Config{B: 1.0}, true},
+		{"k1 negative (rlsearch.Off: k1 = 0)", Config{K1: -0.1}, true},
+		{"b Off (b = 0)", Config{B: rlsearch.Off}, true},
+		{"k1 NaN", Config{K1: math.NaN()}, false},
+		{"k1 Inf", Config{K1: math.Inf(1)}, false},
+		{"k1 -Inf", Config{K1: math.Inf(-1)}, false},
+		{"b above 1", Config{B: 1.01}, false},
+		{"b negative (rlsearch.Off: b = 0)", Config{B: -0.01}, true},
+		{"b NaN", Config{B: math.NaN()}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

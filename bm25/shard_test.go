@@ -139,7 +139,7 @@ func TestShardsEqualOneIndexWiki(t *testing.T) {
 				if ix.AvgDocLen() != one.AvgDocLen() {
 					t.Fatalf("shard %d: avgdl %v, one index %v: the shard must score with the corpus's", i, ix.AvgDocLen(), one.AvgDocLen())
 				}
-				if err := ix.Verify(); err != nil {
+				if err := ix.Check(); err != nil {
 					t.Fatalf("shard %d: %v", i, err)
 				}
 			}
@@ -176,7 +176,7 @@ func TestShardsEqualOneIndexSynthetic(t *testing.T) {
 					texts[i] = "" // no term: still a row
 				}
 			}
-			cfg := Config{K1: new(p.k1), B: new(p.b)}
+			cfg := litConfig(p.k1, p.b)
 			one := buildAndOpen(t, cfg, texts)
 			bounds := []int32{0, 1, 2, 700, 1499, 1500}
 			shards := buildShards(t, cfg, ShardPlan{Bounds: bounds}, texts)
@@ -320,7 +320,7 @@ func TestShardPlanErrors(t *testing.T) {
 func shardIndexBytes(t testing.TB) []byte {
 	t.Helper()
 	texts := []string{"the cat sat on the mat", "", "dogs and cats", "日本 👍 dog's", "cat cat cat"}
-	_, paths := buildShardFiles(t, Config{K1: new(1.2), B: new(0.75)}, ShardPlan{Bounds: []int32{0, 2, 5}}, texts)
+	_, paths := buildShardFiles(t, Config{K1: 1.2, B: 0.75}, ShardPlan{Bounds: []int32{0, 2, 5}}, texts)
 	b, err := os.ReadFile(paths[1])
 	if err != nil {
 		t.Fatal(err)
@@ -329,7 +329,7 @@ func shardIndexBytes(t testing.TB) []byte {
 }
 
 // TestShardDamage: a changed global df is caught by the section checksum
-// at Open and, with the checksum forged, by Verify; the header's
+// at Open and, with the checksum forged, by Check; the header's
 // corpus-wide counts are checked against the shard's.
 func TestShardDamage(t *testing.T) {
 	good := shardIndexBytes(t)
@@ -346,8 +346,8 @@ func TestShardDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ix.Verify(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "corpus-wide df 4000") {
-		t.Errorf("Verify of a df above the corpus's documents: err %v, want ErrCorrupt", err)
+	if err := ix.Check(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "corpus-wide df 4000") {
+		t.Errorf("Check of a df above the corpus's documents: err %v, want ErrCorrupt", err)
 	}
 	for _, c := range []struct {
 		off  int

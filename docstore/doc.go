@@ -34,6 +34,6 @@
 // a random Doc costs one pread of a few KB plus the decompression of a
 // 64-row block, and the decompression dominates, so mmap would save little
 // while making an I/O error on a damaged disk a SIGBUS instead of an error.
-// Check reads, decompresses and parses every block (rlsearch verify).
+// Check reads, decompresses and parses every block (rlsearch check).
 // A Store is safe for concurrent use. No cgo.
 package docstore

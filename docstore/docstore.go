@@ -595,11 +595,11 @@ func grow(b []byte, n int) []byte {
 	return b[:n]
 }
 
-// Verify reads every block and checks its CRC (without decompressing), so
+// CheckCRC reads every block and checks its CRC (without decompressing), so
 // that corruption is found at startup rather than by the first query that
 // touches the block. It reads the whole file once: at about 1 GB/s from the
 // page cache, seconds for a Wikipedia-sized store.
-func (s *Store) Verify() error {
+func (s *Store) CheckCRC() error {
 	var buf []byte
 	for b := 0; b+1 < len(s.offsets); b++ {
 		start, end := s.offsets[b], s.offsets[b+1]

@@ -62,8 +62,8 @@ func TestRoundTrip(t *testing.T) {
 					t.Errorf("Doc(%d) error %v, want ErrRow", bad, err)
 				}
 			}
-			if err := s.Verify(); err != nil {
-				t.Fatalf("Verify of a good store: %v", err)
+			if err := s.CheckCRC(); err != nil {
+				t.Fatalf("CheckCRC of a good store: %v", err)
 			}
 			var seen int
 			if err := s.Scan(func(row int32, d rlsearch.Document) error {
@@ -128,8 +128,8 @@ func TestCorruptFiles(t *testing.T) {
 				if tc.atOpen {
 					t.Fatal("Open accepted a corrupt file")
 				}
-				if verr := s.Verify(); !errors.Is(verr, ErrCorrupt) || !strings.Contains(verr.Error(), tc.want) {
-					t.Errorf("Verify: %v, want ErrCorrupt containing %q", verr, tc.want)
+				if verr := s.CheckCRC(); !errors.Is(verr, ErrCorrupt) || !strings.Contains(verr.Error(), tc.want) {
+					t.Errorf("CheckCRC: %v, want ErrCorrupt containing %q", verr, tc.want)
 				}
 				_, err = s.Doc(0)
 			}

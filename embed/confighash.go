@@ -8,7 +8,7 @@ import (
 
 // ConfigHash is the FNV-64a hash of the model's ConfigFile (rlsearch.json)
 // in dir: index.BuildConfig.ConfigHash, recorded in the dense shard's
-// header and in meta.json; `rlsearch verify` checks that the two agree.
+// header and in meta.json; `rlsearch check` checks that the two agree.
 // Opening an index does not compare it with the serving model.
 func ConfigHash(dir string) (uint64, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, ConfigFile))

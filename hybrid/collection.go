@@ -34,8 +34,8 @@ const (
 )
 
 // Meta is collection.json. Files, Tables and Checksum are the manifest
-// (format 2): Open and Verify check every file against it (see readMeta,
-// checkFiles and Verify).
+// (format 2): Open and CheckIntegrity check every file against it (see readMeta,
+// checkFiles and CheckIntegrity).
 type Meta struct {
 	Format  int                  `json:"format"` // CollectionFormat (2)
 	Schema  *Schema              `json:"schema"`
@@ -471,7 +471,7 @@ func buildTextIndex(ctx context.Context, cfg BuildConfig, dir string, fi int, f 
 			}
 		}
 		file := f.Name + ".vec"
-		w, err := ann.CreateShard(filepath.Join(dir, file), ann.Header{DType: ann.FP16, Dim: enc.Dim(), Normalized: true, EncoderID: enc.Name()})
+		w, err := ann.CreateVectorFile(filepath.Join(dir, file), ann.Header{DType: ann.FP16, Dim: enc.Dim(), Normalized: true, EncoderID: enc.Name()})
 		if err != nil {
 			return IndexMeta{}, err
 		}
@@ -568,7 +568,7 @@ func buildImageIndex(dir string, f ImageField, path string, rows []rowData) (Ind
 		return IndexMeta{}, fmt.Errorf("%s: no vector matches a row id", path)
 	}
 	file := f.Name + ".vec"
-	w, err := ann.CreateShard(filepath.Join(dir, file), ann.Header{DType: ann.FP32, Dim: dim, EncoderID: "user"})
+	w, err := ann.CreateVectorFile(filepath.Join(dir, file), ann.Header{DType: ann.FP32, Dim: dim, EncoderID: "user"})
 	if err != nil {
 		return IndexMeta{}, err
 	}
@@ -885,7 +885,7 @@ func (c *Collection) openIndex(im IndexMeta) (fieldIndex, error) {
 		}
 		return fieldIndex{kind: IndexBM25, bm: ix}, nil
 	case IndexE5, "vectors":
-		flat, err := ann.ReadShard(filepath.Join(c.Dir, im.File))
+		flat, err := ann.ReadVectorFile(filepath.Join(c.Dir, im.File))
 		if err != nil {
 			return fieldIndex{}, err
 		}

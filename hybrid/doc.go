@@ -37,9 +37,9 @@
 // unindexed column passes integrity_check too, while the collection
 // serves wrong rows. The CRCs guard against damage, not against someone
 // who rewrites the manifest too. Collections of format 1 (built before the
-// manifest) are refused with ErrRebuild: rebuild them with Build. Verify
-// (`rlsearch verify DIR`) adds what Open does not run: integrity_check,
-// _row numbering, bm25.Index.Verify of each BM25 file and a full read of
+// manifest) are refused with ErrRebuild: rebuild them with Build. CheckIntegrity
+// (`rlsearch check DIR`) adds what Open does not run: integrity_check,
+// _row numbering, bm25.Index.Check of each BM25 file and a full read of
 // each vector shard and row map.
 //
 // # Safety

@@ -8,7 +8,7 @@ import (
 // BenchmarkOpenChecks measures, on each shipped collection built from the
 // real data, the whole Open (manifest and CRC-32C of every file included),
 // the manifest check alone, SQLite's quick_check and integrity_check (not
-// run by Open; integrity_check is part of Verify) and the whole Verify.
+// run by Open; integrity_check is part of CheckIntegrity) and the whole CheckIntegrity.
 func BenchmarkOpenChecks(b *testing.B) {
 	ctx := context.Background()
 	for _, name := range []string{"amazon_toys", "enron_emails"} {
@@ -55,7 +55,7 @@ func BenchmarkOpenChecks(b *testing.B) {
 		}
 		b.Run(name+"/verify", func(b *testing.B) {
 			for b.Loop() {
-				if err := Verify(ctx, dir, VerifyConfig{}); err != nil {
+				if err := CheckIntegrity(ctx, dir, IntegrityConfig{}); err != nil {
 					b.Fatal(err)
 				}
 			}

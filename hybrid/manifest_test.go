@@ -95,7 +95,7 @@ func flipAfter(t *testing.T, path, anchor, value string) int {
 	return off
 }
 
-// wantDamage asserts that Open and Verify both fail on dir with an error
+// wantDamage asserts that Open and CheckIntegrity both fail on dir with an error
 // wrapping want and naming file (a path under dir, or the message part).
 func wantDamage(t *testing.T, dir string, want error, file, msg string) {
 	t.Helper()
@@ -110,9 +110,9 @@ func wantDamage(t *testing.T, dir string, want error, file, msg string) {
 		t.Fatalf("Open: %v\nwant an error wrapping %q naming %s with %q", err, want, path, msg)
 	}
 	var out bytes.Buffer
-	err = Verify(ctx, dir, VerifyConfig{Progress: &out})
+	err = CheckIntegrity(ctx, dir, IntegrityConfig{Progress: &out})
 	if !errors.Is(err, want) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), msg) {
-		t.Fatalf("Verify: %v\nwant an error wrapping %q naming %s with %q\n%s", err, want, path, msg, out.String())
+		t.Fatalf("CheckIntegrity: %v\nwant an error wrapping %q naming %s with %q\n%s", err, want, path, msg, out.String())
 	}
 }
 
@@ -145,7 +145,7 @@ func TestFlippedValueInRowsDB(t *testing.T) {
 }
 
 // TestCollectionDamage: each kind of damage to a stored collection fails
-// Open and Verify with an error naming the file.
+// Open and CheckIntegrity with an error naming the file.
 func TestCollectionDamage(t *testing.T) {
 	amazon := shipped(t, "amazon_toys")
 	enron := shipped(t, "enron_emails")
@@ -273,12 +273,12 @@ func TestVectorFileDamage(t *testing.T) {
 	src := imageCollection(t)
 	ctx := context.Background()
 	var out bytes.Buffer
-	if err := Verify(ctx, src, VerifyConfig{Progress: &out}); err != nil {
-		t.Fatalf("Verify of an intact collection: %v\n%s", err, out.String())
+	if err := CheckIntegrity(ctx, src, IntegrityConfig{Progress: &out}); err != nil {
+		t.Fatalf("CheckIntegrity of an intact collection: %v\n%s", err, out.String())
 	}
 	for _, name := range []string{MetaFile, DBFile, "title.bm25", "image.vec", "image.rows"} {
-		if !strings.Contains(out.String(), "verify: "+name) {
-			t.Errorf("Verify output does not mention %s:\n%s", name, out.String())
+		if !strings.Contains(out.String(), "check: "+name) {
+			t.Errorf("CheckIntegrity output does not mention %s:\n%s", name, out.String())
 		}
 	}
 	for _, tc := range []struct {
@@ -302,7 +302,7 @@ func TestVectorFileDamage(t *testing.T) {
 
 // TestVerifyDeeperThanOpen: damage that the manifest was (wrongly) sealed
 // over — as a buggy writer would produce — passes Open's checksum check
-// but not Verify's integrity_check.
+// but not CheckIntegrity's integrity_check.
 func TestVerifyDeeperThanOpen(t *testing.T) {
 	src := shipped(t, "amazon_toys")
 	var id string
@@ -322,9 +322,9 @@ func TestVerifyDeeperThanOpen(t *testing.T) {
 		t.Fatalf("Open after resealing: %v", err)
 	}
 	c.Close()
-	err = Verify(context.Background(), dir, VerifyConfig{})
+	err = CheckIntegrity(context.Background(), dir, IntegrityConfig{})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), filepath.Join(dir, DBFile)) || !strings.Contains(err.Error(), "missing from index") {
-		t.Fatalf("Verify: %v, want integrity_check's report naming %s", err, DBFile)
+		t.Fatalf("CheckIntegrity: %v, want integrity_check's report naming %s", err, DBFile)
 	}
 }
 
@@ -352,7 +352,7 @@ func TestManifestRoundTrip(t *testing.T) {
 	if m.Tables["rows"] != c.Len() || m.Tables["texts"] != c.Len() || m.Format != CollectionFormat {
 		t.Fatalf("tables %v format %d, want %d rows, format %d", m.Tables, m.Format, c.Len(), CollectionFormat)
 	}
-	if err := Verify(context.Background(), c.Dir, VerifyConfig{}); err != nil {
+	if err := CheckIntegrity(context.Background(), c.Dir, IntegrityConfig{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -495,7 +495,7 @@ type denseWriter struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	enc    rlsearch.Encoder
-	w      *ann.ShardWriter
+	w      *ann.VectorFileWriter
 	dtype  ann.DType
 	batch  []string
 	size   int
@@ -508,7 +508,7 @@ func newDenseWriter(ctx context.Context, cfg BuildConfig, path string) (*denseWr
 	if dt == 0 {
 		dt = ann.FP16
 	}
-	w, err := ann.CreateShard(path, ann.Header{DType: dt, Dim: cfg.Encoder.Dim(), Normalized: true, EncoderID: cfg.Encoder.Name(), ConfigHash: cfg.ConfigHash})
+	w, err := ann.CreateVectorFile(path, ann.Header{DType: dt, Dim: cfg.Encoder.Dim(), Normalized: true, EncoderID: cfg.Encoder.Name(), ConfigHash: cfg.ConfigHash})
 	if err != nil {
 		return nil, err
 	}

@@ -70,8 +70,8 @@ func TestDenseBackend(t *testing.T) {
 	// GPUInt8 over this fp16 shard is refused, with or without a GPU
 	// (the int8 case is ann's TestOpenChoosesBackend).
 	for _, backend := range []string{"", "gpu"} {
-		if _, err := Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: backend, GPUInt8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "needs an int8 shard, this one is fp16") {
-			t.Errorf("DenseBackend %q with GPUInt8 over fp16: %v, want ErrBadInput naming the int8 shard", backend, err)
+		if _, err := Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: backend, GPUInt8: true}); !errors.Is(err, rlsearch.ErrBadInput) || !strings.Contains(err.Error(), "needs an int8 vector file, this one is fp16") {
+			t.Errorf("DenseBackend %q with GPUInt8 over fp16: %v, want ErrBadInput naming the int8 vector file", backend, err)
 		}
 	}
 	ix, err := Open(ctx, dir, OpenConfig{Encoder: enc, DenseBackend: "flat", GPUInt8: true})

@@ -23,7 +23,7 @@
 // every 10 s (passages, % of corpus bytes read, passages/s, ETA) and a
 // line per phase (indexing, merging BM25 runs and writing, writing).
 //
-// Verify (rlsearch verify) reads every file once and checks every
+// Check (rlsearch check) reads every file once and checks every
 // checksum, block and count. Open loads an index and, when it
 // has a dense shard and an encoder is given, checks that they belong
 // together (same dimension; sampled stored passages retrieve themselves at

@@ -215,7 +215,7 @@ func TestBuildErrorsLeaveNothing(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dir, DocsFile)); err != nil || st.Mode().Perm() != 0o644 {
 		t.Fatalf("index file mode %v (%v), want 0644", st.Mode(), err)
 	}
-	if _, err := Build(ctx, BuildConfig{Corpus: "x", Dir: dir, BM25: bm25.Config{B: new(2.0)}}); err == nil {
+	if _, err := Build(ctx, BuildConfig{Corpus: "x", Dir: dir, BM25: bm25.Config{B: 2.0}}); err == nil {
 		t.Fatal("b = 2 accepted")
 	}
 	if _, err := Open(ctx, parent, OpenConfig{}); err == nil || !strings.Contains(err.Error(), "not an index directory") {
@@ -356,7 +356,7 @@ func TestBM25ParallelSameHits(t *testing.T) {
 	}
 }
 
-// TestMetaMustMatchBM25 edits meta.json's BM25 description: Open and Verify
+// TestMetaMustMatchBM25 edits meta.json's BM25 description: Open and Check
 // must refuse it (the file's k1 and b score; meta.json only reports them).
 func TestMetaMustMatchBM25(t *testing.T) {
 	ctx := context.Background()
@@ -381,8 +381,8 @@ func TestMetaMustMatchBM25(t *testing.T) {
 		} else if !strings.Contains(err.Error(), BM25File) {
 			t.Errorf("%s: Open error %q does not name %s", edit.to, err, BM25File)
 		}
-		if err := Verify(ctx, dir, VerifyConfig{}); err == nil {
-			t.Errorf("%s: Verify accepted it", edit.to)
+		if err := Check(ctx, dir, CheckConfig{}); err == nil {
+			t.Errorf("%s: Check accepted it", edit.to)
 		}
 	}
 }

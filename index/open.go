@@ -40,9 +40,9 @@ type OpenConfig struct {
 	SelfCheckRows int
 	// DocCacheBlocks is the docstore's decoded-block cache (0 = default).
 	DocCacheBlocks int
-	// VerifyDocs checks the CRC of every docstore block at open (one read
+	// CheckDocs checks the CRC of every docstore block at open (one read
 	// of docs.zst), so a corrupt store is refused before serving.
-	VerifyDocs bool
+	CheckDocs bool
 	// DenseBackend chooses how the dense shard is searched (ann.Open):
 	// "auto" (default: GPU when usable, else exact flat up to
 	// ann.DefaultFlatMax vectors, else HNSW), "flat", "hnsw" or "gpu". An
@@ -148,8 +148,8 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	if ix.Docs, err = docstore.Open(filepath.Join(dir, DocsFile), cfg.DocCacheBlocks); err != nil {
 		return nil, err
 	}
-	if cfg.VerifyDocs {
-		if err := ix.Docs.Verify(); err != nil {
+	if cfg.CheckDocs {
+		if err := ix.Docs.CheckCRC(); err != nil {
 			return nil, err
 		}
 	}

@@ -85,7 +85,7 @@ open('done', 'w').write('ok')
 		flatFile := filepath.Join(dir, "e5_Flat.index")
 		secs := importBench(b, flatFile, shard, n)
 		b.ReportMetric(float64(n)/secs, "flat_import_vectors/s")
-		f, err := ann.ReadShard(shard)
+		f, err := ann.ReadVectorFile(shard)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -126,7 +126,7 @@ open('done', 'w').write('ok')
 		gsecs := time.Since(start).Seconds()
 		r.Close()
 		b.ReportMetric(float64(n)/gsecs, "graph_import_nodes/s")
-		hf, err := ann.ReadShard(hshard)
+		hf, err := ann.ReadVectorFile(hshard)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -362,13 +362,13 @@ func (m *Manifest) Summary(dir string, built []int, seconds float64) string {
 	return s
 }
 
-// VerifyShards verifies the shard directories of a sharded build in dir:
+// CheckShards verifies the shard directories of a sharded build in dir:
 // the manifest (ReadManifest), then every shard directory present with
-// Verify and against the manifest (its build, rows and position). A
+// Check and against the manifest (its build, rows and position). A
 // directory built with BuildConfig.Only holds only some shards; the
 // present ones are verified and counted in the returned number. Errors
-// wrap ErrShards or ErrVerify and name the directory.
-func VerifyShards(ctx context.Context, dir string, cfg VerifyConfig) (present int, err error) {
+// wrap ErrShards or ErrCheck and name the directory.
+func CheckShards(ctx context.Context, dir string, cfg CheckConfig) (present int, err error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return 0, err
@@ -379,9 +379,9 @@ func VerifyShards(ctx context.Context, dir string, cfg VerifyConfig) (present in
 			continue
 		}
 		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "verify: %s (shard %d of %d)\n", sd, s.Index, len(m.Shards))
+			fmt.Fprintf(cfg.Progress, "check: %s (shard %d of %d)\n", sd, s.Index, len(m.Shards))
 		}
-		if err := Verify(ctx, sd, cfg); err != nil {
+		if err := Check(ctx, sd, cfg); err != nil {
 			return present, err
 		}
 		raw, err := os.ReadFile(filepath.Join(sd, MetaFile))
@@ -390,7 +390,7 @@ func VerifyShards(ctx context.Context, dir string, cfg VerifyConfig) (present in
 		}
 		var meta Meta
 		if err := json.Unmarshal(raw, &meta); err != nil {
-			return present, fmt.Errorf("%w: %s: %v", ErrVerify, filepath.Join(sd, MetaFile), err)
+			return present, fmt.Errorf("%w: %s: %v", ErrCheck, filepath.Join(sd, MetaFile), err)
 		}
 		if sh := meta.Shard; sh == nil || sh.BuildID != m.BuildID || sh.Index != s.Index || sh.FirstRow != s.FirstRow || meta.NumDocs != s.Rows {
 			return present, fmt.Errorf("%w: %s is not shard %d of build %s (rows from %d, %d rows): its %s says %+v with %d rows", ErrShards, sd, s.Index, m.BuildID, s.FirstRow, s.Rows, MetaFile, sh, meta.NumDocs)

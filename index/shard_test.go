@@ -143,8 +143,8 @@ func TestBuildShardsEqualsOneIndex(t *testing.T) {
 	if err != nil || read.BuildID != m.BuildID {
 		t.Fatalf("ReadManifest: %+v, %v; want build %s", read, err, m.BuildID)
 	}
-	if n, err := VerifyShards(ctx, sharded, VerifyConfig{}); n != 3 || err != nil {
-		t.Errorf("VerifyShards = %d, %v; want 3 shards verified", n, err)
+	if n, err := CheckShards(ctx, sharded, CheckConfig{}); n != 3 || err != nil {
+		t.Errorf("CheckShards = %d, %v; want 3 shards verified", n, err)
 	}
 	shards := openShards(t, sharded, m, OpenConfig{Encoder: enc})
 	for i, ix := range shards {
@@ -162,7 +162,7 @@ func TestBuildShardsEqualsOneIndex(t *testing.T) {
 				t.Errorf("shard %d row %d holds %q, the one index's row %d %q", i, r, got.ID, int(r)+sh.FirstRow, want.ID)
 			}
 		}
-		if err := Verify(ctx, ix.Dir, VerifyConfig{}); err != nil {
+		if err := Check(ctx, ix.Dir, CheckConfig{}); err != nil {
 			t.Errorf("shard %d: %v", i, err)
 		}
 	}
@@ -196,8 +196,8 @@ func TestBuildShardsEqualsOneIndex(t *testing.T) {
 				t.Errorf("shard %d alone: %s differs from the all-shards build (%v)", i, f, err)
 			}
 		}
-		if n, err := VerifyShards(ctx, alone, VerifyConfig{}); n != 1 || err != nil {
-			t.Errorf("VerifyShards of shard %d alone = %d, %v; want 1 shard verified", i, n, err)
+		if n, err := CheckShards(ctx, alone, CheckConfig{}); n != 1 || err != nil {
+			t.Errorf("CheckShards of shard %d alone = %d, %v; want 1 shard verified", i, n, err)
 		}
 		ents, _ := os.ReadDir(alone)
 		if len(ents) != 2 {
@@ -313,7 +313,7 @@ func TestBuildShardsErrors(t *testing.T) {
 	// Another build (3 shards, other k1) into the directory is refused:
 	// its manifest names another build.
 	other := BuildConfig{Corpus: corpusPath, Dir: dir, Shards: 3, Only: []int{2}}
-	other.BM25.K1 = new(1.5)
+	other.BM25.K1 = 1.5
 	if _, err := BuildShards(ctx, other); !errors.Is(err, ErrShards) || !strings.Contains(err.Error(), "holds the shards of build") {
 		t.Errorf("another build into the directory: err %v, want ErrShards naming the other build", err)
 	}

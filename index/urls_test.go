@@ -44,15 +44,15 @@ func TestURLs(t *testing.T) {
 	if err := ix.Scan(func(_ int32, d rlsearch.Document) error { ids = append(ids, d.ID); return nil }); err != nil || len(ids) != 4 || ids[3] != "d" {
 		t.Errorf("Scan: %v %v", ids, err)
 	}
-	if err := Verify(ctx, dir, VerifyConfig{}); err != nil {
-		t.Errorf("Verify: %v", err)
+	if err := Check(ctx, dir, CheckConfig{}); err != nil {
+		t.Errorf("Check: %v", err)
 	}
-	// A truncated urls.zst is caught by Verify.
+	// A truncated urls.zst is caught by Check.
 	path := filepath.Join(dir, URLsFile)
 	b, _ := os.ReadFile(path)
 	os.WriteFile(path, b[:len(b)/2], 0o644)
-	if err := Verify(ctx, dir, VerifyConfig{}); err == nil {
-		t.Error("Verify passed a truncated urls.zst")
+	if err := Check(ctx, dir, CheckConfig{}); err == nil {
+		t.Error("Check passed a truncated urls.zst")
 	}
 
 	// Sharded: each shard's urls are its rows'.

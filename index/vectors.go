@@ -94,7 +94,7 @@ func importVectors(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, n, s
 		h.Scale, h.Offset = rg.Fit()
 		r.Rewind()
 	}
-	ws := make([]*ann.ShardWriter, len(dests))
+	ws := make([]*ann.VectorFileWriter, len(dests))
 	defer func() {
 		for _, w := range ws {
 			if w != nil {
@@ -103,7 +103,7 @@ func importVectors(ctx context.Context, cfg BuildConfig, r *vecfile.Reader, n, s
 		}
 	}()
 	for i, d := range dests {
-		w, err := ann.CreateShard(d.path, h)
+		w, err := ann.CreateVectorFile(d.path, h)
 		if err != nil {
 			return nil, err
 		}

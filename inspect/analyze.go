@@ -614,17 +614,10 @@ func qaFormulas(x reward.QAScores, golds int) []string {
 	}
 }
 
-func val(p *float64, def float64) float64 {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
 func (a *Analyzer) searchP1Formulas(x reward.SearchP1Result) []string {
 	c := a.cfg.Reward.SearchP1
-	lf, lp, la := val(c.LambdaFormat, reward.DefaultLambdaFormat), val(c.LambdaPath, reward.DefaultLambdaPath), val(c.LambdaOutcome, reward.DefaultLambdaOutcome)
-	al, decay := val(c.Alpha, reward.DefaultAlpha), val(c.Decay, reward.DefaultDecay)
+	lf, lp, la := reward.Param(c.LambdaFormat, reward.DefaultLambdaFormat), reward.Param(c.LambdaPath, reward.DefaultLambdaPath), reward.Param(c.LambdaOutcome, reward.DefaultLambdaOutcome)
+	al, decay := reward.Param(c.Alpha, reward.DefaultAlpha), reward.Param(c.Decay, reward.DefaultDecay)
 	combine := cmpOr(c.PathCombine, reward.PathMax)
 	f := []string{
 		fmt.Sprintf("total = λp·path + λa·outcome + λf·format = %s×%s + %s×%s + %s×%s = %s", num(lp), num(x.Path), num(la), num(x.Outcome), num(lf), num(x.Format), num(x.Total)),
@@ -648,8 +641,8 @@ func (a *Analyzer) searchP1Formulas(x reward.SearchP1Result) []string {
 
 func (a *Analyzer) proRetrievalFormulas(x reward.ProRetrievalResult) []string {
 	c := a.cfg.Reward.ProRetrieval
-	wf, we := val(c.WeightFormat, reward.DefaultWeightFormat), val(c.WeightExec, reward.DefaultWeightExec)
-	wr, wl := val(c.WeightResult, reward.DefaultWeightResult), val(c.WeightLength, reward.DefaultWeightLength)
+	wf, we := reward.Param(c.WeightFormat, reward.DefaultWeightFormat), reward.Param(c.WeightExec, reward.DefaultWeightExec)
+	wr, wl := reward.Param(c.WeightResult, reward.DefaultWeightResult), reward.Param(c.WeightLength, reward.DefaultWeightLength)
 	q := 0.0
 	if x.Result > 0 {
 		q = 1

@@ -40,7 +40,7 @@ type OpenAIConfig struct {
 	Timeout time.Duration
 	// MaxRetries is the number of retries after a failed attempt (network
 	// error, HTTP 408, 429 or 5xx, or a reply that is not a valid
-	// judgement); 0 = DefaultJudgeRetries, negative = none. Other 4xx
+	// judgement); 0 = DefaultJudgeRetries, rlsearch.Off (negative) = none. Other 4xx
 	// statuses fail at once.
 	MaxRetries int
 	// Backoff is the first wait between attempts, doubled after each and

@@ -52,11 +52,12 @@ const (
 )
 
 // ProRetrievalConfig configures the ProRetrieval hierarchical reward.
-// Nil weights take the defaults.
+// Zero fields take the defaults (the options convention, rlsearch.Off); a
+// zero weight is asked for with rlsearch.Off (any negative value): Param.
 type ProRetrievalConfig struct {
-	WeightFormat, WeightExec, WeightResult, WeightLength *float64 // ≥ 0
-	Metric                                               string   // result metric; "" = MetricMRR
-	LengthBudget                                         int      // tokens; 0 = DefaultLengthBudget
+	WeightFormat, WeightExec, WeightResult, WeightLength float64 // 0 = the Default weight, Off = 0
+	Metric                                               string  // result metric; "" = MetricMRR
+	LengthBudget                                         int     // tokens; 0 = DefaultLengthBudget
 	// Executor runs programs of rollouts that carry no execution outcome;
 	// nil = such rollouts are an input error.
 	Executor HybridExecutor
@@ -69,10 +70,10 @@ type ProRetrievalConfig struct {
 func (c *ProRetrievalConfig) Validate() error {
 	for _, f := range []struct {
 		name string
-		p    *float64
+		v    float64
 	}{{"WeightFormat", c.WeightFormat}, {"WeightExec", c.WeightExec}, {"WeightResult", c.WeightResult}, {"WeightLength", c.WeightLength}} {
-		if f.p != nil && !(*f.p >= 0 && !math.IsInf(*f.p, 0)) {
-			return fmt.Errorf("reward: ProRetrievalConfig.%s %v is not a finite weight ≥ 0", f.name, *f.p)
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("reward: ProRetrievalConfig.%s %v is not a finite weight (0 = the default, negative = rlsearch.Off: 0)", f.name, f.v)
 		}
 	}
 	switch c.Metric {
@@ -182,8 +183,8 @@ func NewProRetrieval(cfg ProRetrievalConfig) (*ProRetrieval, error) {
 	if cfg.Metric == "" {
 		cfg.Metric = MetricMRR
 	}
-	p := &ProRetrieval{cfg: cfg, wf: val(cfg.WeightFormat, DefaultWeightFormat), we: val(cfg.WeightExec, DefaultWeightExec),
-		wr: val(cfg.WeightResult, DefaultWeightResult), wl: val(cfg.WeightLength, DefaultWeightLength), budget: cfg.LengthBudget}
+	p := &ProRetrieval{cfg: cfg, wf: Param(cfg.WeightFormat, DefaultWeightFormat), we: Param(cfg.WeightExec, DefaultWeightExec),
+		wr: Param(cfg.WeightResult, DefaultWeightResult), wl: Param(cfg.WeightLength, DefaultWeightLength), budget: cfg.LengthBudget}
 	if p.budget == 0 {
 		p.budget = DefaultLengthBudget
 	}

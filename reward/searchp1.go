@@ -45,16 +45,18 @@ const (
 
 // SearchP1Config configures the Search-P1 path-centric reward
 // R_total = λ_p·R_path + λ_a·R_outcome + λ_f·R_format (paper 001, §3.2).
-// Nil pointers and empty strings take the documented defaults, so that a
-// zero weight can be asked for (ablations).
+// Zero fields and empty strings take the documented defaults (the options
+// convention, rlsearch.Off); a zero weight or factor (ablations) is asked
+// for with rlsearch.Off (any negative value): Param. (The five numbers
+// were *float64, nil meaning the default, until issue 37.)
 type SearchP1Config struct {
-	LambdaFormat  *float64 // λ_f ≥ 0; nil = DefaultLambdaFormat
-	LambdaPath    *float64 // λ_p ≥ 0; nil = DefaultLambdaPath
-	LambdaOutcome *float64 // λ_a ≥ 0; nil = DefaultLambdaOutcome
-	Alpha         *float64 // α ∈ [0,1]; nil = DefaultAlpha
-	Decay         *float64 // ∈ [0,1]; nil = DefaultDecay
-	PathCombine   string   // PathMax (default), PathMean, PathSelf, PathRef
-	Correct       string   // CorrectContains (default) or CorrectEM
+	LambdaFormat  float64 // λ_f; 0 = DefaultLambdaFormat, Off = 0
+	LambdaPath    float64 // λ_p; 0 = DefaultLambdaPath, Off = 0
+	LambdaOutcome float64 // λ_a; 0 = DefaultLambdaOutcome, Off = 0
+	Alpha         float64 // α ≤ 1; 0 = DefaultAlpha, Off = 0
+	Decay         float64 // ≤ 1; 0 = DefaultDecay, Off = 0
+	PathCombine   string  // PathMax (default), PathMean, PathSelf, PathRef
+	Correct       string  // CorrectContains (default) or CorrectEM
 	// Judge makes the coverage, plan and reasoning judgements; nil =
 	// LexicalJudge{}.
 	Judge Judge
@@ -66,31 +68,34 @@ type SearchP1Config struct {
 	NumericSign NumericSign
 }
 
-// F returns a pointer to v, for the pointer fields of configurations.
-func F(v float64) *float64 { return &v }
-
-func val(p *float64, def float64) float64 {
-	if p == nil {
+// Param is the value of a weight or factor v of SearchP1Config or
+// ProRetrievalConfig under the options convention (rlsearch.Off): 0 means
+// def, a negative value (rlsearch.Off) means 0, anything else itself.
+func Param(v, def float64) float64 {
+	switch {
+	case v == 0:
 		return def
+	case v < 0:
+		return 0
 	}
-	return *p
+	return v
 }
 
 // Validate reports the first invalid field, naming it.
 func (c *SearchP1Config) Validate() error {
 	for _, f := range []struct {
-		name   string
-		p      *float64
-		lo, hi float64
+		name string
+		v    float64
+		hi   float64
 	}{
-		{"LambdaFormat", c.LambdaFormat, 0, math.Inf(1)},
-		{"LambdaPath", c.LambdaPath, 0, math.Inf(1)},
-		{"LambdaOutcome", c.LambdaOutcome, 0, math.Inf(1)},
-		{"Alpha", c.Alpha, 0, 1},
-		{"Decay", c.Decay, 0, 1},
+		{"LambdaFormat", c.LambdaFormat, math.MaxFloat64},
+		{"LambdaPath", c.LambdaPath, math.MaxFloat64},
+		{"LambdaOutcome", c.LambdaOutcome, math.MaxFloat64},
+		{"Alpha", c.Alpha, 1},
+		{"Decay", c.Decay, 1},
 	} {
-		if f.p != nil && !(*f.p >= f.lo && *f.p <= f.hi && !math.IsInf(*f.p, 0)) {
-			return fmt.Errorf("reward: SearchP1Config.%s %v outside [%v, %v]", f.name, *f.p, f.lo, f.hi)
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v > f.hi {
+			return fmt.Errorf("reward: SearchP1Config.%s %v: want a finite value <= %v (0 = the default, negative = rlsearch.Off: 0)", f.name, f.v, f.hi)
 		}
 	}
 	switch c.PathCombine {
@@ -177,9 +182,9 @@ func NewSearchP1(cfg SearchP1Config) (*SearchP1, error) {
 		cfg.Correct = CorrectContains
 	}
 	return &SearchP1{cfg: cfg,
-		lf: val(cfg.LambdaFormat, DefaultLambdaFormat), lp: val(cfg.LambdaPath, DefaultLambdaPath),
-		la: val(cfg.LambdaOutcome, DefaultLambdaOutcome), al: val(cfg.Alpha, DefaultAlpha),
-		decay: val(cfg.Decay, DefaultDecay)}, nil
+		lf: Param(cfg.LambdaFormat, DefaultLambdaFormat), lp: Param(cfg.LambdaPath, DefaultLambdaPath),
+		la: Param(cfg.LambdaOutcome, DefaultLambdaOutcome), al: Param(cfg.Alpha, DefaultAlpha),
+		decay: Param(cfg.Decay, DefaultDecay)}, nil
 }
 
 // SelfConsistency is S_self = r_planner × (n_exec/n_plan) × (n_exec/n_actions)

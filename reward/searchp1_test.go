@@ -3,9 +3,12 @@ package reward
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch"
 )
 
 func TestSelfConsistency(t *testing.T) {
@@ -162,9 +165,9 @@ func TestSearchP1ConfigValidate(t *testing.T) {
 		cfg   SearchP1Config
 		field string
 	}{
-		{SearchP1Config{LambdaPath: F(-0.1)}, "LambdaPath"},
-		{SearchP1Config{Alpha: F(1.5)}, "Alpha"},
-		{SearchP1Config{Decay: F(-1)}, "Decay"},
+		{SearchP1Config{LambdaPath: math.NaN()}, "LambdaPath"},
+		{SearchP1Config{Alpha: 1.5}, "Alpha"},
+		{SearchP1Config{Decay: math.Inf(-1)}, "Decay"},
 		{SearchP1Config{PathCombine: "sum"}, "PathCombine"},
 		{SearchP1Config{Correct: "f1"}, "Correct"},
 	} {
@@ -175,8 +178,8 @@ func TestSearchP1ConfigValidate(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewSearchP1(SearchP1Config{LambdaFormat: F(0)}); err != nil {
-		t.Errorf("a zero weight (ablation) must be allowed: %v", err)
+	if _, err := NewSearchP1(SearchP1Config{LambdaFormat: rlsearch.Off}); err != nil {
+		t.Errorf("a zero weight (ablation, rlsearch.Off) must be allowed: %v", err)
 	}
 }
 

@@ -151,7 +151,7 @@ for N in $SCALE_N; do
 		D=$R/round-$r
 		mkdir -p "$D"
 		log "N=$N round $r/$ROUNDS: rlsearch BM25 (one core)"
-		GOMAXPROCS=1 timev "$D/ours-bm25.time" "${PIN[@]}" "$BENCH_BIN" index --mode bm25 --index "$W/rlsearch.idx" --verify-docs=false \
+		GOMAXPROCS=1 timev "$D/ours-bm25.time" "${PIN[@]}" "$BENCH_BIN" index --mode bm25 --index "$W/rlsearch.idx" --check-docs=false \
 			--questions "$QUESTIONS" --batch "$BATCH" --duration "${DURATION}s" --run-out "$R/ours.run" --json "$D/ours-bm25.json" >"$D/ours-bm25.txt"
 
 		log "N=$N round $r/$ROUNDS: Lucene BM25 (one core)"

@@ -254,8 +254,9 @@ type Config struct {
 	// process heap guard, watchdog.go; Serve answers 503 with
 	// Retry-After). The heap is sampled every millisecond and is the
 	// process's, not the program's, so the stop is not the program's
-	// answer; its own memory is Budgets.MaxMemoryBytes. 0 means 2 GiB;
-	// negative disables the guard.
+	// answer; its own memory is Budgets.MaxMemoryBytes. 0 means
+	// DefaultMaxHeapBytes (2 GiB); rlsearch.Off (any negative value) turns
+	// the guard off.
 	MaxHeapBytes int64
 	// MaxBatch is the most queries coalesced into one retriever call; 0
 	// means 512. CoalesceWait is the longest a queued retrieval call waits

@@ -140,8 +140,8 @@ type Config struct {
 	// limit). A request beyond it waits up to 1 s for a slot behind at
 	// most 8 × MaxInFlight others; past either it is answered with 503
 	// (kind overloaded) and Retry-After: 1. 0 means
-	// DefaultMaxInFlight(): 4 per core (GOMAXPROCS), at least 16; -1
-	// means unbounded.
+	// DefaultMaxInFlight(): 4 per core (GOMAXPROCS), at least 16;
+	// rlsearch.Off (-1) means unbounded.
 	MaxInFlight int
 	// WriteTimeout bounds a response from the end of its request's
 	// headers to its last byte (http.Server.WriteTimeout), so a client

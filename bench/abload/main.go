@@ -1,6 +1,6 @@
 // Command abload compares the /retrieve throughput of two rlsearch
 // binaries (an old and a new build) over one index in the same run:
-// both servers start side by side (`serve --cache-bytes 0`, so every
+// both servers start side by side (`serve --cache-bytes off`, so every
 // request is searched), then closed-loop rounds at one concurrency
 // alternate between them per retriever (old, new; new, old on the next
 // round), so that the load of a shared machine falls on both alike. It
@@ -65,7 +65,7 @@ func main() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	args := []string{"serve", "--index", *ix, "--addr", "127.0.0.1:0", "--cache-bytes", "0"}
+	args := []string{"serve", "--index", *ix, "--addr", "127.0.0.1:0", "--cache-bytes", "off"}
 	if *model != "" {
 		args = append(args, "--model", *model)
 	}

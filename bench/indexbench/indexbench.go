@@ -59,10 +59,10 @@ type Config struct {
 	// ListenAddr is where the HTTP measurement listens (127.0.0.1:0 for a
 	// free port).
 	ListenAddr string
-	// OpenMs and VerifyDocs describe how the caller opened the index (for
+	// OpenMs and CheckDocs describe how the caller opened the index (for
 	// the table).
-	OpenMs     float64
-	VerifyDocs bool
+	OpenMs    float64
+	CheckDocs bool
 }
 
 // Run measures and prints the table (measurement, value, unit, notes) to
@@ -85,7 +85,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) (metrics map[string]
 	if mode != ModeBM25 {
 		what = "index.Open + server setup"
 	}
-	row("open_ms", "index open", openMs, "ms", fmt.Sprintf("%s, --verify-docs=%v", what, cfg.VerifyDocs))
+	row("open_ms", "index open", openMs, "ms", fmt.Sprintf("%s, --check-docs=%v", what, cfg.CheckDocs))
 
 	if mode != ModeHTTP {
 		// A warm-up pass over the questions, which also writes the run file.

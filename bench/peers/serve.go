@@ -261,7 +261,7 @@ var listening = regexp.MustCompile(`listening on (http://\S+)`)
 // is off: the load cycles through one question set, which a cache would
 // answer from memory, and the peer has none.
 func startOurs(ctx context.Context, o Options, bin, index, model string, progress io.Writer) (*server, error) {
-	args := []string{"serve", "--index", index, "--addr", "127.0.0.1:0", "--cache-bytes", "0"}
+	args := []string{"serve", "--index", index, "--addr", "127.0.0.1:0", "--cache-bytes", "off"}
 	if model != "" {
 		args = append(args, "--model", model)
 		if o.DenseVectors != "" { // imported vectors the model did not make: its self-check would refuse them

@@ -123,7 +123,7 @@ func denseExport(ctx context.Context, o Options, ix string, qs []string, progres
 		return "", err
 	}
 	fmt.Fprintf(progress, "peers: exporting the dense shard of %s and %d query vectors into %s\n", ix, len(qs), dir)
-	flat, err := ann.ReadShard(filepath.Join(ix, index.DenseFile))
+	flat, err := ann.ReadVectorFile(filepath.Join(ix, index.DenseFile))
 	if err != nil {
 		return "", fmt.Errorf("%w: dense shard: %v", ErrPeer, err)
 	}

@@ -10,7 +10,7 @@
 //	2 shards × 2 replicas     four shard servers (GOMAXPROCS=1, unpinned) + a router, hedging auto / off
 //
 // in interleaved rounds (every server with its result cache off:
-// --cache-bytes 0), and prints a Markdown table (requests/s, p50, p99,
+// --cache-bytes off), and prints a Markdown table (requests/s, p50, p99,
 // max, failures; ratio to one index) with the machine and its load before
 // and after; -json writes the rows. The router and the load generator run
 // on the same two cores as the servers.
@@ -190,7 +190,7 @@ type server struct {
 func serve(ctx context.Context, o options, procs, cpu int, args ...string) (*server, error) {
 	// The result cache off everywhere: the queries repeat the 763
 	// questions, and a cache would measure itself instead of retrieval.
-	name, argv := o.bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--cache-bytes", "0"}, args...)
+	name, argv := o.bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--cache-bytes", "off"}, args...)
 	if cpu >= 0 {
 		name, argv = "taskset", append([]string{"-c", fmt.Sprint(cpu), o.bin}, argv...)
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/bench"
 	"github.com/rlsearch/rlsearch/bench/indexbench"
 	"github.com/rlsearch/rlsearch/cmd/internal/cmdflags"
@@ -51,7 +52,7 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 			}
 		})
 		if !cacheSet {
-			s.Cfg.CacheBytes = 0
+			s.Cfg.CacheBytes = rlsearch.Off
 		}
 		if !slices.Contains(indexbench.Modes, *mode) {
 			return usageErr("--mode %q: want one of %v", *mode, indexbench.Modes)
@@ -101,7 +102,7 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 
 		metrics, httpErrs, err := indexbench.Run(ctx, indexbench.Config{Index: ix, Handler: handler, Mode: *mode, Questions: qs, Texts: texts,
 			K: *k, Batch: *batch, Concurrency: *concurrency, Duration: *dur, RunOut: *runOut, ListenAddr: listenAddr,
-			OpenMs: openMs, VerifyDocs: s.Idx.VerifyDocs}, stdout)
+			OpenMs: openMs, CheckDocs: s.Idx.CheckDocs}, stdout)
 		if err != nil {
 			return err
 		}

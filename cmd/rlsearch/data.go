@@ -18,8 +18,8 @@ import (
 	"github.com/rlsearch/rlsearch/corpus"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
+	"github.com/rlsearch/rlsearch/integrity"
 	"github.com/rlsearch/rlsearch/server/app"
-	"github.com/rlsearch/rlsearch/verify"
 )
 
 // indexCmd builds an index directory (index.Build).
@@ -31,11 +31,11 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&cfg.Corpus, "corpus", "", "corpus JSONL: {id, contents} or {id, title, text}; plain, .gz or .zst (required)")
 	fs.StringVar(&cfg.Dir, "out", "", "index directory to create (required)")
 	fs.BoolVar(&cfg.Force, "force", false, "replace an existing index directory")
-	k1 := fs.Float64("k1", bm25.DefaultK1, "BM25 k1, term-frequency saturation (Pyserini's default)")
-	b := fs.Float64("b", bm25.DefaultB, "BM25 b, length normalisation (Pyserini's default)")
-	dtype := fs.String("dtype", "fp16", "dense shard storage: fp16 or fp32 (also int8 with --vectors)")
-	fs.StringVar(&cfg.Vectors, "vectors", "", "import the dense shard from this vector file instead of encoding: faiss IndexFlatIP/IndexFlatL2 (e.g. Search-R1's e5_Flat.index), .npy (float32/float16) or .fvecs, one row per passage in corpus order")
-	fs.StringVar(&cfg.VectorsEncoder, "vectors-encoder", "", "name of the model that made --vectors (e.g. intfloat/e5-base-v2), recorded in the shard; required without --model")
+	cmdflags.Off(fs, &cfg.BM25.K1, "k1", bm25.DefaultK1, "BM25 k1, term-frequency saturation (default Pyserini's; 0 = the default; off or -1 = k1 0, term frequency ignored)")
+	cmdflags.Off(fs, &cfg.BM25.B, "b", bm25.DefaultB, "BM25 b, length normalisation (default Pyserini's; 0 = the default; off or -1 = b 0, no length normalisation)")
+	dtype := fs.String("dtype", "fp16", "dense vector file storage (dense.shard): fp16 or fp32 (also int8 with --vectors)")
+	fs.StringVar(&cfg.Vectors, "vectors", "", "import the dense vectors (the index's dense.shard vector file) from this file instead of encoding: faiss IndexFlatIP/IndexFlatL2 (e.g. Search-R1's e5_Flat.index), .npy (float32/float16) or .fvecs, one row per passage in corpus order")
+	fs.StringVar(&cfg.VectorsEncoder, "vectors-encoder", "", "name of the model that made --vectors (e.g. intfloat/e5-base-v2), recorded in the vector file; required without --model")
 	fs.BoolVar(&cfg.VectorsUnnormalized, "vectors-unnormalized", false, "accept --vectors rows whose L2 norm is not 1 and serve inner product on them as they are (inner-product files only)")
 	budgetMiB := fs.Int64("bm25-budget", bm25.DefaultMemoryBudget>>20, "MiB of BM25 postings held in memory before a sorted run is spilled to disk (the Go heap can reach about twice this; runs go inside the temporary index directory)")
 	fs.IntVar(&cfg.EncodeBatch, "batch", index.DefaultEncodeBatch, "passages per encoder call")
@@ -53,7 +53,7 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 		if *budgetMiB <= 0 || *budgetMiB > 1<<40 {
 			return usageErr("--bm25-budget %d: want a number of MiB in [1, 2^40]", *budgetMiB)
 		}
-		cfg.BM25 = bm25.Config{K1: k1, B: b, MemoryBudget: *budgetMiB << 20}
+		cfg.BM25.MemoryBudget = *budgetMiB << 20
 		cfg.Progress, cfg.Log = cmdflags.ProgressTo(stderr, !*quiet), stderr // Log: removals of leftovers of interrupted builds
 		enc, hash, done, err := app.OpenEncoder(model)
 		if err != nil {
@@ -85,21 +85,21 @@ func indexCmd(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// verifyCmd checks PATH in full, whatever it is (package verify). Exit
+// checkCmd checks PATH in full, whatever it is (package integrity). Exit
 // status 0 when intact, 1 with a message naming the file (and, for block
 // formats, the block and offset) of the first corruption.
-func verifyCmd(fs *flag.FlagSet) runFunc {
+func checkCmd(fs *flag.FlagSet) runFunc {
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(args) != 1 {
 			return usageErr("want one index, collection or file path, got %d arguments", len(args))
 		}
 		start := time.Now()
-		kind, err := verify.Path(ctx, args[0], cmdflags.ProgressTo(stderr, !*quiet))
+		kind, err := integrity.Path(ctx, args[0], cmdflags.ProgressTo(stderr, !*quiet))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: ok, %s (verified in %.1fs)\n", args[0], kind, time.Since(start).Seconds())
+		fmt.Fprintf(stdout, "%s: ok, %s (checked in %.1fs)\n", args[0], kind, time.Since(start).Seconds())
 		return nil
 	}
 }

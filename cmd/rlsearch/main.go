@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 
@@ -35,8 +36,8 @@ type (
 func commands() []command {
 	return []command{
 		{Name: "index", Summary: "build an index directory from a corpus JSONL", Flags: indexCmd, Required: []string{"corpus", "out"}},
-		{Name: "verify", Summary: "check every checksum, block and count of an index, collection, shard or other stored file", Flags: verifyCmd, Args: "PATH",
-			About: "Reads every file of PATH once, checking checksums, decoding and counts. PATH is an index,\na hybrid collection, a directory of them, or one stored file (see package verify)."},
+		{Name: "check", Summary: "check every checksum, block and count of an index, collection, shard or other stored file (formerly verify)", Flags: checkCmd, Args: "PATH",
+			About: "Reads every file of PATH once, checking checksums, decoding and counts. PATH is an index,\na hybrid collection, a directory of them, or one stored file (see package integrity)."},
 		{Name: "serve", Summary: "serve Search-R1's POST /retrieve, GET /healthz, GET /metrics", Flags: serveCmd},
 		{Name: "search", Summary: "print ranked titles and scores for questions", Flags: searchCmd, Args: `"question" ...`},
 		{Name: "hybrid", Summary: "build hybrid SQL+vector collections and execute ProRetrieval programs", Run: runHybrid},
@@ -64,7 +65,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := moved(args); err != nil {
 		return cli.Report(stderr, "rlsearch", args, err)
 	}
+	args = renamed(args, stderr)
 	return cli.Run(ctx, "rlsearch", commands(), args, stdout, stderr, usageErrs...)
+}
+
+// renamedCommands maps the old names of renamed commands to the new, kept
+// for one release: "verify" became "check" (issue 37: "verify" is the RPL
+// mutation verifier's word, V_ret; file integrity is checked).
+var renamedCommands = map[string]string{"verify": "check"}
+
+// renamed returns args with a renamed command's old name replaced by the
+// new one, after one deprecation line on stderr.
+func renamed(args []string, stderr io.Writer) []string {
+	if len(args) == 0 {
+		return args
+	}
+	to, ok := renamedCommands[args[0]]
+	if !ok {
+		return args
+	}
+	fmt.Fprintf(stderr, "rlsearch: %q is deprecated, use %q\n", args[0], to)
+	return append([]string{to}, args[1:]...)
 }
 
 // moved is a usage error naming the rlsearch-bench command, with the same

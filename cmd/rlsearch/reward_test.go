@@ -53,7 +53,7 @@ func TestRewardCommand(t *testing.T) {
 	os.WriteFile(refs, []byte(`{"qid": "q1", "plan": ["search Informant year"]}`+"\n"), 0o644)
 	os.WriteFile(in, []byte(`{"id": "a", "qid": "q1", "golden_answers": ["2009"], "response": "<reasoning>1. search Informant year</reasoning><tool_call>Informant year</tool_call><answer>2009</answer>"}`+"\n"), 0o644)
 	out.Reset()
-	if code := run(context.Background(), []string{"reward", "--kind", "search-p1", "--in", in, "--refs", refs, "--lambda-format", "0"}, &out, &errb); code != 0 {
+	if code := run(context.Background(), []string{"reward", "--kind", "search-p1", "--in", in, "--refs", refs, "--lambda-format", "off"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var p1 struct {
@@ -63,7 +63,7 @@ func TestRewardCommand(t *testing.T) {
 	}
 	json.Unmarshal(out.Bytes(), &p1)
 	if !p1.RefAvailable || p1.SRef != 1 || math.Abs(p1.Total-0.9) > 1e-12 {
-		t.Errorf("search-p1 output %s: want ref_available, s_ref 1 and total 0.3+0.6 = 0.9 with λ_f 0", out.String())
+		t.Errorf("search-p1 output %s: want ref_available, s_ref 1 and total 0.3+0.6 = 0.9 with λ_f 0 (--lambda-format off: 0 would be the default)", out.String())
 	}
 
 	for _, tc := range []struct {

@@ -159,7 +159,7 @@ func (f *routerFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&c.OnMissingShard, "on-missing-shard", router.Fail, "router: when a shard has no live replica or no answer within its deadline: fail (503 with Retry-After naming the shard) or partial (answer from the other shards, flagged by the X-Rlsearch-Partial header and \"partial\" in /retrieve)")
 	fs.DurationVar(&c.ShardTimeout, "shard-timeout", router.DefaultShardTimeout, "router: deadline of one shard's part of a request (retries and hedges included), plus --shard-timeout-per-query per query")
 	fs.DurationVar(&c.PerQueryTimeout, "shard-timeout-per-query", router.DefaultPerQueryTimeout, "router: added to --shard-timeout per query of a request")
-	fs.IntVar(&c.Retries, "shard-retries", router.DefaultRetries, "router: further attempts after a failed shard request, on another replica when there is one (0 = none)")
+	cmdflags.Off(fs, &c.Retries, "shard-retries", router.DefaultRetries, "router: further attempts after a failed shard request, on another replica when there is one (0 = the default, 2; off or -1 = none)")
 	fs.StringVar(&f.hedge, "hedge-after", "auto", "router: ask a second replica of a shard when the first has not answered after this long: auto (the shard's recent 95th percentile, at least 2ms), off, or a duration")
 	fs.IntVar(&c.HedgeMaxQueries, "hedge-max-queries", router.DefaultHedgeMaxQueries, "router: hedge only requests of at most this many queries (a hedged batch doubles its work)")
 	fs.DurationVar(&c.HealthInterval, "shard-health-interval", router.DefaultHealthInterval, "router: how often each replica's /healthz is read (a restarted shard rejoins at its next check)")
@@ -192,9 +192,6 @@ func (f *routerFlags) newRouter(ctx context.Context, s *cmdflags.Serve, logger *
 			return nil, usageErr("--hedge-after %q: want auto, off or a positive duration", f.hedge)
 		}
 		c.HedgeAfter = d
-	}
-	if c.Retries == 0 {
-		c.Retries = -1 // the flag's 0 means none; Config's 0 means the default
 	}
 	mem, err := s.ProgramMemBytes()
 	if err != nil {

@@ -39,9 +39,9 @@ type IndexConfig struct {
 	Dir string // index directory built by `rlsearch index`; required
 	// Model is the E5 encoder (Model.Dir "" = BM25 only).
 	Model embed.Config
-	// VerifyDocs, DenseBackend, GPUInt8, SkipGPUCanary, HNSWEfSearch,
+	// CheckDocs, DenseBackend, GPUInt8, SkipGPUCanary, HNSWEfSearch,
 	// HNSWCompressed and BM25Parallel are index.OpenConfig's.
-	VerifyDocs     bool
+	CheckDocs      bool
 	DenseBackend   string
 	GPUInt8        bool
 	SkipGPUCanary  bool
@@ -56,7 +56,7 @@ type IndexConfig struct {
 // openConfig is the index.OpenConfig of cfg with enc as the encoder (nil:
 // BM25 only); every place that opens an index from an IndexConfig uses it.
 func (cfg IndexConfig) openConfig(enc rlsearch.Encoder) index.OpenConfig {
-	oc := index.OpenConfig{Encoder: enc, VerifyDocs: cfg.VerifyDocs, DenseBackend: cfg.DenseBackend, GPUInt8: cfg.GPUInt8,
+	oc := index.OpenConfig{Encoder: enc, CheckDocs: cfg.CheckDocs, DenseBackend: cfg.DenseBackend, GPUInt8: cfg.GPUInt8,
 		SkipGPUCanary: cfg.SkipGPUCanary, HNSWEfSearch: cfg.HNSWEfSearch, HNSWCompressed: cfg.HNSWCompressed, BM25Parallel: cfg.BM25Parallel}
 	if cfg.SkipSelfCheck {
 		oc.SelfCheckRows = -1
@@ -108,9 +108,9 @@ type Config struct {
 	// ProRetrieval.Executor to the collections when any are loaded.
 	Reward reward.Options
 	// CacheBytes bounds the result cache shared by /retrieve, programs,
-	// mutate and the retrieval reward (package server/cache); 0 means no
-	// cache. `rlsearch serve --cache-bytes` defaults to
-	// cache.DefaultMaxBytes.
+	// mutate and the retrieval reward (package server/cache), in bytes; 0
+	// means cache.DefaultMaxBytes (256 MiB), rlsearch.Off (negative) no
+	// cache (`rlsearch serve --cache-bytes off`).
 	CacheBytes int64
 	// CacheLoad is a result-cache file (cache.Cache.SaveFile, `rlsearch
 	// serve --cache-load`) loaded at start: refused, failing New, when it
@@ -137,7 +137,7 @@ type Service struct {
 	*server.Server
 	Index  *index.Index
 	Router *router.Router
-	// Cache is the result cache (nil when Config.CacheBytes is 0, and for
+	// Cache is the result cache (nil when Config.CacheBytes is rlsearch.Off, and for
 	// a router, whose shard servers cache their own results).
 	Cache *cache.Cache
 	// Fingerprint identifies what produces the answers (zero for a
@@ -148,10 +148,10 @@ type Service struct {
 
 // SaveCache writes the result cache to path atomically (cache file
 // format: server/cache/file.go), keyed by the service's fingerprint.
-// Errors: no cache (CacheBytes 0), the write's.
+// Errors: no cache (CacheBytes rlsearch.Off), the write's.
 func (s *Service) SaveCache(path string) error {
 	if s.Cache == nil {
-		return fmt.Errorf("%w: --cache-save %s with the cache off (--cache-bytes 0)", ErrConfig, path)
+		return fmt.Errorf("%w: --cache-save %s with the cache off (--cache-bytes off)", ErrConfig, path)
 	}
 	return s.Cache.SaveFile(path)
 }
@@ -227,7 +227,7 @@ func (s *Service) serveIndex(ctx context.Context, cfg Config, sh *shared) (err e
 	}
 	if cfg.CacheLoad != "" {
 		if s.Cache == nil {
-			return fmt.Errorf("%w: --cache-load %s with the cache off (--cache-bytes 0)", ErrConfig, cfg.CacheLoad)
+			return fmt.Errorf("%w: --cache-load %s with the cache off (--cache-bytes off)", ErrConfig, cfg.CacheLoad)
 		}
 		switch n, err := s.Cache.LoadFile(cfg.CacheLoad, ix.Len()); {
 		case errors.Is(err, os.ErrNotExist):
@@ -246,7 +246,7 @@ func (s *Service) serveIndex(ctx context.Context, cfg Config, sh *shared) (err e
 			h["cache"] = map[string]any{"max_bytes": st.MaxBytes, "bytes": st.Bytes, "entries": st.Entries, "hit_ratio": st.HitRatio(), "evictions": st.Evictions}
 			return h
 		}
-		logger.Info("result cache", "max_bytes", cfg.CacheBytes, "build_id", ix.BuildID())
+		logger.Info("result cache", "max_bytes", s.Cache.Stats().MaxBytes, "build_id", ix.BuildID())
 	}
 	if info := cfg.corpus; info != nil {
 		base := b.health
@@ -425,7 +425,7 @@ func NewRouter(ctx context.Context, cfg RouterConfig) (_ *Service, err error) {
 }
 
 // wrapCache puts the retrievers of m behind one result cache of maxBytes
-// (none when 0): BM25 keyed by its analysed query (bm25.QueryKey), every
+// (0: cache.DefaultMaxBytes; none when rlsearch.Off): BM25 keyed by its analysed query (bm25.QueryKey), every
 // other retriever by the exact query text.
 func wrapCache(m map[string]rlsearch.Retriever, maxBytes int64, buildID, fingerprint string) (*cache.Cache, error) {
 	c, err := cache.New(cache.Config{MaxBytes: maxBytes, BuildID: buildID, Fingerprint: fingerprint})

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/index"
 	"github.com/rlsearch/rlsearch/internal/testutil"
@@ -97,13 +98,13 @@ func TestReplayIdentical(t *testing.T) {
 	dir, qs := wikiIndex(t)
 	ctx := context.Background()
 	logger := slog.New(slog.DiscardHandler)
-	plain, err := New(ctx, Config{Index: IndexConfig{Dir: dir}, Logger: logger})
+	plain, err := New(ctx, Config{Index: IndexConfig{Dir: dir}, Logger: logger, CacheBytes: rlsearch.Off})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer plain.Close()
 	if plain.Cache != nil {
-		t.Fatal("CacheBytes 0 made a cache")
+		t.Fatal("CacheBytes rlsearch.Off made a cache")
 	}
 	cached, err := New(ctx, Config{Index: IndexConfig{Dir: dir}, Logger: logger, CacheBytes: 64 << 20})
 	if err != nil {

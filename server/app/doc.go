@@ -3,8 +3,8 @@
 // way: the index with its encoder, the e5 batching queue, the reranker, the
 // policy tokenizer, the program runtime, the hybrid collections, the
 // rewards, every endpoint over them and the rollout inspector at /ui/
-// (server owns the HTTP). With
-// Config.CacheBytes, one result cache (package server/cache) sits in front
+// (server owns the HTTP). Unless
+// Config.CacheBytes is rlsearch.Off, one result cache (package server/cache) sits in front
 // of every retriever, so /retrieve, programs, mutate and the retrieval
 // reward (NewSearcher) share it; its metrics join /metrics
 // (server.Config.Collectors) and its state /healthz.

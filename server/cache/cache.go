@@ -66,8 +66,10 @@ const DefaultMaxBytes = 256 << 20
 
 // Config configures New.
 type Config struct {
-	// MaxBytes bounds the cache; 0 disables it (Wrap returns the
-	// retriever as it is). Negative is an error.
+	// MaxBytes bounds the cache, in bytes; 0 means DefaultMaxBytes
+	// (256 MiB), and rlsearch.Off (any negative value) turns the cache
+	// off: New returns a nil *Cache, whose Wrap returns the retriever as
+	// it is (the options convention, rlsearch.Off).
 	MaxBytes int64
 	// BuildID identifies the index the results come from (index.BuildID);
 	// it is part of every key, so that results of another build of the
@@ -110,14 +112,15 @@ type flight struct {
 	err  error
 }
 
-// New validates cfg and returns a cache, or nil (a valid, disabled cache)
-// when cfg.MaxBytes is 0.
+// New returns a cache of cfg.MaxBytes (0: DefaultMaxBytes), or nil (a
+// valid, disabled cache) when cfg.MaxBytes is rlsearch.Off (negative).
+// It returns no error; the error result is kept for the callers.
 func New(cfg Config) (*Cache, error) {
 	if cfg.MaxBytes < 0 {
-		return nil, fmt.Errorf("cache: Config.MaxBytes %d is negative (0 turns the cache off)", cfg.MaxBytes)
+		return nil, nil
 	}
 	if cfg.MaxBytes == 0 {
-		return nil, nil
+		cfg.MaxBytes = DefaultMaxBytes
 	}
 	c := &Cache{cfg: cfg, entries: map[string]*list.Element{}, lru: list.New(), flights: map[string]*flight{}}
 	c.lookups = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -372,21 +372,25 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// TestDisabled: MaxBytes 0 is no cache (Wrap returns the retriever),
-// negative an error naming the field.
+// TestDisabled: MaxBytes rlsearch.Off (any negative value) is no cache
+// (Wrap returns the retriever), 0 the default size (the options
+// convention, rlsearch.Off).
 func TestDisabled(t *testing.T) {
-	c, err := New(Config{})
-	if err != nil || c != nil {
-		t.Fatalf("New(0) = %v, %v; want nil, nil", c, err)
+	for _, off := range []int64{rlsearch.Off, -5} {
+		if c, err := New(Config{MaxBytes: off}); err != nil || c != nil {
+			t.Fatalf("New(MaxBytes %d) = %v, %v; want nil, nil (off)", off, c, err)
+		}
 	}
+	def, err := New(Config{})
+	if err != nil || def == nil || def.Stats().MaxBytes != DefaultMaxBytes {
+		t.Fatalf("New(MaxBytes 0) = %v, %v; want a cache of DefaultMaxBytes %d", def, err, DefaultMaxBytes)
+	}
+	c, _ := New(Config{MaxBytes: rlsearch.Off})
 	f := &fakeRetriever{name: "x"}
 	if r := c.Wrap(f, nil); r != rlsearch.Retriever(f) {
 		t.Errorf("a nil cache wrapped the retriever")
 	}
 	if (c.Stats() != Stats{}) {
 		t.Errorf("nil cache stats %+v", c.Stats())
-	}
-	if _, err := New(Config{MaxBytes: -1}); err == nil || !strings.Contains(err.Error(), "MaxBytes") {
-		t.Errorf("negative MaxBytes: %v", err)
 	}
 }

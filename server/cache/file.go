@@ -118,7 +118,7 @@ func (c *Cache) LoadFile(path string, rows int) (int, error) {
 // is wrong, the reader's.
 func (c *Cache) Load(r io.Reader, rows int) (int, error) {
 	if c == nil {
-		return 0, errors.New("cache: Load on a disabled cache (--cache-bytes 0)")
+		return 0, errors.New("cache: Load on a disabled cache (--cache-bytes off)")
 	}
 	fp, entries, err := decodeFile(r, 2*c.cfg.MaxBytes+4096)
 	if err != nil {

@@ -88,7 +88,9 @@ type Config struct {
 	// counts as missing (OnMissingShard).
 	ShardTimeout, PerQueryTimeout time.Duration
 	// Retries is the number of further attempts after a failed one
-	// (connection error, 5xx): 0 means DefaultRetries, negative none.
+	// (connection error, 5xx): 0 means DefaultRetries (2), rlsearch.Off
+	// (any negative value) none. `rlsearch serve --shard-retries` passes
+	// its value through unchanged ("off" = rlsearch.Off).
 	Retries int
 	// HedgeAfter is how long a request waits for a replica before it also
 	// asks another replica of the shard (the first answer wins, the other

@@ -45,7 +45,7 @@ func run(idx, model, questions, out string) error {
 	if idx == "" || model == "" || questions == "" || out == "" {
 		return fmt.Errorf("--index, --model, --questions and --out are required")
 	}
-	flat, err := ann.ReadShard(filepath.Join(idx, index.DenseFile))
+	flat, err := ann.ReadVectorFile(filepath.Join(idx, index.DenseFile))
 	if err != nil {
 		return err
 	}

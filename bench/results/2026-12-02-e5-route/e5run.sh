@@ -10,7 +10,7 @@ C=${C:-32}
 DUR=${DUR:-20s}
 ROUNDS=${ROUNDS:-4}
 echo "start $(date -u) load: $(cut -d' ' -f1-3 /proc/loadavg)"
-bin/rlsearch serve --index $IX --addr 127.0.0.1:18001 --cache-bytes 0 --model $MODEL --self-check=false --dense-backend $BACKEND $OURS_ARGS >/tmp/e5run-ours.log 2>&1 &
+bin/rlsearch serve --index $IX --addr 127.0.0.1:18001 --cache-bytes off --model $MODEL --self-check=false --dense-backend $BACKEND $OURS_ARGS >/tmp/e5run-ours.log 2>&1 &
 OURS=$!
 OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp \
   /usr/bin/python3 /tmp/rlsearch-bench-peers/searchr1_server.py --corpus /work/shared/data/wiki_multihop/corpus.jsonl \

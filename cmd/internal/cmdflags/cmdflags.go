@@ -63,12 +63,13 @@ func (m *Multi) String() string { return strings.Join(*m, ",") }
 // Set appends v.
 func (m *Multi) Set(v string) error { *m = append(*m, v); return nil }
 
-// Index locates an index and the model to serve its dense shard
-// (app.IndexConfig); VerifyDocs is bound by serve's --verify-docs.
+// Index locates an index and the model to serve its dense vector file
+// (app.IndexConfig); CheckDocs is bound by serve's --check-docs
+// (--verify-docs, deprecated).
 type Index struct {
-	Cfg        app.IndexConfig
-	VerifyDocs bool
-	Corpora    []app.Corpus // serve's --index NAME=DIR, repeatable (BindCorpora)
+	Cfg       app.IndexConfig
+	CheckDocs bool
+	Corpora   []app.Corpus // serve's --index NAME=DIR, repeatable (BindCorpora)
 }
 
 // Bind binds --index DIR and the open options.
@@ -124,20 +125,20 @@ func (c *corporaFlag) Set(v string) error {
 
 // bindOpen binds the index's open options and its model.
 func (f *Index) bindOpen(fs *flag.FlagSet) {
-	fs.StringVar(&f.Cfg.DenseBackend, "dense-backend", "auto", "dense search: auto (GPU when usable, else exact flat up to 500,000 vectors, else HNSW when its memory need fits, else flat; an error when the shard does not fit in available memory), flat, hnsw or gpu (an error without a usable GPU)")
-	fs.Var(SkipFlag{&f.Cfg.SkipGPUCanary}, "gpu-canary", "before --dense-backend auto or gpu serves search from the GPU, run 128 fixed queries (shard rows, seeded unit vectors, their negations; k 10, 100, 2049) on it and on the CPU exact flat search over up to 65,536 rows and require the same ids in order with scores within the fp16 error bound (auto falls back to the CPU on a mismatch, gpu refuses to start naming the query; /healthz dense.canary); --gpu-canary=false skips it")
-	fs.BoolVar(&f.Cfg.GPUInt8, "gpu-int8", false, "keep an int8 shard (rlsearch index --dtype int8) int8 on the GPU: half the GPU memory and scan traffic of fp16, exact over the int8 vectors up to the fp16 rounding of the query times the scales; an error, when --dense-backend is auto or gpu, for a shard that is not int8 or whose dimension is not a multiple of 16")
-	fs.BoolVar(&f.Cfg.HNSWCompressed, "hnsw-compressed", false, "serve the HNSW graph compressed when the hnsw backend is chosen (--dense-backend hnsw, or auto choosing it): traversal on int8 codes, the final candidates re-ranked on fp16 rows memory-mapped from dense.f16 in the index directory (written beside the shard on the first such open, reused after; a stale or damaged one is refused: delete it), the shard's own vectors released; about Dim + 160 bytes per vector resident at M=16 (ann/README.md)")
+	fs.StringVar(&f.Cfg.DenseBackend, "dense-backend", "auto", "dense search: auto (GPU when usable, else exact flat up to 500,000 vectors, else HNSW when its memory need fits, else flat; an error when the vector file does not fit in available memory), flat, hnsw or gpu (an error without a usable GPU)")
+	fs.Var(SkipFlag{&f.Cfg.SkipGPUCanary}, "gpu-canary", "before --dense-backend auto or gpu serves search from the GPU, run 128 fixed queries (vector file rows, seeded unit vectors, their negations; k 10, 100, 2049) on it and on the CPU exact flat search over up to 65,536 rows and require the same ids in order with scores within the fp16 error bound (auto falls back to the CPU on a mismatch, gpu refuses to start naming the query; /healthz dense.canary); --gpu-canary=false skips it")
+	fs.BoolVar(&f.Cfg.GPUInt8, "gpu-int8", false, "keep an int8 vector file (rlsearch index --dtype int8) int8 on the GPU: half the GPU memory and scan traffic of fp16, exact over the int8 vectors up to the fp16 rounding of the query times the scales; an error, when --dense-backend is auto or gpu, for a vector file that is not int8 or whose dimension is not a multiple of 16")
+	fs.BoolVar(&f.Cfg.HNSWCompressed, "hnsw-compressed", false, "serve the HNSW graph compressed when the hnsw backend is chosen (--dense-backend hnsw, or auto choosing it): traversal on int8 codes, the final candidates re-ranked on fp16 rows memory-mapped from dense.f16 in the index directory (written beside the vector file on the first such open, reused after; a stale or damaged one is refused: delete it), the vector file's own vectors released; about Dim + 160 bytes per vector resident at M=16 (ann/README.md)")
 	fs.IntVar(&f.Cfg.HNSWEfSearch, "hnsw-ef", 0, "candidate list size of HNSW searches (raised to topk when smaller); 0 = the graph's own: 64 for a graph built here, the file's efSearch for one imported from faiss (faiss's default 16)")
 	fs.IntVar(&f.Cfg.BM25Parallel, "bm25-parallel", 0, "search each query of a BM25 request with fewer queries than this over this many row ranges in parallel (lower latency on many-core nodes, same hits); 0 = one goroutine per query")
-	fs.Var(SkipFlag{&f.Cfg.SkipSelfCheck}, "self-check", "with --model, before dense retrieval serves, encode 3 stored passages (first, middle, last row) and require each to retrieve its own row at rank 1: a shard built with another model is refused, naming both; --self-check=false skips it (a shard imported with index --vectors from vectors the model did not produce, e.g. a benchmark's generated set)")
+	fs.Var(SkipFlag{&f.Cfg.SkipSelfCheck}, "self-check", "with --model, before dense retrieval serves, encode 3 stored passages (first, middle, last row) and require each to retrieve its own row at rank 1: a vector file built with another model is refused, naming both; --self-check=false skips it (a vector file imported with index --vectors from vectors the model did not produce, e.g. a benchmark's generated set)")
 	Model(fs, &f.Cfg.Model)
 }
 
 // Config is the index configuration the flags name.
 func (f *Index) Config() app.IndexConfig {
 	c := f.Cfg
-	c.VerifyDocs = f.VerifyDocs
+	c.CheckDocs = f.CheckDocs
 	return c
 }
 

@@ -2,10 +2,8 @@ package cmdflags
 
 import (
 	"flag"
-	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/rlsearch/rlsearch/rerank"
@@ -36,7 +34,8 @@ func (s *Serve) Bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.Server.MaxPageBytes, "max-page-bytes", server.DefaultMaxPageBytes, "largest page of POST /access in bytes (whole passages, then a marker line)")
 	fs.BoolVar(&c.PagesAtStart, "pages-at-start", false, "build the page index (documents by id for MCP get_document, pages for /access: 16 bytes per passage) at start instead of on first use")
 	fs.StringVar(&c.Collections, "collections", "", "hybrid collections for POST /v1/hybrid/execute: one collection directory or a directory of them (see 'rlsearch hybrid build')")
-	fs.BoolVar(&s.Idx.VerifyDocs, "verify-docs", false, "check every docstore block's CRC at startup (one read of docs.zst: 9 s for 21M passages); without it each block's CRC is checked when the block is first read, and `rlsearch verify` checks every file")
+	fs.BoolVar(&s.Idx.CheckDocs, "check-docs", false, "check every docstore block's CRC at startup (one read of docs.zst: 9 s for 21M passages); without it each block's CRC is checked when the block is first read, and `rlsearch check` checks every file")
+	DeprecatedBool(fs, &s.Idx.CheckDocs, "verify-docs", "check-docs")
 	fs.StringVar(&c.PolicyTokenizer, "policy-tokenizer", "", "tokenizer.json of the policy (Qwen3 byte-level BPE) for the programs' 2,048-token observation cap; empty = sdk.BoundTokens (byte classes, never below 1/4 of Qwen3)")
 	fs.Uint64Var(&c.Budgets.MaxSteps, "program-max-steps", 0, "Starlark step budget of each program, builtin work included (0 = 1,000,000)")
 	fs.Int64Var(&s.ProgramMemMiB, "program-max-memory", 0, "memory budget of each program in MiB: bytes its operations are charged before they run (0 = 64)")
@@ -47,9 +46,9 @@ func (s *Serve) Bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.Server.MaxQueries, "max-queries", server.DefaultMaxQueries, "most queries per request (Search-R1 sends every active rollout's query in one request)")
 	fs.IntVar(&c.Server.ChunkQueries, "chunk-queries", server.DefaultChunkQueries, "most queries of one /retrieve request searched per retriever call; larger requests are searched chunk after chunk before the response streams")
 	fs.Int64Var(&c.Server.MaxBodyBytes, "max-body", server.DefaultMaxBodyBytes, "largest request body in bytes")
-	fs.IntVar(&c.Server.MaxInFlight, "max-inflight", 0, "most requests handled at once (admission control; 0 = 4 per core, at least 16; -1 = unbounded); more wait up to 1 s, then 503 with Retry-After")
+	Off(fs, &c.Server.MaxInFlight, "max-inflight", 0, "most requests handled at once (admission control; 0 = the default, 4 per core, at least 16; off or -1 = unbounded); more wait up to 1 s, then 503 with Retry-After")
 	fs.DurationVar(&c.Server.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "longest a response may take from its request's headers to its last byte")
-	fs.Int64Var(&c.CacheBytes, "cache-bytes", cache.DefaultMaxBytes, "result cache shared by /retrieve, programs, mutate and rewards, in bytes (LRU; keyed by index build, retriever, topk and the analysed BM25 query or exact dense query); 0 = off")
+	Off(fs, &c.CacheBytes, "cache-bytes", cache.DefaultMaxBytes, "result cache shared by /retrieve, programs, mutate and rewards, in bytes (LRU; keyed by index build, retriever, topk and the analysed BM25 query or exact dense query); 0 = the default (256 MiB); off or -1 = no cache")
 	fs.StringVar(&c.CacheLoad, "cache-load", "", "result cache file to load at start (written by --cache-save; refused when saved under another fingerprint: index build, encoder, dense backend and parameters, reranker); a missing file is a cold start; one --index only")
 	fs.StringVar(&s.CacheSave, "cache-save", "", "write the result cache to this file (atomically, zstd, checksummed) when the server shuts down, for --cache-load on a restart or on another replica of the same build; one --index only")
 	fs.IntVar(&c.BatchMax, "batch-max", 64, "most queries the e5 batching queue merges into one encoder call")
@@ -120,7 +119,7 @@ func (f *Reward) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.JudgeKeyEnv, "judge-key-env", "RLSEARCH_JUDGE_API_KEY", "environment variable holding the judge API key (empty value = none)")
 	fs.StringVar(&f.O.JudgeCache, "judge-cache", env("RLSEARCH_JUDGE_CACHE"), "judgement cache file, saved atomically after every batch (default $RLSEARCH_JUDGE_CACHE; empty = memory only)")
 	fs.DurationVar(&f.O.Judge.Timeout, "judge-timeout", 0, "timeout per judge request (0 = 60s)")
-	fs.IntVar(&f.O.Judge.MaxRetries, "judge-retries", 0, "judge retries after a failure (0 = 4, -1 = none)")
+	Off(fs, &f.O.Judge.MaxRetries, "judge-retries", 0, "judge retries after a failure (0 = the default, 4; off or -1 = none)")
 	fs.IntVar(&f.O.Workers, "workers", 0, "rollouts scored at once (0 = 8)")
 	f.O.NumericSign = reward.NumericSign(env("RLSEARCH_REWARD_NUMERIC_SIGN"))
 	fs.Func("numeric-sign", `answer metrics: "squad" (default, Search-R1: "-5" matches "5") or "strict" (numbers keep sign and value); default $RLSEARCH_REWARD_NUMERIC_SIGN; a request's "numeric_sign" overrides it`, func(v string) error {
@@ -129,21 +128,13 @@ func (f *Reward) Bind(fs *flag.FlagSet) {
 		return err
 	})
 	fs.StringVar(&f.Collections, "collections", "", "hybrid collections (one directory or a directory of them) that execute ProRetrieval programs not executed beforehand")
-	optFloat := func(name string, dst **float64, usage string) { // absent: *dst stays nil, the package default
-		fs.Func(name, usage, func(v string) error {
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return fmt.Errorf("--%s %q is not a number", name, v)
-			}
-			*dst = &x
-			return nil
-		})
-	}
-	optFloat("lambda-format", &p1.LambdaFormat, "Search-P1 λ_f (default 0.1)")
-	optFloat("lambda-path", &p1.LambdaPath, "Search-P1 λ_p (default 0.3)")
-	optFloat("lambda-outcome", &p1.LambdaOutcome, "Search-P1 λ_a (default 0.6)")
-	optFloat("alpha", &p1.Alpha, "Search-P1 α between r_acc and r_reason (default 0.5)")
-	optFloat("decay", &p1.Decay, "Search-P1 decay of an incorrect answer's soft outcome (default 0.5; 1 = §3.2.3 alone)")
+	// The Search-P1 numbers default to 0, the package's default (the
+	// options convention): "off" or a negative number asks for a literal 0.
+	Off(fs, &p1.LambdaFormat, "lambda-format", 0, "Search-P1 λ_f (0 = the default, 0.1; off = a zero weight)")
+	Off(fs, &p1.LambdaPath, "lambda-path", 0, "Search-P1 λ_p (0 = the default, 0.3; off = a zero weight)")
+	Off(fs, &p1.LambdaOutcome, "lambda-outcome", 0, "Search-P1 λ_a (0 = the default, 0.6; off = a zero weight)")
+	Off(fs, &p1.Alpha, "alpha", 0, "Search-P1 α between r_acc and r_reason (0 = the default, 0.5; off = α 0, r_reason alone)")
+	Off(fs, &p1.Decay, "decay", 0, "Search-P1 decay of an incorrect answer's soft outcome (0 = the default, 0.5; 1 = §3.2.3 alone; off = 0, no credit)")
 	fs.StringVar(&p1.PathCombine, "path-combine", "", "Search-P1 dual track: max (default), mean, self, ref")
 	fs.StringVar(&p1.Correct, "correct", "", "Search-P1 correctness: contains (default, the paper's ACC) or em")
 	fs.StringVar(&f.O.ProRetrieval.Metric, "metric", "", "ProRetrieval result metric: mrr (default), hit@1, hit@3, ndcg@3")

@@ -16,12 +16,12 @@ import (
 	"github.com/rlsearch/rlsearch/internal/progress"
 )
 
-// ErrVerify is wrapped by every error of Verify that reports a damaged or
+// ErrCheck is wrapped by every error of Check that reports a damaged or
 // inconsistent index (as opposed to one that could not be read at all).
-var ErrVerify = errors.New("index: verify failed")
+var ErrCheck = errors.New("index: integrity check failed")
 
-// VerifyConfig configures Verify.
-type VerifyConfig struct {
+// CheckConfig configures Check.
+type CheckConfig struct {
 	// Progress receives one line per check and, during the long checks,
 	// a progress line every 10 s (blocks done, %, ETA); nil for none.
 	Progress io.Writer
@@ -30,7 +30,7 @@ type VerifyConfig struct {
 // verifier holds what the checks learn about the index.
 type verifier struct {
 	dir   string
-	cfg   VerifyConfig
+	cfg   CheckConfig
 	meta  Meta
 	docs  int    // rows in docs.zst
 	bm25  int    // documents in bm25.idx
@@ -39,15 +39,15 @@ type verifier struct {
 	note  string // what the last check wants said instead of "ok"
 }
 
-// verifyCheck is one named check of Verify.
+// verifyCheck is one named check of Check.
 type verifyCheck struct {
 	name string
 	run  func(v *verifier, ctx context.Context) error
 }
 
-// verifyChecks lists Verify's checks in the order they run; later checks
+// verifyChecks lists Check's checks in the order they run; later checks
 // use what earlier ones recorded in v. Add a check here to extend
-// `rlsearch verify`.
+// `rlsearch check`.
 func verifyChecks() []verifyCheck {
 	return []verifyCheck{
 		{MetaFile, (*verifier).checkMeta},
@@ -60,21 +60,21 @@ func verifyChecks() []verifyCheck {
 	}
 }
 
-// Verify reads every file of the index in dir once and checks it: meta.json
+// Check reads every file of the index in dir once and checks it: meta.json
 // parses and has this binary's format version; every docstore block passes
 // its CRC, decompresses and parses (docstore.Store.Check); the BM25 file
-// passes bm25.Index.Verify (every postings chunk's CRC-32C, every term's
+// passes bm25.Index.Check (every postings chunk's CRC-32C, every term's
 // structure); every block of the dense
-// shard passes its CRC and decompresses (ann.ShardReader); the fp16 rows
+// shard passes its CRC and decompresses (ann.VectorFileReader); the fp16 rows
 // of a compressed HNSW (FP16RowsFile), when present, pass their header and
 // rows CRC-32C and have the shard's shape (that they hold the shard's
 // vectors is checked when they are opened, ann.(*HNSW).Compress); and the counts
 // of passages agree across meta.json, the docstore, BM25 and the shard. It
 // stops at the first failure: the error names the file and, for a damaged
-// block, the block and its byte offset; it wraps ErrVerify for a damaged or
+// block, the block and its byte offset; it wraps ErrCheck for a damaged or
 // inconsistent index. Memory stays bounded (one block at a time) except
 // for the BM25 check, which opens the BM25 index as serving does.
-func Verify(ctx context.Context, dir string, cfg VerifyConfig) error {
+func Check(ctx context.Context, dir string, cfg CheckConfig) error {
 	v := &verifier{dir: dir, cfg: cfg}
 	for _, c := range verifyChecks() {
 		if err := ctx.Err(); err != nil {
@@ -85,7 +85,7 @@ func Verify(ctx context.Context, dir string, cfg VerifyConfig) error {
 		if err := c.run(v, ctx); err != nil {
 			return err
 		}
-		v.say("verify: %s %s (%s)", c.name, v.note, time.Since(start).Round(time.Millisecond))
+		v.say("check: %s %s (%s)", c.name, v.note, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }
@@ -99,10 +99,10 @@ func (v *verifier) say(format string, args ...any) {
 func (v *verifier) path(name string) string { return filepath.Join(v.dir, name) }
 
 func (v *verifier) fail(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrVerify}, args...)...)
+	return fmt.Errorf("%w: "+format, append([]any{ErrCheck}, args...)...)
 }
 
-// blockProgress prints "verify: FILE: block i/n (p%), ETA d" every
+// blockProgress prints "check: FILE: block i/n (p%), ETA d" every
 // progressEvery while a file is checked block by block.
 type blockProgress struct {
 	v     *verifier
@@ -124,7 +124,7 @@ func (p *blockProgress) update(done, total int) {
 	el := time.Since(p.start)
 	frac := float64(done) / float64(max(total, 1))
 	eta := time.Duration(float64(el) * (1 - frac) / frac).Round(time.Second)
-	p.v.say("verify: %s: block %d/%d (%.1f%%), ETA %s", p.name, done, total, 100*frac, eta)
+	p.v.say("check: %s: block %d/%d (%.1f%%), ETA %s", p.name, done, total, 100*frac, eta)
 }
 
 func (v *verifier) checkMeta(ctx context.Context) error {
@@ -182,10 +182,10 @@ func (v *verifier) checkURLs(ctx context.Context) error {
 }
 
 // wrap marks errors wrapping the package's corruption sentinel with
-// ErrVerify too.
+// ErrCheck too.
 func (v *verifier) wrap(err, corrupt error) error {
 	if err != nil && errors.Is(err, corrupt) {
-		return fmt.Errorf("%w: %w", ErrVerify, err)
+		return fmt.Errorf("%w: %w", ErrCheck, err)
 	}
 	return err
 }
@@ -205,7 +205,7 @@ func (v *verifier) checkBM25(ctx context.Context) error {
 	}
 	// Every postings chunk's CRC-32C and every term's structure (bm25.Open
 	// checks only the header and section sizes).
-	if err := bix.Verify(); err != nil {
+	if err := bix.Check(); err != nil {
 		return v.wrap(fmt.Errorf("%s: %w", v.path(BM25File), err), bm25.ErrCorrupt)
 	}
 	return nil
@@ -225,10 +225,10 @@ func (v *verifier) checkDense(ctx context.Context) error {
 	case v.meta.Dense == nil:
 		return v.fail("%s exists but meta.json describes no dense shard", v.path(DenseFile))
 	}
-	sr, err := ann.OpenShardReader(v.path(DenseFile))
+	sr, err := ann.OpenVectorFileReader(v.path(DenseFile))
 	if err != nil {
 		// A version 1 shard is not streamable: read it whole.
-		fl, err := ann.ReadShard(v.path(DenseFile))
+		fl, err := ann.ReadVectorFile(v.path(DenseFile))
 		if err != nil {
 			return v.wrap(err, ann.ErrCorrupt)
 		}
@@ -275,7 +275,7 @@ func (v *verifier) checkFP16Rows(ctx context.Context) error {
 	if !v.hasDS || r.Len() != v.dense || r.Dim() != v.meta.denseDim() {
 		return v.fail("%s holds %d × %d rows but the dense shard %d × %d (%v): delete it, the next --hnsw-compressed open writes it again", path, r.Len(), r.Dim(), v.dense, v.meta.denseDim(), v.hasDS)
 	}
-	return v.wrap(r.Verify(), ann.ErrCorrupt)
+	return v.wrap(r.Check(), ann.ErrCorrupt)
 }
 
 func (v *verifier) checkDenseHeader(h ann.Header) error {

@@ -90,7 +90,7 @@ const (
 var (
 	// ErrCorrupt is returned (wrapped, naming the block and byte offset) for
 	// a shard file that fails a structural or checksum check, or ends early.
-	ErrCorrupt = errors.New("ann: corrupt shard")
+	ErrCorrupt = errors.New("ann: corrupt vector file")
 	// ErrDim is returned when vector lengths do not match the dimension.
 	ErrDim = errors.New("ann: dimension mismatch")
 )
@@ -210,9 +210,9 @@ func unshuffle(dst, src []byte, s int) {
 	}
 }
 
-// ShardWriter streams vectors into a shard file, block by block. It is not
+// VectorFileWriter streams vectors into a shard file, block by block. It is not
 // safe for concurrent use.
-type ShardWriter struct {
+type VectorFileWriter struct {
 	path    string
 	f       *atomicfile.Writer // nil when embedded
 	bw      *bufio.Writer
@@ -235,14 +235,14 @@ type ShardWriter struct {
 
 // newSectionWriter starts a shard section of exactly h.Count rows inside
 // another file (an HNSW file) written through bw.
-func newSectionWriter(bw *bufio.Writer, h Header) (*ShardWriter, error) {
+func newSectionWriter(bw *bufio.Writer, h Header) (*VectorFileWriter, error) {
 	if err := h.Validate(); err != nil {
 		return nil, err
 	}
 	if h.BlockRows == 0 {
 		h.BlockRows = DefaultBlockRows
 	}
-	w := &ShardWriter{path: "section", bw: bw, h: h, embedded: true, expect: h.Count}
+	w := &VectorFileWriter{path: "section", bw: bw, h: h, embedded: true, expect: h.Count}
 	if h.Zstd {
 		var err error
 		if w.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1)); err != nil {
@@ -256,10 +256,10 @@ func newSectionWriter(bw *bufio.Writer, h Header) (*ShardWriter, error) {
 	return w, nil
 }
 
-// CreateShard starts writing a shard at path atomically: rows go to a
+// CreateVectorFile starts writing a shard at path atomically: rows go to a
 // temporary file in the same directory, synced and renamed over path by
 // Close. h.Count is ignored. Errors: h.Validate(), file creation errors.
-func CreateShard(path string, h Header) (*ShardWriter, error) {
+func CreateVectorFile(path string, h Header) (*VectorFileWriter, error) {
 	if err := h.Validate(); err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func CreateShard(path string, h Header) (*ShardWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ann: create %s: %w", path, err)
 	}
-	w := &ShardWriter{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), h: h}
+	w := &VectorFileWriter{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), h: h}
 	if h.Zstd {
 		if w.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1)); err != nil {
 			w.Abort()
@@ -289,15 +289,15 @@ func CreateShard(path string, h Header) (*ShardWriter, error) {
 
 // Append adds rows: vecs is row-major [n, Dim] float32, converted to the
 // shard dtype (INT8 codes are clamped to [-128, 127]).
-func (w *ShardWriter) Append(vecs []float32) error {
+func (w *VectorFileWriter) Append(vecs []float32) error {
 	return w.AppendWithIDs(vecs, nil)
 }
 
 // AppendWithIDs adds rows with their external ids (ids is [n]). A shard
 // has ids for all rows or for none: the first Append decides.
-func (w *ShardWriter) AppendWithIDs(vecs []float32, ids []int64) error {
+func (w *VectorFileWriter) AppendWithIDs(vecs []float32, ids []int64) error {
 	if w.done || w.err != nil {
-		return errors.New("ann: append to a closed or failed shard writer")
+		return errors.New("ann: append to a closed or failed vector file writer")
 	}
 	d := w.h.Dim
 	if len(vecs)%d != 0 {
@@ -311,7 +311,7 @@ func (w *ShardWriter) AppendWithIDs(vecs []float32, ids []int64) error {
 		w.h.HasIDs = true
 	}
 	if w.h.HasIDs != (ids != nil) || (ids != nil && len(ids) != n) {
-		return fmt.Errorf("%w: ann: ids for all rows or none: %d ids for %d rows (shard has ids: %v)", ErrDim, len(ids), n, w.h.HasIDs)
+		return fmt.Errorf("%w: ann: ids for all rows or none: %d ids for %d rows (vector file has ids: %v)", ErrDim, len(ids), n, w.h.HasIDs)
 	}
 	w.ids = append(w.ids, ids...)
 	rowBytes := d * w.h.DType.size()
@@ -351,7 +351,7 @@ func (w *ShardWriter) AppendWithIDs(vecs []float32, ids []int64) error {
 }
 
 // flushBlock writes one framed block of raw values of elemSize bytes.
-func (w *ShardWriter) flushBlock(tag string, raw []byte, rows, elemSize int) error {
+func (w *VectorFileWriter) flushBlock(tag string, raw []byte, rows, elemSize int) error {
 	stored := raw
 	if w.h.Shuffle && elemSize > 1 {
 		w.scratch = grow(w.scratch, len(raw))
@@ -390,9 +390,9 @@ func grow(b []byte, n int) []byte {
 // Close writes the last block, the id table and the end record, rewrites
 // the header with the final count, syncs and renames the file into place.
 // On error the temporary file is removed.
-func (w *ShardWriter) Close() error {
+func (w *VectorFileWriter) Close() error {
 	if w.done {
-		return errors.New("ann: shard writer already closed")
+		return errors.New("ann: vector file writer already closed")
 	}
 	if w.err != nil {
 		w.Abort()
@@ -455,7 +455,7 @@ func (w *ShardWriter) Close() error {
 }
 
 // Abort removes the temporary file; the destination is left untouched.
-func (w *ShardWriter) Abort() {
+func (w *VectorFileWriter) Abort() {
 	if w.done {
 		return
 	}
@@ -468,14 +468,14 @@ func (w *ShardWriter) Abort() {
 	}
 }
 
-// WriteShard writes f (with its id table, if any) to path atomically with
+// WriteVectorFile writes f (with its id table, if any) to path atomically with
 // the given block layout options (h's DType, Dim and Scale/Offset are
 // taken from f; its Zstd, Shuffle and BlockRows are used).
-func WriteShard(path string, f *Flat, opts Header) error {
+func WriteVectorFile(path string, f *Flat, opts Header) error {
 	h := f.h
 	h.Zstd, h.Shuffle, h.BlockRows = opts.Zstd, opts.Shuffle, opts.BlockRows
 	h.HasIDs = false
-	w, err := CreateShard(path, h)
+	w, err := CreateVectorFile(path, h)
 	if err != nil {
 		return err
 	}
@@ -495,7 +495,7 @@ func WriteShard(path string, f *Flat, opts Header) error {
 }
 
 // appendRaw appends rows [lo, hi) of f without re-quantising them.
-func (w *ShardWriter) appendRaw(f *Flat, lo, hi int, ids []int64) error {
+func (w *VectorFileWriter) appendRaw(f *Flat, lo, hi int, ids []int64) error {
 	if f.i8 == nil {
 		return w.AppendWithIDs(f.Vectors(lo, hi), ids)
 	}

@@ -10,9 +10,9 @@ import (
 
 const shardMagicV1 = "RLSVEC01"
 
-// readShardV1 reads the version 1 format (FORMAT.md, "Version 1") after
+// readVectorFileV1 reads the version 1 format (FORMAT.md, "Version 1") after
 // its 8-byte magic has been checked.
-func readShardV1(r io.Reader, size int64) (*Flat, error) {
+func readVectorFileV1(r io.Reader, size int64) (*Flat, error) {
 	var fixed [48]byte
 	if _, err := io.ReadFull(r, fixed[:]); err != nil {
 		return nil, fmt.Errorf("%w: header shorter than 48 bytes", ErrCorrupt)

@@ -14,29 +14,29 @@ import (
 	"github.com/rlsearch/rlsearch/bm25"
 )
 
-// VerifyConfig configures Verify.
-type VerifyConfig struct {
-	// Progress receives one line per check ("verify: NAME ok (12ms)");
+// IntegrityConfig configures CheckIntegrity.
+type IntegrityConfig struct {
+	// Progress receives one line per check ("check: NAME ok (12ms)");
 	// nil for none.
 	Progress io.Writer
 }
 
-// Verify checks the collection in dir in full, more deeply than Open:
+// CheckIntegrity checks the collection in dir in full, more deeply than Open:
 // collection.json (format, own checksum, schema, manifest entries); the
 // size and CRC-32C of every file in the manifest; rows.db with SQLite's
 // PRAGMA integrity_check (b-tree structure, index entries against table
 // rows, NOT NULL and UNIQUE), its tables' row counts against the manifest
-// and _row numbering 0..rows-1; every BM25 index with bm25.Index.Verify
+// and _row numbering 0..rows-1; every BM25 index with bm25.Index.Check
 // (every postings checksum and invariant) and its document count; every
 // vector shard read whole (every block checksum) with its count and
 // dimension against collection.json; every row map (length, rows strictly
 // increasing and in range). It stops at the first failure; errors name
 // the file and wrap ErrCorrupt (ErrRebuild for a format 1 collection).
 // It opens nothing for writing and needs no encoder.
-func Verify(ctx context.Context, dir string, cfg VerifyConfig) error {
+func CheckIntegrity(ctx context.Context, dir string, cfg IntegrityConfig) error {
 	say := func(name string, start time.Time) {
 		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "verify: %s ok (%s)\n", name, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(cfg.Progress, "check: %s ok (%s)\n", name, time.Since(start).Round(time.Millisecond))
 		}
 	}
 	start := time.Now()
@@ -132,12 +132,12 @@ func verifyIndex(dir string, m *Meta, im IndexMeta) error {
 		if ix.NumDocs() != m.Rows {
 			return fmt.Errorf("%s has %d rows, want %d", path, ix.NumDocs(), m.Rows)
 		}
-		if err := ix.Verify(); err != nil {
+		if err := ix.Check(); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		return nil
 	case IndexE5, "vectors":
-		flat, err := ann.ReadShard(path)
+		flat, err := ann.ReadVectorFile(path)
 		if err != nil {
 			return err
 		}

@@ -13,8 +13,8 @@ import (
 	"github.com/rlsearch/rlsearch/docstore"
 )
 
-// TestVerify builds an index with a dense shard, checks that Verify passes
-// it, then damages one file at a time and checks that Verify fails naming
+// TestVerify builds an index with a dense shard, checks that Check passes
+// it, then damages one file at a time and checks that Check fails naming
 // the file (and, for a block, the block and its offset).
 func TestVerify(t *testing.T) {
 	ctx := context.Background()
@@ -23,15 +23,15 @@ func TestVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	if err := Verify(ctx, src, VerifyConfig{Progress: &log}); err != nil {
-		t.Fatalf("Verify of an intact index: %v", err)
+	if err := Check(ctx, src, CheckConfig{Progress: &log}); err != nil {
+		t.Fatalf("Check of an intact index: %v", err)
 	}
 	for _, name := range []string{MetaFile, DocsFile, BM25File, DenseFile, "counts"} {
-		if !strings.Contains(log.String(), "verify: "+name+" ok") {
+		if !strings.Contains(log.String(), "check: "+name+" ok") {
 			t.Errorf("progress lacks %q: %q", name, log.String())
 		}
 	}
-	if !strings.Contains(log.String(), "verify: "+FP16RowsFile+" absent") {
+	if !strings.Contains(log.String(), "check: "+FP16RowsFile+" absent") {
 		t.Errorf("progress lacks %s absent: %q", FP16RowsFile, log.String())
 	}
 	// The fp16 rows of a compressed open are checked when present.
@@ -41,8 +41,8 @@ func TestVerify(t *testing.T) {
 	}
 	ix.Close()
 	log.Reset()
-	if err := Verify(ctx, src, VerifyConfig{Progress: &log}); err != nil || !strings.Contains(log.String(), "verify: "+FP16RowsFile+" ok") {
-		t.Fatalf("Verify with %s: %v, progress %q", FP16RowsFile, err, log.String())
+	if err := Check(ctx, src, CheckConfig{Progress: &log}); err != nil || !strings.Contains(log.String(), "check: "+FP16RowsFile+" ok") {
+		t.Fatalf("Check with %s: %v, progress %q", FP16RowsFile, err, log.String())
 	}
 	st, err := docstore.Open(filepath.Join(src, DocsFile), 0)
 	if err != nil {
@@ -74,12 +74,12 @@ func TestVerify(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "idx")
 			copyDir(t, src, dir)
 			tc.damage(dir)
-			err := Verify(ctx, dir, VerifyConfig{})
+			err := Check(ctx, dir, CheckConfig{})
 			if err == nil {
-				t.Fatal("Verify passed a damaged index")
+				t.Fatal("Check passed a damaged index")
 			}
-			if !errors.Is(err, ErrVerify) {
-				t.Errorf("error %v does not wrap ErrVerify", err)
+			if !errors.Is(err, ErrCheck) {
+				t.Errorf("error %v does not wrap ErrCheck", err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
@@ -88,13 +88,13 @@ func TestVerify(t *testing.T) {
 			}
 		})
 	}
-	if err := Verify(ctx, t.TempDir(), VerifyConfig{}); err == nil || !strings.Contains(err.Error(), "not an index directory") {
-		t.Errorf("Verify of an empty directory: %v", err)
+	if err := Check(ctx, t.TempDir(), CheckConfig{}); err == nil || !strings.Contains(err.Error(), "not an index directory") {
+		t.Errorf("Check of an empty directory: %v", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := Verify(cctx, src, VerifyConfig{}); !errors.Is(err, context.Canceled) {
-		t.Errorf("Verify with a cancelled context: %v", err)
+	if err := Check(cctx, src, CheckConfig{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Check with a cancelled context: %v", err)
 	}
 }
 

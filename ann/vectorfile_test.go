@@ -16,14 +16,14 @@ import (
 	"testing"
 )
 
-func writeShard(t testing.TB, dir string, vecs []float32, dim int, h Header, ids []int64) string {
+func writeVectorFile(t testing.TB, dir string, vecs []float32, dim int, h Header, ids []int64) string {
 	t.Helper()
 	path := filepath.Join(dir, "dense.shard")
 	h.Dim, h.Normalized, h.EncoderID, h.ConfigHash = dim, true, "tiny", 42
 	if h.DType == INT8 && h.Scale == nil {
 		h.Scale, h.Offset = FitInt8(vecs, dim)
 	}
-	w, err := CreateShard(path, h)
+	w, err := CreateVectorFile(path, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func writeShard(t testing.TB, dir string, vecs []float32, dim int, h Header, ids
 	return path
 }
 
-func TestShardRoundTrip(t *testing.T) {
+func TestVectorFileRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	for _, dt := range []DType{FP32, FP16, INT8} {
 		for _, comp := range []struct{ zstd, shuffle bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
@@ -62,8 +62,8 @@ func TestShardRoundTrip(t *testing.T) {
 						if dt == INT8 {
 							h.Scale, h.Offset = FitInt8(vecs, 33)
 						}
-						path := writeShard(t, t.TempDir(), vecs, 33, h, ids)
-						f, err := ReadShard(path)
+						path := writeVectorFile(t, t.TempDir(), vecs, 33, h, ids)
+						f, err := ReadVectorFile(path)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -94,10 +94,10 @@ func TestShardRoundTrip(t *testing.T) {
 						}
 						// Rewriting the loaded shard is bit-exact (int8 codes are copied, not refitted).
 						p2 := filepath.Join(t.TempDir(), "again")
-						if err := WriteShard(p2, f, Header{BlockRows: 3, Zstd: !comp.zstd}); err != nil {
+						if err := WriteVectorFile(p2, f, Header{BlockRows: 3, Zstd: !comp.zstd}); err != nil {
 							t.Fatal(err)
 						}
-						f2, err := ReadShard(p2)
+						f2, err := ReadVectorFile(p2)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -116,11 +116,11 @@ func TestShardRoundTrip(t *testing.T) {
 	}
 }
 
-func TestShardReaderStreams(t *testing.T) {
+func TestVectorFileReaderStreams(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	vecs := randVecs(rng, 10, 8)
-	path := writeShard(t, t.TempDir(), vecs, 8, Header{DType: FP32, BlockRows: 4, Zstd: true, Shuffle: true}, nil)
-	sr, err := OpenShardReader(path)
+	path := writeVectorFile(t, t.TempDir(), vecs, 8, Header{DType: FP32, BlockRows: 4, Zstd: true, Shuffle: true}, nil)
+	sr, err := OpenVectorFileReader(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,10 +143,10 @@ func TestShardReaderStreams(t *testing.T) {
 	}
 }
 
-// TestShardEveryByteFlipped flips each byte of a small file in turn: the
+// TestVectorFileEveryByteFlipped flips each byte of a small file in turn: the
 // header, quantisation section, blocks and end record are all checksummed,
 // so every flip must be refused with ErrCorrupt.
-func TestShardEveryByteFlipped(t *testing.T) {
+func TestVectorFileEveryByteFlipped(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))
 	for _, h := range []Header{
 		{DType: INT8, BlockRows: 3},
@@ -154,30 +154,30 @@ func TestShardEveryByteFlipped(t *testing.T) {
 	} {
 		vecs := randVecs(rng, 10, 5)
 		ids := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-		good, _ := os.ReadFile(writeShard(t, t.TempDir(), vecs, 5, h, ids))
+		good, _ := os.ReadFile(writeVectorFile(t, t.TempDir(), vecs, 5, h, ids))
 		dir := t.TempDir()
 		for i := range good {
 			bad := slices.Clone(good)
 			bad[i] ^= 0x10
 			p := filepath.Join(dir, "s")
 			os.WriteFile(p, bad, 0o644)
-			if _, err := ReadShard(p); !errors.Is(err, ErrCorrupt) {
+			if _, err := ReadVectorFile(p); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("%v: byte %d flipped: error %v, want ErrCorrupt", h.DType, i, err)
 			}
 		}
 		for n := 0; n < len(good); n++ {
 			p := filepath.Join(dir, "s")
 			os.WriteFile(p, good[:n], 0o644)
-			if _, err := ReadShard(p); !errors.Is(err, ErrCorrupt) {
+			if _, err := ReadVectorFile(p); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("%v: truncated to %d bytes: error %v, want ErrCorrupt", h.DType, n, err)
 			}
 		}
 	}
 }
 
-func TestShardCorruptNamesBlockAndOffset(t *testing.T) {
+func TestVectorFileCorruptNamesBlockAndOffset(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))
-	good, _ := os.ReadFile(writeShard(t, t.TempDir(), randVecs(rng, 10, 8), 8, Header{DType: FP32, BlockRows: 4}, nil))
+	good, _ := os.ReadFile(writeVectorFile(t, t.TempDir(), randVecs(rng, 10, 8), 8, Header{DType: FP32, BlockRows: 4}, nil))
 	// Header: 52 fixed bytes + "tiny" + CRC = 60; blocks of 16 + 4·8·4 = 144 bytes.
 	for _, tc := range []struct {
 		name   string
@@ -197,7 +197,7 @@ func TestShardCorruptNamesBlockAndOffset(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "s")
 			os.WriteFile(p, tc.mutate(slices.Clone(good)), 0o644)
-			_, err := ReadShard(p)
+			_, err := ReadVectorFile(p)
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want ErrCorrupt containing %q", err, tc.want)
 			}
@@ -205,7 +205,7 @@ func TestShardCorruptNamesBlockAndOffset(t *testing.T) {
 	}
 }
 
-func TestShardWriterErrors(t *testing.T) {
+func TestVectorFileWriterErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		h    Header
@@ -216,11 +216,11 @@ func TestShardWriterErrors(t *testing.T) {
 		{Header{DType: INT8, Dim: 3}, "Header.Scale/Offset"},
 		{Header{DType: FP16, Dim: 3, BlockRows: -1}, "Header.BlockRows"},
 	} {
-		if _, err := CreateShard(filepath.Join(dir, "x"), tc.h); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := CreateVectorFile(filepath.Join(dir, "x"), tc.h); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want error naming %s", tc.h, err, tc.want)
 		}
 	}
-	w, err := CreateShard(filepath.Join(dir, "y"), Header{DType: FP32, Dim: 2})
+	w, err := CreateVectorFile(filepath.Join(dir, "y"), Header{DType: FP32, Dim: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,9 +239,9 @@ func TestShardWriterErrors(t *testing.T) {
 	}
 }
 
-// TestShardV1StillReads builds a version 1 file byte by byte (FORMAT.md,
+// TestVectorFileV1StillReads builds a version 1 file byte by byte (FORMAT.md,
 // version 1) and reads it: indexes built before version 2 keep loading.
-func TestShardV1StillReads(t *testing.T) {
+func TestVectorFileV1StillReads(t *testing.T) {
 	le := binary.LittleEndian
 	vecs := []float32{1, 2, 3, 4, 5, 6}
 	b := []byte("RLSVEC01")
@@ -266,7 +266,7 @@ func TestShardV1StillReads(t *testing.T) {
 	b = append(b, "RLSVEC01"...)
 	p := filepath.Join(t.TempDir(), "v1")
 	os.WriteFile(p, b, 0o644)
-	f, err := ReadShard(p)
+	f, err := ReadVectorFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,22 +278,22 @@ func TestShardV1StillReads(t *testing.T) {
 	}
 	b[len(b)-13] ^= 1
 	os.WriteFile(p, b, 0o644)
-	if _, err := ReadShard(p); !errors.Is(err, ErrCorrupt) {
+	if _, err := ReadVectorFile(p); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("flipped v1 payload: %v", err)
 	}
 }
 
-func FuzzReadShard(f *testing.F) {
+func FuzzReadVectorFile(f *testing.F) {
 	dir := f.TempDir()
 	rng := rand.New(rand.NewSource(5))
 	for i, h := range []Header{{DType: FP32, BlockRows: 2}, {DType: INT8, BlockRows: 2, Zstd: true}, {DType: FP16, Shuffle: true, Zstd: true}} {
-		good, _ := os.ReadFile(writeShard(f, filepath.Join(dir), randVecs(rng, 4, 3), 3, h, []int64{int64(i), 2, 3, 4}))
+		good, _ := os.ReadFile(writeVectorFile(f, filepath.Join(dir), randVecs(rng, 4, 3), 3, h, []int64{int64(i), 2, 3, 4}))
 		f.Add(good)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "s")
 		os.WriteFile(p, data, 0o644)
-		if fl, err := ReadShard(p); err == nil {
+		if fl, err := ReadVectorFile(p); err == nil {
 			fl.Search(context.Background(), make([]float32, fl.Dim()), 3)
 		}
 	})

@@ -1,4 +1,4 @@
-package verify
+package integrity
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 
 // Path detects what path is, verifies it in full and returns its kind
 // ("index", "collection", "N indexes/collections", "docstore", "dense
-// shard", ...): an index directory (index.Verify), a hybrid collection
-// (hybrid.Verify), the directory of a sharded build (index.VerifyShards:
+// shard", ...): an index directory (index.Check), a hybrid collection
+// (hybrid.CheckIntegrity), the directory of a sharded build (index.CheckShards:
 // the manifest and every shard present, "N index shards of one build"), a
 // directory holding indexes or collections (each one, in name order), or
 // one file recognised by its magic. progress (nil =
@@ -42,7 +42,7 @@ func Path(ctx context.Context, path string, progress io.Writer) (string, error) 
 		return kind, verifyDir(ctx, path, kind, progress)
 	}
 	if _, err := os.Stat(filepath.Join(path, index.ManifestFile)); err == nil {
-		n, err := index.VerifyShards(ctx, path, index.VerifyConfig{Progress: progress})
+		n, err := index.CheckShards(ctx, path, index.CheckConfig{Progress: progress})
 		if err != nil {
 			return "", err
 		}
@@ -65,7 +65,7 @@ func Path(ctx context.Context, path string, progress io.Writer) (string, error) 
 	for _, s := range subs {
 		p := filepath.Join(path, s)
 		if progress != nil {
-			fmt.Fprintf(progress, "verify: %s (%s)\n", p, dirKind(p))
+			fmt.Fprintf(progress, "check: %s (%s)\n", p, dirKind(p))
 		}
 		if err := verifyDir(ctx, p, dirKind(p), progress); err != nil {
 			return "", err
@@ -87,9 +87,9 @@ func dirKind(dir string) string {
 
 func verifyDir(ctx context.Context, dir, kind string, progress io.Writer) error {
 	if kind == "collection" {
-		return hybrid.Verify(ctx, dir, hybrid.VerifyConfig{Progress: progress})
+		return hybrid.CheckIntegrity(ctx, dir, hybrid.IntegrityConfig{Progress: progress})
 	}
-	return index.Verify(ctx, dir, index.VerifyConfig{Progress: progress})
+	return index.Check(ctx, dir, index.CheckConfig{Progress: progress})
 }
 
 // File magics (ann/FORMAT.md, bm25, docstore; SQLite's file header).
@@ -124,7 +124,7 @@ func verifyFile(ctx context.Context, path string, progress io.Writer) (string, e
 		kind, err = "dense shard", verifyShard(ctx, path)
 	case has(magicShardV1):
 		kind = "dense shard (format 1)"
-		_, err = ann.ReadShard(path)
+		_, err = ann.ReadVectorFile(path)
 	case has(magicHNSW):
 		kind = "HNSW graph"
 		_, err = ann.LoadHNSW(path)
@@ -132,7 +132,7 @@ func verifyFile(ctx context.Context, path string, progress io.Writer) (string, e
 		kind = "BM25 index"
 		var ix *bm25.Index
 		if ix, err = bm25.Open(path); err == nil {
-			err = ix.Verify()
+			err = ix.Check()
 			ix.Close()
 			if err != nil {
 				err = fmt.Errorf("%s: %w", path, err)
@@ -158,19 +158,19 @@ func verifyFile(ctx context.Context, path string, progress io.Writer) (string, e
 	if listed {
 		kind += ", size and CRC-32C match " + hybrid.MetaFile
 	} else if kind == "file" {
-		return "", fmt.Errorf("%s: not a file rlsearch can verify (no known magic, not listed in a collection's %s)", path, hybrid.MetaFile)
+		return "", fmt.Errorf("%s: not a file rlsearch can check (no known magic, not listed in a collection's %s)", path, hybrid.MetaFile)
 	} else if kind == "SQLite database" {
-		kind += " (integrity_check only: SQLite does not checksum values; verify the collection directory for that)"
+		kind += " (integrity_check only: SQLite does not checksum values; check the collection directory for that)"
 	}
 	if progress != nil {
-		fmt.Fprintf(progress, "verify: %s: %s ok\n", path, kind)
+		fmt.Fprintf(progress, "check: %s: %s ok\n", path, kind)
 	}
 	return kind, nil
 }
 
 // verifyShard streams a version 2 dense shard, checking every block.
 func verifyShard(ctx context.Context, path string) error {
-	sr, err := ann.OpenShardReader(path)
+	sr, err := ann.OpenVectorFileReader(path)
 	if err != nil {
 		return err
 	}

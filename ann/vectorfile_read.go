@@ -13,10 +13,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// ShardReader streams a version 2 shard block by block, verifying every
+// VectorFileReader streams a version 2 shard block by block, verifying every
 // checksum, so that a file larger than memory can be scored or uploaded
 // piecewise. It is not safe for concurrent use.
-type ShardReader struct {
+type VectorFileReader struct {
 	path  string
 	f     *os.File // nil when embedded in another file
 	r     *bufio.Reader
@@ -36,14 +36,14 @@ type ShardReader struct {
 	embedded bool
 }
 
-// OpenShardReader opens path and reads its header. Version 1 files are not
-// streamable (use ReadShard). Errors wrap ErrCorrupt and name the offset.
-func OpenShardReader(path string) (*ShardReader, error) {
+// OpenVectorFileReader opens path and reads its header. Version 1 files are not
+// streamable (use ReadVectorFile). Errors wrap ErrCorrupt and name the offset.
+func OpenVectorFileReader(path string) (*VectorFileReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("ann: %w", err)
 	}
-	sr := &ShardReader{path: path, f: f, r: bufio.NewReaderSize(f, 64<<10)}
+	sr := &VectorFileReader{path: path, f: f, r: bufio.NewReaderSize(f, 64<<10)}
 	if st, err := f.Stat(); err == nil {
 		sr.size = st.Size()
 	}
@@ -55,10 +55,10 @@ func OpenShardReader(path string) (*ShardReader, error) {
 }
 
 // Header returns the shard header (Count as written in the header).
-func (sr *ShardReader) Header() Header { return sr.h }
+func (sr *VectorFileReader) Header() Header { return sr.h }
 
 // Close closes the file.
-func (sr *ShardReader) Close() error {
+func (sr *VectorFileReader) Close() error {
 	if sr.dec != nil {
 		sr.dec.Close()
 	}
@@ -68,7 +68,7 @@ func (sr *ShardReader) Close() error {
 	return sr.f.Close()
 }
 
-func (sr *ShardReader) readFull(b []byte, what string) error {
+func (sr *VectorFileReader) readFull(b []byte, what string) error {
 	n, err := io.ReadFull(sr.r, b)
 	if err != nil {
 		return fmt.Errorf("%w: %s at offset %d: file ends after %d of %d bytes (truncated)", ErrCorrupt, what, sr.off, n, len(b))
@@ -77,7 +77,7 @@ func (sr *ShardReader) readFull(b []byte, what string) error {
 	return nil
 }
 
-func (sr *ShardReader) readHeader(checkMagic bool) error {
+func (sr *VectorFileReader) readHeader(checkMagic bool) error {
 	le := binary.LittleEndian
 	var fixed [52]byte
 	if err := sr.readFull(fixed[:8], "magic"); err != nil {
@@ -152,7 +152,7 @@ func (sr *ShardReader) readHeader(checkMagic bool) error {
 }
 
 // newDecoder sets up zstd decoding of blocks of at most maxRaw bytes.
-func (sr *ShardReader) newDecoder(maxRaw uint64) error {
+func (sr *VectorFileReader) newDecoder(maxRaw uint64) error {
 	if sr.dec != nil {
 		sr.dec.Close()
 	}
@@ -167,7 +167,7 @@ func (sr *ShardReader) newDecoder(maxRaw uint64) error {
 // readBlock reads the next framed block of rows·rowBytes raw bytes (values
 // of elemSize bytes), checks its tag, row count and checksum, and returns its raw (decompressed, unshuffled) bytes, reused by
 // the next call.
-func (sr *ShardReader) readBlock(tag string, rows, rowBytes, elemSize int) ([]byte, error) {
+func (sr *VectorFileReader) readBlock(tag string, rows, rowBytes, elemSize int) ([]byte, error) {
 	le := binary.LittleEndian
 	start := sr.off
 	var hdr [blockHdrLen]byte
@@ -217,7 +217,7 @@ func (sr *ShardReader) readBlock(tag string, rows, rowBytes, elemSize int) ([]by
 // little-endian values of the shard dtype (fp32, binary16 or int8 codes),
 // starting at row row0. The slice is reused by the next call. After the
 // last block it reads the id table and end record and returns io.EOF.
-func (sr *ShardReader) NextRaw() (row0 int, raw []byte, err error) {
+func (sr *VectorFileReader) NextRaw() (row0 int, raw []byte, err error) {
 	if sr.eof {
 		return sr.row, nil, io.EOF
 	}
@@ -239,7 +239,7 @@ func (sr *ShardReader) NextRaw() (row0 int, raw []byte, err error) {
 
 // Next returns the next block widened to float32 (row-major [rows, Dim],
 // reused by the next call) starting at row row0, or io.EOF after the last.
-func (sr *ShardReader) Next() (row0 int, vecs []float32, err error) {
+func (sr *VectorFileReader) Next() (row0 int, vecs []float32, err error) {
 	row0, raw, err := sr.NextRaw()
 	if err != nil {
 		return row0, nil, err
@@ -255,9 +255,9 @@ func (sr *ShardReader) Next() (row0 int, vecs []float32, err error) {
 
 // IDs returns the id table once NextRaw/Next has returned io.EOF (nil when
 // the shard has none).
-func (sr *ShardReader) IDs() []int64 { return sr.ids }
+func (sr *VectorFileReader) IDs() []int64 { return sr.ids }
 
-func (sr *ShardReader) finish() error {
+func (sr *VectorFileReader) finish() error {
 	le := binary.LittleEndian
 	if sr.h.HasIDs {
 		sr.ids = make([]int64, 0, min(sr.h.Count, 1<<20))
@@ -309,11 +309,11 @@ func decodeRaw(dst []float32, raw []byte, h Header) {
 	}
 }
 
-// ReadShard loads a whole shard (version 1 or 2) into memory, keeping its
+// ReadVectorFile loads a whole shard (version 1 or 2) into memory, keeping its
 // storage dtype (fp16 stays 2 bytes per value, int8 1 byte), and returns it
 // as a Flat index. A corrupt or truncated file is refused with an error
 // wrapping ErrCorrupt that names the block and byte offset.
-func ReadShard(path string) (*Flat, error) {
+func ReadVectorFile(path string) (*Flat, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("ann: %w", err)
@@ -329,14 +329,14 @@ func ReadShard(path string) (*Flat, error) {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("ann: %w", err)
 		}
-		fl, err := readShardV1(bufio.NewReaderSize(f, 64<<10), st.Size())
+		fl, err := readVectorFileV1(bufio.NewReaderSize(f, 64<<10), st.Size())
 		if err != nil {
 			return nil, fmt.Errorf("ann: read %s: %w", path, err)
 		}
 		return fl, nil
 	}
 	f.Close()
-	sr, err := OpenShardReader(path)
+	sr, err := OpenVectorFileReader(path)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +345,7 @@ func ReadShard(path string) (*Flat, error) {
 }
 
 // readAll reads the remaining blocks into a Flat in storage form.
-func (sr *ShardReader) readAll() (*Flat, error) {
+func (sr *VectorFileReader) readAll() (*Flat, error) {
 	h := sr.h
 	fl := &Flat{h: h, kernel: defaultKernel}
 	le := binary.LittleEndian

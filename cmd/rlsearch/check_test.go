@@ -12,20 +12,20 @@ import (
 	"github.com/rlsearch/rlsearch/hybrid"
 )
 
-func TestVerifyCommand(t *testing.T) {
+func TestCheckCommand(t *testing.T) {
 	dir, _ := buildIndex(t)
-	if code, out, errs := runCmd(t, "verify", dir); code != 0 || !strings.Contains(out, dir+": ok, index") || !strings.Contains(errs, "verify: docs.zst ok") {
+	if code, out, errs := runCmd(t, "check", dir); code != 0 || !strings.Contains(out, dir+": ok, index") || !strings.Contains(errs, "check: docs.zst ok") {
 		t.Fatalf("verify of an intact index: code %d\n%s\n%s", code, out, errs)
 	}
 	// Each file of the index alone.
 	for file, kind := range map[string]string{"docs.zst": "docstore", "bm25.idx": "BM25 index"} {
 		p := filepath.Join(dir, file)
-		if code, out, errs := runCmd(t, "verify", "--quiet", p); code != 0 || !strings.Contains(out, p+": ok, "+kind) {
+		if code, out, errs := runCmd(t, "check", "--quiet", p); code != 0 || !strings.Contains(out, p+": ok, "+kind) {
 			t.Fatalf("verify %s: code %d\n%s\n%s", file, code, out, errs)
 		}
 	}
 	// A directory holding the index.
-	if code, out, errs := runCmd(t, "verify", "--quiet", filepath.Dir(dir)); code != 0 || !strings.Contains(out, "ok, 1 indexes/collections") {
+	if code, out, errs := runCmd(t, "check", "--quiet", filepath.Dir(dir)); code != 0 || !strings.Contains(out, "ok, 1 indexes/collections") {
 		t.Fatalf("verify of the index's parent: code %d\n%s\n%s", code, out, errs)
 	}
 	// One flipped byte in the first (only) docstore block, which starts
@@ -38,29 +38,29 @@ func TestVerifyCommand(t *testing.T) {
 	b[30] ^= 1
 	os.WriteFile(p, b, 0o644)
 	for _, target := range []string{dir, p} {
-		code, out, errs := runCmd(t, "verify", "--quiet", target)
+		code, out, errs := runCmd(t, "check", "--quiet", target)
 		if code != 1 || out != "" || !strings.Contains(errs, p+": block 0 at offset 24 fails its checksum") {
 			t.Fatalf("verify %s of a damaged index: code %d, want 1 and a message naming %s, block 0, offset 24\n%s\n%s", target, code, p, out, errs)
 		}
 	}
-	if code, _, errs := runCmd(t, "verify"); code != 2 || !strings.Contains(errs, "want one index, collection or file path") {
+	if code, _, errs := runCmd(t, "check"); code != 2 || !strings.Contains(errs, "want one index, collection or file path") {
 		t.Fatalf("verify without a path: code %d\n%s", code, errs)
 	}
 	junk := filepath.Join(t.TempDir(), "junk")
 	os.WriteFile(junk, []byte("not a stored file"), 0o644)
-	if code, _, errs := runCmd(t, "verify", junk); code != 1 || !strings.Contains(errs, junk+": not a file rlsearch can verify") {
+	if code, _, errs := runCmd(t, "check", junk); code != 1 || !strings.Contains(errs, junk+": not a file rlsearch can check") {
 		t.Fatalf("verify of an unknown file: code %d\n%s", code, errs)
 	}
-	if code, _, errs := runCmd(t, "verify", t.TempDir()); code != 1 || !strings.Contains(errs, "holds none") {
+	if code, _, errs := runCmd(t, "check", t.TempDir()); code != 1 || !strings.Contains(errs, "holds none") {
 		t.Fatalf("verify of an empty directory: code %d\n%s", code, errs)
 	}
 }
 
-// TestVerifyCollectionCommand: verify on a collection, its parent
+// TestCheckCollectionCommand: check on a collection, its parent
 // directory and its files; one flipped byte inside a value of rows.db
 // fails verify (directory or file) and every command that opens the
 // collection, naming rows.db (issue 13).
-func TestVerifyCollectionCommand(t *testing.T) {
+func TestCheckCollectionCommand(t *testing.T) {
 	schema, data := writeToys(t)
 	tmp := t.TempDir()
 	cols := filepath.Join(tmp, "cols")
@@ -75,11 +75,11 @@ func TestVerifyCollectionCommand(t *testing.T) {
 		{db, db + ": ok, SQLite database, size and CRC-32C match collection.json"},
 		{filepath.Join(col, "title.bm25"), "ok, BM25 index, size and CRC-32C match collection.json"},
 	} {
-		if code, out, errs := runCmd(t, "verify", tc.path); code != 0 || !strings.Contains(out, tc.want) {
+		if code, out, errs := runCmd(t, "check", tc.path); code != 0 || !strings.Contains(out, tc.want) {
 			t.Fatalf("verify %s: code %d, want 0 and %q\n%s\n%s", tc.path, code, tc.want, out, errs)
 		}
 	}
-	if code, _, errs := runCmd(t, "verify", col); !strings.Contains(errs, "verify: rows.db integrity_check and row counts ok") || code != 0 {
+	if code, _, errs := runCmd(t, "check", col); !strings.Contains(errs, "check: rows.db integrity_check and row counts ok") || code != 0 {
 		t.Fatalf("verify progress lines:\n%s", errs)
 	}
 	// Flip one byte inside the brand value "O'Toys" of one row.
@@ -91,7 +91,7 @@ func TestVerifyCollectionCommand(t *testing.T) {
 	b[i+2] ^= 1
 	os.WriteFile(db, b, 0o644)
 	for _, target := range []string{col, cols, db} {
-		code, out, errs := runCmd(t, "verify", "--quiet", target)
+		code, out, errs := runCmd(t, "check", "--quiet", target)
 		if code != 1 || out != "" || !strings.Contains(errs, db+": CRC-32C") {
 			t.Fatalf("verify %s of a damaged collection: code %d, want 1 naming %s\n%s\n%s", target, code, db, out, errs)
 		}
@@ -111,7 +111,7 @@ func TestVerifyCollectionCommand(t *testing.T) {
 // flipped byte.
 func TestVerifyShardCommand(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "dense.shard")
-	w, err := ann.CreateShard(p, ann.Header{DType: ann.FP16, Dim: 8, EncoderID: "test"})
+	w, err := ann.CreateVectorFile(p, ann.Header{DType: ann.FP16, Dim: 8, EncoderID: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,13 +125,28 @@ func TestVerifyShardCommand(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := runCmd(t, "verify", p); code != 0 || !strings.Contains(out, p+": ok, dense shard") {
+	if code, out, errs := runCmd(t, "check", p); code != 0 || !strings.Contains(out, p+": ok, dense shard") {
 		t.Fatalf("verify of an intact shard: code %d\n%s\n%s", code, out, errs)
 	}
 	b, _ := os.ReadFile(p)
 	b[len(b)/2] ^= 1
 	os.WriteFile(p, b, 0o644)
-	if code, out, errs := runCmd(t, "verify", p); code != 1 || !strings.Contains(errs, p) || !strings.Contains(errs, "corrupt") {
+	if code, out, errs := runCmd(t, "check", p); code != 1 || !strings.Contains(errs, p) || !strings.Contains(errs, "corrupt") {
 		t.Fatalf("verify of a damaged shard: code %d, want 1 naming %s\n%s\n%s", code, p, out, errs)
+	}
+}
+
+// TestVerifyDeprecated: `rlsearch verify` (the old name of check, kept for
+// one release) still checks, after one deprecation line on stderr.
+func TestVerifyDeprecated(t *testing.T) {
+	dir, _ := buildIndex(t)
+	const line = `rlsearch: "verify" is deprecated, use "check"` + "\n"
+	code, out, errs := runCmd(t, "verify", "--quiet", dir)
+	if code != 0 || !strings.Contains(out, dir+": ok, index") || errs != line {
+		t.Fatalf("verify (deprecated): code %d, stdout %q, stderr %q; want 0, ok and exactly the line %q", code, out, errs, line)
+	}
+	code, out, errs = runCmd(t, "check", "--quiet", dir)
+	if code != 0 || !strings.Contains(out, dir+": ok, index") || strings.Contains(errs, "deprecated") {
+		t.Fatalf("check: code %d, stdout %q, stderr %q; want 0, ok and no deprecation", code, out, errs)
 	}
 }

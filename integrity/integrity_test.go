@@ -1,4 +1,4 @@
-package verify
+package integrity
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func TestPath(t *testing.T) {
 	}
 	junk := filepath.Join(dir, "junk")
 	os.WriteFile(junk, []byte("not a stored file"), 0o644)
-	if _, err := Path(ctx, junk, nil); err == nil || !strings.Contains(err.Error(), "not a file rlsearch can verify") {
+	if _, err := Path(ctx, junk, nil); err == nil || !strings.Contains(err.Error(), "not a file rlsearch can check") {
 		t.Fatalf("unknown file: %v", err)
 	}
 	if _, err := Path(ctx, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "holds none") {

@@ -345,3 +345,12 @@ func TestOpenCompressedStream(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenFP16RowsDirectory: a directory where the rows file should be is
+// refused by name, not read as an empty file.
+func TestOpenFP16RowsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := OpenFP16Rows(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("OpenFP16Rows(directory) = %v, want a not-a-regular-file error", err)
+	}
+}

@@ -213,6 +213,9 @@ func OpenFP16Rows(path string) (*FP16Rows, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ann: %w", err)
 	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("ann: fp16 rows %s: not a regular file (%v)", path, st.Mode().Type())
+	}
 	var hdr [rows16Header]byte
 	k, _ := io.ReadFull(f, hdr[:])
 	n, dim, sum, err := parseRows16Header(hdr[:k], st.Size())

@@ -163,6 +163,7 @@ func (v *verifier) checkDocs(ctx context.Context) error {
 // meta.json names it.
 func (v *verifier) checkURLs(ctx context.Context) error {
 	if v.meta.URLs == "" {
+		v.note = "absent (the corpus gave no urls)"
 		return nil
 	}
 	s, err := docstore.Open(v.path(v.meta.URLs), 1)

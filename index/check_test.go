@@ -34,6 +34,10 @@ func TestVerify(t *testing.T) {
 	if !strings.Contains(log.String(), "check: "+FP16RowsFile+" absent") {
 		t.Errorf("progress lacks %s absent: %q", FP16RowsFile, log.String())
 	}
+	// The corpus has no urls: the line says the file is absent, not ok.
+	if !strings.Contains(log.String(), "check: "+URLsFile+" absent") || strings.Contains(log.String(), URLsFile+" ok") {
+		t.Errorf("progress should say %s absent: %q", URLsFile, log.String())
+	}
 	// The fp16 rows of a compressed open are checked when present.
 	ix, err := Open(ctx, src, OpenConfig{DenseBackend: "hnsw", HNSWCompressed: true})
 	if err != nil {

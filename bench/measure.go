@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/rlsearch/rlsearch/internal/procstat"
 )
 
 // MaxLatencySamples bounds Rep.Latencies: a reservoir sample of at most this
@@ -27,7 +29,8 @@ type Budget struct {
 // Measure runs fn in a loop as Budget b says and returns the repetition:
 // throughput = the sum of the ops fn reports / the wall time, latency
 // percentiles (ms) over the calls (one call may be a whole batch: then the
-// latency is the batch's), and up to MaxLatencySamples sampled latencies.
+// latency is the batch's), up to MaxLatencySamples sampled latencies, and
+// the process's CPU time over the timed calls (Rep.CPU).
 // fn gets the call index from 0 (warm-up calls included, so the timed
 // calls continue the sequence). The first error stops the loop and is
 // returned with the repetition measured so far. ctx is checked between
@@ -46,6 +49,7 @@ func Measure(ctx context.Context, b Budget, fn func(ctx context.Context, i int) 
 	}
 	lat := make([]float64, 0, 1024)
 	var ops int64
+	cpu0 := procstat.SelfCPU()
 	start := time.Now()
 	var err error
 	for i := 0; ; i++ {
@@ -68,7 +72,11 @@ func Measure(ctx context.Context, b Budget, fn func(ctx context.Context, i int) 
 		ops += int64(n)
 	}
 	el := time.Since(start)
-	return RepFrom(ops, el, lat), err
+	r := RepFrom(ops, el, lat)
+	if c := procstat.SelfCPU(); c > 0 {
+		r.CPU = c - cpu0
+	}
+	return r, err
 }
 
 // RepFrom builds a repetition from ops done in elapsed and the per-call
@@ -139,6 +147,21 @@ func (r Row) ExtraMedian(key string) (float64, bool) {
 	for _, p := range r.Reps {
 		if x, ok := p.Extra[key]; ok {
 			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return 0, false
+	}
+	return StatsOf(v).Median, true
+}
+
+// CPUPerOp returns the median over the repetitions that measured CPU time
+// of Rep.CPU / Rep.Ops in microseconds, and whether any did.
+func (r Row) CPUPerOp() (float64, bool) {
+	var v []float64
+	for _, p := range r.Reps {
+		if p.CPU > 0 && p.Ops > 0 {
+			v = append(v, float64(p.CPU.Nanoseconds())/1e3/float64(p.Ops))
 		}
 	}
 	if len(v) == 0 {

@@ -42,6 +42,11 @@ type Rep struct {
 	Ops int64 `json:"ops,omitempty"`
 	// Elapsed is the wall time of the repetition.
 	Elapsed time.Duration `json:"elapsed_ns,omitempty"`
+	// CPU is the process's CPU time (user + system, every thread: for a
+	// peer, its Python process with faiss's OpenMP threads) over the same
+	// timed loop, 0 when not measured. CPU / Ops is the work per operation,
+	// which a loaded machine disturbs far less than the wall-clock rate.
+	CPU time.Duration `json:"cpu_ns,omitempty"`
 	// Extra holds suite-specific values: "recall@10", "rss_mb", "achieved_rate" ...
 	Extra map[string]float64 `json:"extra,omitempty"`
 	// Latencies optionally carries per-operation latencies in milliseconds

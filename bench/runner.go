@@ -88,6 +88,14 @@ type Options struct {
 	Set map[string]string `json:"set,omitempty"`
 	// Peers, when false, runs no registered peer.
 	Peers bool `json:"peers"`
+	// Interleave runs a suite with peers repetition by repetition: every
+	// case of ours once, then each peer once (PeerOptions.Reps = 1), then
+	// the next repetition, so that ours and the peers see the same machine
+	// (load, thermal state) in turn instead of one after the other. A peer
+	// is called Reps times; its rows' repetitions are joined by Config.
+	// Peers that build an index cache it (bench/peers), so only the first
+	// call builds.
+	Interleave bool `json:"interleave,omitempty"`
 	// Progress receives one line per repetition with the ETA; nil = none.
 	Progress io.Writer `json:"-"`
 }
@@ -285,32 +293,58 @@ func Run(ctx context.Context, opts Options, all []Suite) (*Report, error) {
 			fmt.Fprintf(logw, "bench: %s: %v\n", name, err)
 			continue
 		}
-		rows, err := runCases(ctx, name, cases, opts.Reps, prog)
-		if cleanup != nil {
-			cleanup()
-		}
-		if err != nil && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		rep.Rows = append(rep.Rows, rows...)
-		if err != nil {
-			rep.skip(name, "", err)
-			fmt.Fprintf(logw, "bench: %s: %v\n", name, err)
-		}
+		var ps []peer
 		if opts.Peers {
-			for _, p := range peersFor(name) {
-				prog.note(fmt.Sprintf("%s: peer %s", name, p.name))
-				prows, err := p.fn(ctx, name, PeerOptions{Options: opts, Ours: slices.Clone(rows), Log: env.Log})
+			ps = peersFor(name)
+		}
+		rounds, reps := 1, opts.Reps
+		if opts.Interleave && len(ps) > 0 {
+			rounds, reps = opts.Reps, 1
+		}
+		cr := newCaseRows(name, cases)
+		var peerRows []Row
+		failedPeer := map[string]bool{}
+		caseFailed := false
+		for round := 0; round < rounds; round++ {
+			rows, err := cr.run(ctx, reps, round, rounds*reps, prog)
+			if err != nil && ctx.Err() != nil {
+				if cleanup != nil {
+					cleanup()
+				}
+				return nil, ctx.Err()
+			}
+			if err != nil && !caseFailed {
+				caseFailed = true
+				rep.skip(name, "", err)
+				fmt.Fprintf(logw, "bench: %s: %v\n", name, err)
+			}
+			po := opts
+			po.Reps = reps
+			for _, p := range ps {
+				if failedPeer[p.name] {
+					continue
+				}
+				prog.note(fmt.Sprintf("%s: peer %s%s", name, p.name, roundNote(round, rounds)))
+				prows, err := p.fn(ctx, name, PeerOptions{Options: po, Ours: slices.Clone(rows), Log: env.Log})
 				if err != nil {
 					if ctx.Err() != nil {
+						if cleanup != nil {
+							cleanup()
+						}
 						return nil, ctx.Err()
 					}
+					failedPeer[p.name] = true
 					rep.skip(name, p.name, err)
 					fmt.Fprintf(logw, "bench: %s: peer %s: %v\n", name, p.name, err)
 				}
-				rep.Rows = append(rep.Rows, prows...)
+				peerRows = joinReps(peerRows, prows)
 			}
 		}
+		if cleanup != nil {
+			cleanup()
+		}
+		rep.Rows = append(rep.Rows, cr.measured()...)
+		rep.Rows = append(rep.Rows, peerRows...)
 		rep.SuiteSeconds = append(rep.SuiteSeconds, SuiteTime{name, time.Since(t0).Seconds()})
 	}
 	rep.Finished = time.Now().UTC()
@@ -319,24 +353,45 @@ func Run(ctx context.Context, opts Options, all []Suite) (*Report, error) {
 	return rep, nil
 }
 
-// runCases measures cases reps times each, rep-major.
-func runCases(ctx context.Context, suite string, cases []Case, reps int, prog *progress) ([]Row, error) {
-	rows := make([]Row, len(cases))
+// caseRows holds the rows of one suite's cases while their repetitions
+// run, possibly over several rounds (Options.Interleave).
+type caseRows struct {
+	suite  string
+	cases  []Case
+	rows   []Row
+	failed []bool
+	bad    error // a case without Config, Unit or Run
+}
+
+func newCaseRows(suite string, cases []Case) *caseRows {
+	cr := &caseRows{suite: suite, cases: cases, rows: make([]Row, len(cases)), failed: make([]bool, len(cases))}
 	for i, c := range cases {
 		if c.Unit == "" || c.Config == "" || c.Run == nil {
-			return nil, fmt.Errorf("bench: %s case %d: Config, Unit and Run are required", suite, i)
+			cr.bad = fmt.Errorf("bench: %s case %d: Config, Unit and Run are required", suite, i)
 		}
-		rows[i] = Row{Suite: suite, System: Ours, Config: c.Config, Params: c.Params, Unit: c.Unit, Note: c.Note}
+		cr.rows[i] = Row{Suite: suite, System: Ours, Config: c.Config, Params: c.Params, Unit: c.Unit, Note: c.Note}
 	}
-	prog.cases(len(cases) * reps)
+	return cr
+}
+
+// run measures every case that has not failed reps times, rep-major, as
+// repetitions round*reps+1.. of total (for the progress lines), and
+// returns the rows measured so far; the error is the first case failure
+// of this call.
+func (cr *caseRows) run(ctx context.Context, reps, round, total int, prog *progress) ([]Row, error) {
+	if cr.bad != nil {
+		return nil, cr.bad
+	}
+	if round == 0 {
+		prog.cases(len(cr.cases) * total)
+	}
 	var firstErr error
-	failed := make([]bool, len(cases))
 	for r := 0; r < reps; r++ {
-		for i, c := range cases {
-			if failed[i] {
+		for i, c := range cr.cases {
+			if cr.failed[i] {
 				continue
 			}
-			prog.start(suite, r+1, reps, c.Config)
+			prog.start(cr.suite, round*reps+r+1, total, c.Config)
 			old := 0
 			if c.Threads > 0 {
 				old = runtime.GOMAXPROCS(c.Threads)
@@ -350,22 +405,49 @@ func runCases(ctx context.Context, suite string, cases []Case, reps int, prog *p
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				failed[i] = true
+				cr.failed[i] = true
 				if firstErr == nil {
 					firstErr = fmt.Errorf("case %q: %w", c.Config, err)
 				}
 				continue
 			}
-			rows[i].Reps = append(rows[i].Reps, rp)
+			cr.rows[i].Reps = append(cr.rows[i].Reps, rp)
 		}
 	}
-	out := rows[:0]
-	for _, r := range rows {
+	return cr.measured(), firstErr
+}
+
+// measured returns the rows with at least one repetition.
+func (cr *caseRows) measured() []Row {
+	var out []Row
+	for _, r := range cr.rows {
 		if len(r.Reps) > 0 {
 			out = append(out, r)
 		}
 	}
-	return out, firstErr
+	return out
+}
+
+// joinReps adds rows to acc: a row whose suite, system and config are
+// already there has its repetitions appended to that row's.
+func joinReps(acc, rows []Row) []Row {
+	for _, r := range rows {
+		i := slices.IndexFunc(acc, func(a Row) bool { return a.Key() == r.Key() })
+		if i < 0 {
+			acc = append(acc, r)
+			continue
+		}
+		acc[i].Reps = append(acc[i].Reps, r.Reps...)
+	}
+	return acc
+}
+
+// roundNote is " (round r/n)" for interleaved runs, "" otherwise.
+func roundNote(round, rounds int) string {
+	if rounds == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (round %d/%d)", round+1, rounds)
 }
 
 // progress prints one stderr line per repetition: suite, rep, case, ETA.

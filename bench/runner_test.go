@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,64 @@ func TestRunRepMajorSkipsAndPeers(t *testing.T) {
 	}
 	if got := rep.Peer(rep.Rows[0]); len(got) != 1 || got[0].System != "fakepeer-1.0" {
 		t.Errorf("Peer(one/a) = %+v, want the fake peer's row", got)
+	}
+}
+
+func TestRunInterleaved(t *testing.T) {
+	var order []string
+	RegisterPeer("fakepeer-2.0", []string{"one"}, func(ctx context.Context, suite string, o PeerOptions) ([]Row, error) {
+		order = append(order, fmt.Sprintf("peer(reps=%d,ours=%d)", o.Reps, len(o.Ours)))
+		return []Row{{Suite: suite, System: "fakepeer-2.0", Config: "a", Unit: "ops/s", Reps: []Rep{{Throughput: float64(len(order))}}}}, nil
+	})
+	t.Cleanup(func() { peersMu.Lock(); peers = peers[:len(peers)-1]; peersMu.Unlock() })
+	var log bytes.Buffer
+	rep, err := Run(context.Background(), Options{Suites: []string{"one", "two"}, Reps: 3, MinTime: time.Millisecond, Peers: true, Interleave: true, Progress: &log},
+		[]Suite{fakeSuite("one", &order, ""), fakeSuite("two", &order, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Suite one has a peer: three rounds of (ours once, peer once); suite
+	// two has none and runs rep-major as without Interleave.
+	want := "one/a one/b peer(reps=1,ours=2) one/a one/b peer(reps=1,ours=2) one/a one/b peer(reps=1,ours=2) two/a two/b two/a two/b two/a two/b"
+	if got := strings.Join(order, " "); got != want {
+		t.Errorf("order %q,\nwant %q", got, want)
+	}
+	var keys []string
+	for _, r := range rep.Rows {
+		keys = append(keys, fmt.Sprintf("%s/%s/%s×%d", r.Suite, r.System, r.Config, len(r.Reps)))
+	}
+	if got, want := strings.Join(keys, " "), "one/rlsearch/a×3 one/rlsearch/b×3 one/fakepeer-2.0/a×3 two/rlsearch/a×3 two/rlsearch/b×3"; got != want {
+		t.Errorf("rows %q, want %q (the peer's three calls joined into one row)", got, want)
+	}
+	if peer := rep.Peer(rep.Rows[0]); len(peer) != 1 || peer[0].Reps[0].Throughput != 3 || peer[0].Reps[2].Throughput != 9 {
+		t.Errorf("peer row %+v, want its repetitions in call order", peer)
+	}
+	for _, w := range []string{"rep 3/3", "peer fakepeer-2.0 (round 2/3)"} {
+		if !strings.Contains(log.String(), w) {
+			t.Errorf("progress lacks %q:\n%s", w, log.String())
+		}
+	}
+}
+
+func TestMeasureCPU(t *testing.T) {
+	rp, err := Measure(context.Background(), Budget{MinTime: 40 * time.Millisecond}, func(ctx context.Context, i int) (int, error) {
+		for end := time.Now().Add(time.Millisecond); time.Now().Before(end); {
+		}
+		return 1, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS == "linux" && (rp.CPU <= 0 || rp.CPU > 4*rp.Elapsed) {
+		t.Errorf("CPU %v over %v of spinning on one goroutine: want > 0 and not far above the wall time", rp.CPU, rp.Elapsed)
+	}
+	r := Row{Reps: []Rep{rp, {Ops: 10, CPU: 50 * time.Microsecond}, {Ops: 10, CPU: 30 * time.Microsecond}}}
+	r.Reps[0].CPU, r.Reps[0].Ops = 40*time.Microsecond, 10
+	if v, ok := r.CPUPerOp(); !ok || v != 4 {
+		t.Errorf("CPUPerOp = %v, %v; want the median 4 µs", v, ok)
+	}
+	if _, ok := (Row{Reps: []Rep{{Ops: 3}}}).CPUPerOp(); ok {
+		t.Error("CPUPerOp of a row without CPU time: want false")
 	}
 }
 

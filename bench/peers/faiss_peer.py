@@ -18,6 +18,11 @@ share one OpenMP runtime. The row's note records the compile options, the BLAS a
 the wait policy.
 
 Ground truth: exact inner product in float64 numpy (ties by ascending row, as both exact searches).
+
+Caches next to "out": the truth per set and k, and each HNSW graph per (system, lib, M, efConstruction, set files),
+written once with faiss.write_index / hnswlib save_index (temp file + rename) with its build seconds and build
+thread count; later jobs (other thread counts, the rounds of `--interleave`) load it instead of building. Every
+repetition records the process's CPU time over its timed loop (cpu_ns; time.process_time(), every thread).
 """
 import json
 import os
@@ -110,11 +115,7 @@ def truth(xb, xq, k):
 def cached_truth(st, xb, xq, k):
     """truth(), cached next to the job's output by the vector files' paths, sizes and times (the float64
     product is seconds per set on one core, and every build and thread count would redo it)."""
-    key = [st["name"], bool(st.get("normalize")), k]
-    for f in (st["base"], st["queries"]):
-        s = os.stat(f)
-        key += [os.path.abspath(f), s.st_size, s.st_mtime_ns]
-    path = os.path.join(os.path.dirname(os.path.abspath(job["out"])), "truth-%016x.npy" % (hash_key(json.dumps(key))))
+    path = cache_path(st, ["truth", k], "truth.npy")
     try:
         gt = np.load(path)
         if gt.shape == (len(xq), k):
@@ -125,6 +126,60 @@ def cached_truth(st, xb, xq, k):
     np.save(path + ".tmp.npy", gt)
     os.replace(path + ".tmp.npy", path)
     return gt
+
+
+def cache_path(st, kind, ext):
+    """A file next to the job's output named by a hash of the set's vector files (paths, sizes, times), its
+    normalisation and kind (the system, M, efConstruction, ...)."""
+    key = [st["name"], bool(st.get("normalize")), kind]
+    for f in (st["base"], st["queries"]):
+        s = os.stat(f)
+        key += [os.path.abspath(f), s.st_size, s.st_mtime_ns]
+    return os.path.join(os.path.dirname(os.path.abspath(job["out"])), "%016x.%s" % (hash_key(json.dumps(key)), ext))
+
+
+def built_hnsw(st, d, n, build):
+    """The HNSW graph of the set for this system, M and efConstruction: loaded from the cache the first call
+    wrote (faiss write_index / hnswlib save_index), else built from the base vectors build() returns and
+    saved (temp file + rename). Returns (index, build seconds, build threads, cached)."""
+    M, efc = int(job["M"]), int(job["efc"])
+    path = cache_path(st, [job["system"], LIB, M, efc], "hnsw")
+    meta = path + ".json"
+    try:
+        info = json.load(open(meta))
+        if LIB == "hnswlib":
+            index = HNSWLib(d, M)
+            index.index = hnswlib.Index(space="ip", dim=d)
+            index.index.load_index(path, max_elements=n)
+        else:
+            index = faiss.read_index(path)  # the Python wrapper returns the subclass (IndexHNSWFlat)
+        if index_len(index) == n:
+            return index, float(info["build_s"]), int(info["build_threads"]), True
+    except (OSError, ValueError, KeyError, RuntimeError):
+        pass
+    xb = build()
+    if LIB == "hnswlib":
+        index = HNSWLib(d, M)
+    else:
+        index = faiss.IndexHNSWFlat(d, M, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = efc
+    t0 = time.perf_counter()
+    index.add(xb)
+    build_s = time.perf_counter() - t0
+    tmp = path + ".tmp"
+    if LIB == "hnswlib":
+        index.index.save_index(tmp)
+    else:
+        faiss.write_index(index, tmp)
+    os.replace(tmp, path)
+    with open(meta + ".tmp", "w") as f:
+        json.dump({"build_s": build_s, "build_threads": T}, f)
+    os.replace(meta + ".tmp", meta)
+    return index, build_s, T, False
+
+
+def index_len(index):
+    return index.index.get_current_count() if isinstance(index, HNSWLib) else index.ntotal
 
 
 def hash_key(s):
@@ -152,6 +207,7 @@ def measure(index, xq, b, k, min_s):
     """Searches batches of b queries (cycling over xq) for at least min_s seconds."""
     lats, n, pos = [], 0, 0
     index.search(xq[:b], k)  # warm
+    c0 = time.process_time()  # this process's CPU, every thread (faiss's OpenMP ones too)
     t0 = time.perf_counter()
     while True:
         lo = pos % len(xq)
@@ -166,11 +222,12 @@ def measure(index, xq, b, k, min_s):
         el = time.perf_counter() - t0
         if el >= min_s:
             break
+    cpu = time.process_time() - c0
     s = np.sort(np.array(lats))
     pick = lambda p: float(s[max(0, int(np.ceil(p / 100 * len(s))) - 1)])  # noqa: E731  nearest rank
     samp = s[np.linspace(0, len(s) - 1, min(len(s), 512)).astype(int)].tolist()
     return {"throughput": n / el, "p50_ms": pick(50), "p95_ms": pick(95), "p99_ms": pick(99),
-            "ops": n, "elapsed_ns": int(el * 1e9), "latencies_ms": samp}
+            "ops": n, "elapsed_ns": int(el * 1e9), "cpu_ns": int(cpu * 1e9), "latencies_ms": samp}
 
 
 def main():
@@ -198,14 +255,9 @@ def main():
                       file=sys.stderr, flush=True)
         else:
             gt = cached_truth(st, xb, xq, k)
-            if LIB == "hnswlib":
-                index = HNSWLib(d, int(job["M"]))
-            else:
-                index = faiss.IndexHNSWFlat(d, int(job["M"]), faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = int(job["efc"])
-            t0 = time.perf_counter()
-            index.add(xb)
-            build_s = time.perf_counter() - t0
+            index, build_s, build_t, cached = built_hnsw(st, d, n, lambda: xb)
+            print(f"faiss_peer: hnsw {st['name']}: graph {'loaded from the cache' if cached else 'built'} "
+                  f"({build_s:.1f} s on {build_t} threads)", file=sys.stderr, flush=True)
             for ef in job["efs"]:
                 index.hnsw.efSearch = int(ef)
                 rec = recall(index.search(xq, k)[1], gt, k)
@@ -213,7 +265,7 @@ def main():
                     reps_out = []
                     for _ in range(reps):
                         r = measure(index, xq, b, k, min_s)
-                        r["extra"] = {f"recall@{k}": rec, "build_s": build_s}
+                        r["extra"] = {f"recall@{k}": rec, "build_s": build_s, "build_threads": build_t}
                         reps_out.append(r)
                     rows.append({"suite": "hnsw", "system": job["system"],
                                  "params": dict(base, batch=b, M=int(job["M"]), efc=int(job["efc"]), ef=int(ef), index="hnsw"),

@@ -23,6 +23,10 @@ type Ratio struct {
 	Suite, Config, Peer string
 	Ours, Theirs        float64
 	Value               float64 // Ours / Theirs; +Inf when the peer measured 0
+	// CPU is the peer's median CPU time per operation over ours
+	// (bench.Row.CPUPerOp): above 1, ours does the work on less CPU; 0
+	// when either side did not measure it.
+	CPU float64
 }
 
 // Ratios returns, for every row of ours (bench.Ours) that has rows of other
@@ -41,7 +45,13 @@ func Ratios(rep *bench.Report) []Ratio {
 			if theirs > 0 {
 				v = ours / theirs
 			}
-			out = append(out, Ratio{Suite: r.Suite, Config: r.Config, Peer: p.System, Ours: ours, Theirs: theirs, Value: v})
+			ra := Ratio{Suite: r.Suite, Config: r.Config, Peer: p.System, Ours: ours, Theirs: theirs, Value: v}
+			if oc, ok := r.CPUPerOp(); ok && oc > 0 {
+				if pc, ok := p.CPUPerOp(); ok {
+					ra.CPU = pc / oc
+				}
+			}
+			out = append(out, ra)
 		}
 	}
 	return out
@@ -66,7 +76,8 @@ func suites(rep *bench.Report) []string {
 
 // WriteMarkdown writes report.md: the environment, then per suite a table
 // (system, config, unit, median throughput, min–max and ±half-range %, p50,
-// p95, p99 latency in ms, the median of every Extra value, and ours/peer),
+// p95, p99 latency in ms, CPU µs per operation, the median of every Extra
+// value, and ours/peer in throughput and CPU),
 // the notes, the plots in plots (relative paths, by suite), and the skips.
 func WriteMarkdown(w io.Writer, rep *bench.Report, plots map[string][]string) error {
 	e := rep.Env
@@ -94,7 +105,12 @@ func WriteMarkdown(w io.Writer, rep *bench.Report, plots map[string][]string) er
 	}
 	fmt.Fprintf(b, "\nMedian throughput over the repetitions; spread = min–max (± half the range, %% of the median); "+
 		"latencies in ms are per call (a batch call counts once), medians over the repetitions; "+
-		"ours/peer = median throughput of rlsearch over the peer's, same configuration, same run.\n")
+		"CPU µs/op = the process's CPU time (every thread) per operation, median over the repetitions; "+
+		"ours/peer = median throughput of rlsearch over the peer's, same configuration, same run, "+
+		"and (CPU r×) the peer's CPU µs/op over ours: above 1, ours does the work on less CPU.\n")
+	if o.Interleave {
+		fmt.Fprintf(b, "\nInterleaved: each repetition ran every case of ours, then every peer's, before the next repetition.\n")
+	}
 
 	ratios := Ratios(rep)
 	for _, s := range suites(rep) {
@@ -148,11 +164,12 @@ func writeTable(b *strings.Builder, rep *bench.Report, rows []bench.Row, ratios 
 		}
 	}
 	extras := slices.Sorted(maps.Keys(extraSet))
-	hasLat, hasErr, hasPeer := false, false, false
+	hasLat, hasErr, hasPeer, hasCPU := false, false, false, false
 	for _, r := range rows {
 		for _, p := range r.Reps {
 			hasLat = hasLat || p.P50ms > 0
 			hasErr = hasErr || p.Errors > 0
+			hasCPU = hasCPU || p.CPU > 0
 		}
 		hasPeer = hasPeer || r.System != bench.Ours || len(rep.Peer(r)) > 0
 	}
@@ -162,6 +179,9 @@ func writeTable(b *strings.Builder, rep *bench.Report, rows []bench.Row, ratios 
 	}
 	if hasErr {
 		head = append(head, "errors")
+	}
+	if hasCPU {
+		head = append(head, "CPU µs/op")
 	}
 	head = append(head, extras...)
 	if hasPeer {
@@ -184,6 +204,13 @@ func writeTable(b *strings.Builder, rep *bench.Report, rows []bench.Row, ratios 
 			}
 			cells = append(cells, fmt.Sprint(n))
 		}
+		if hasCPU {
+			if v, ok := r.CPUPerOp(); ok {
+				cells = append(cells, latNum(v))
+			} else {
+				cells = append(cells, "")
+			}
+		}
 		for _, k := range extras {
 			if v, ok := r.ExtraMedian(k); ok {
 				cells = append(cells, Num(v))
@@ -197,11 +224,15 @@ func writeTable(b *strings.Builder, rep *bench.Report, rows []bench.Row, ratios 
 				if ra.Suite != r.Suite || ra.Config != r.Config {
 					continue
 				}
+				cpu := ""
+				if ra.CPU > 0 {
+					cpu = " (CPU " + RatioNum(ra.CPU) + "×)"
+				}
 				switch {
 				case r.System == bench.Ours:
-					rs = append(rs, fmt.Sprintf("%s× vs %s", RatioNum(ra.Value), ra.Peer))
+					rs = append(rs, fmt.Sprintf("%s×%s vs %s", RatioNum(ra.Value), cpu, ra.Peer))
 				case ra.Peer == r.System:
-					rs = append(rs, RatioNum(ra.Value)+"×")
+					rs = append(rs, RatioNum(ra.Value)+"×"+cpu)
 				}
 			}
 			cells = append(cells, strings.Join(rs, ", "))

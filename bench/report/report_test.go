@@ -66,6 +66,28 @@ func TestRatios(t *testing.T) {
 	}
 }
 
+func TestCPURatio(t *testing.T) {
+	rep := sample()
+	for i, cpu := range []time.Duration{20, 0, 60, 0} { // µs per 2 ops: ours 10, faiss 30 per op at batch 1
+		for j := range rep.Rows[i].Reps {
+			rep.Rows[i].Reps[j].CPU, rep.Rows[i].Reps[j].Ops = cpu*time.Microsecond, 2
+		}
+	}
+	rs := Ratios(rep)
+	if rs[0].CPU != 3 || rs[1].CPU != 0 {
+		t.Errorf("CPU ratios %v, %v; want 3 (faiss 30 µs/op over ours 10) and 0 (not measured)", rs[0].CPU, rs[1].CPU)
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CPU µs/op", "| 10.0 |", "| 30.0 |", "2.00× (CPU 3.00×) vs faiss-1.7.3-avx2", "| 2.22× |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
 func TestMarkdown(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteMarkdown(&b, sample(), map[string][]string{"flat": {"plots/flat-x.png"}}); err != nil {

@@ -35,6 +35,7 @@ func suitesCmd(fs *flag.FlagSet) runFunc {
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of every random choice")
 	fs.Var(&sets, "set", "suite setting suite.key=value (repeatable), e.g. bm25.gen=1000000, flat.data=bge-base, encode.model=DIR")
 	fs.BoolVar(&o.Peers, "peers", true, "run the registered peers (Lucene, faiss, Python) of each suite")
+	fs.BoolVar(&o.Interleave, "interleave", false, "run each repetition of ours, then each peer's, before the next (peers cache their built indexes): ours and the peers share the machine's state")
 	fs.Var(&peerRows, "peer-rows", "merge a peer runner's output (a JSON array of bench.Row) into the report (repeatable)")
 	fs.StringVar(&out, "out", filepath.Join("out", "bench"), "output directory: report.json, report.md, plots/")
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {

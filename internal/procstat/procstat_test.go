@@ -29,3 +29,22 @@ func TestSelf(t *testing.T) {
 		t.Error("a process that does not exist: want 0")
 	}
 }
+
+func TestSelfCPU(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("getrusage checked on Linux")
+	}
+	// Spin until getrusage has counted 30 ms of CPU (a loaded machine
+	// only stretches the wall time); it must get there, and agree with
+	// /proc's 10 ms ticks.
+	before := SelfCPU()
+	deadline := time.Now().Add(20 * time.Second)
+	for SelfCPU()-before < 30*time.Millisecond {
+		if time.Now().After(deadline) {
+			t.Fatalf("SelfCPU grew by %v in 20 s of spinning", SelfCPU()-before)
+		}
+	}
+	if d := SelfCPU() - CPU(0); d < -20*time.Millisecond || d > 20*time.Millisecond {
+		t.Errorf("SelfCPU and CPU(0) differ by %v, want within 20 ms", d)
+	}
+}

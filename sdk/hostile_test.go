@@ -3,58 +3,141 @@ package sdk
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
+	"github.com/rlsearch/rlsearch/internal/transcript"
 )
 
-func TestHostilePrograms(t *testing.T) {
-	// Whitespace tokens: the document rows test the printed-document cap,
-	// which BoundTokens' larger counts would pre-empt.
+// TestHostileTranscript runs testdata/hostile.txt: hostile programs and
+// programs at the edge of each budget, through a runtime over the wiki
+// BM25 index with whitespace tokens (so that the printed-document cap is
+// reached before BoundTokens' larger token counts pre-empt it) and a time
+// budget of 5 s that none of them may need: every stop here is counted
+// (steps, recursion, charged bytes, bytes, documents, calls), so the
+// outputs are the same on every machine. `run [quoted] [BUDGET=N ...]`
+// runs the input as the program (transcript.Expand pieces when quoted),
+// the budgets lowered to the arguments (max_steps, max_calls,
+// max_candidates, max_width, max_printed_docs, max_observation_tokens,
+// max_source_bytes, max_memory_bytes), and prints the result code, the
+// error, the stats, the printed ids and the observation (hostileOutput).
+// Every case also checks that an error's observation ends with its error
+// line and that no observation passes the byte cap.
+func TestHostileTranscript(t *testing.T) {
 	rt := newRT(t, wikiIndex(t), Config{Tokens: WhitespaceTokens{}, Budgets: Budgets{Timeout: 5 * time.Second}})
-	big := "x = 1\n" + strings.Repeat("# padding padding padding padding padding padding\n", 1<<20/50)
-	for _, tc := range []struct {
-		name, src string
-		code      ErrorCode
-		want      string
-	}{
-		{"infinite loop", "while True:\n    pass", CodeBudget, "step budget"},
-		{"infinite loop in a function", "def f():\n    for i in range(1000000000):\n        pass\nf()", CodeBudget, "step budget"},
-		{"deep recursion", "def f(n):\n    return f(n + 1)\nf(0)", CodeBudget, "recursion budget exceeded"},
-		{"mutual recursion", "def f(n):\n    return g(n)\ndef g(n):\n    return f(n)\nf(0)", CodeBudget, "recursion budget exceeded"},
-		{"huge repeat", "s = \"x\" * (1 << 40)", CodeBudget, "memory budget exceeded: the * operation would allocate about 1024.0 GiB"},
-		{"huge list", "l = [0] * (1 << 40)", CodeBudget, "memory budget exceeded"},
-		{"huge print", "print(\"x\" * (1 << 24))", CodeBudget, "observation budget exceeded"},
-		{"10^6 prints", "for i in range(1000000):\n    print(i)", CodeBudget, "observation budget exceeded"},
-		{"10^6 document prints", "d = sparse(\"Robin Hood\", k=1)\nfor i in range(1000000):\n    print(d)", CodeBudget, "printed-document budget exceeded"},
-		{"width 10^9", "sparse(\"Robin Hood\", k=1000000000)", CodeBudget, "exceeds the cap of 50"},
-		{"width 2^70", "sparse(\"Robin Hood\", k=1 << 70)", CodeRuntime, "out of range"},
-		{"negative width", "sparse(\"Robin Hood\", k=-5)", CodeRuntime, "must be ≥ 1"},
-		{"huge query", "sparse(\"a \" * 100000, k=3)", CodeBudget, "query of 200000 bytes"},
-		{"load", "load(\"/etc/passwd\", \"x\")", CodeUnsupported, "load() is not available"},
-		{"1 MB program", big, CodeBudget, "source budget"},
-		{"deep nesting", strings.Repeat("[", 30000) + strings.Repeat("]", 30000), CodeSyntax, ""},
-		{"nested list str", "x = []\nfor i in range(2000):\n    x = [x]\nprint(str(x)[:10])", CodeOK, "[[[[[[[[[["},
-		{"null bytes", "print(\"a\x00b\")\x00", CodeSyntax, "NUL byte at offset 8"},
-		{"invalid utf-8", "print(\"\xff\xfe\")", CodeOK, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			res := rt.Run(context.Background(), Request{Code: tc.src}, nil)
-			if res.Code != tc.code || !strings.Contains(res.Observation, tc.want) {
-				t.Fatalf("got %s %.300q, want %s containing %q", res.Code, res.Observation, tc.code, tc.want)
+	transcript.Run(t, "testdata/hostile.txt", func(t *testing.T, c *transcript.Case) string {
+		if c.Cmd != "run" {
+			t.Fatalf("%s: unknown command %q (want run)", c.Pos(), c.Cmd)
+		}
+		src := c.Input
+		var b Budgets
+		lowered := false
+		for _, a := range c.Args {
+			if a.Key == "quoted" {
+				var err error
+				if src, err = transcript.Expand(src); err != nil {
+					t.Fatal(err)
+				}
+				continue
 			}
-			if tc.code != CodeOK && !strings.Contains(res.Observation, "Error ("+string(tc.code)+")") {
-				t.Fatalf("observation %.200q lacks the error line", res.Observation)
+			if len(a.Vals) != 1 {
+				t.Fatalf("%s: want %s=N", c.Pos(), a.Key)
 			}
-			if len(res.Observation) > DefaultMaxObservationBytes+1024 {
-				t.Fatalf("observation of %d bytes", len(res.Observation))
+			n, err := strconv.ParseInt(a.Vals[0], 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %s=%q is not an integer", c.Pos(), a.Key, a.Vals[0])
 			}
-			t.Logf("%s in %v: %.120q", res.Code, time.Since(start), res.Error)
-		})
+			lowered = true
+			switch a.Key {
+			case "max_steps":
+				b.MaxSteps = uint64(n)
+			case "max_calls":
+				b.MaxCalls = int(n)
+			case "max_candidates":
+				b.MaxCandidates = int(n)
+			case "max_width":
+				b.MaxWidth = int(n)
+			case "max_printed_docs":
+				b.MaxPrintedDocs = int(n)
+			case "max_observation_tokens":
+				b.MaxObservationTokens = int(n)
+			case "max_source_bytes":
+				b.MaxSourceBytes = int(n)
+			case "max_memory_bytes":
+				b.MaxMemoryBytes = n
+			default:
+				t.Fatalf("%s: unknown argument %q", c.Pos(), a.Key)
+			}
+		}
+		req := Request{Code: src}
+		if lowered {
+			req.Budgets = &b
+		}
+		res := rt.Run(context.Background(), req, nil)
+		if res.Code != CodeOK && !strings.Contains(res.Observation, "Error ("+string(res.Code)+")") {
+			t.Errorf("observation %.200q lacks the error line", res.Observation)
+		}
+		if len(res.Observation) > DefaultMaxObservationBytes+1024 {
+			t.Errorf("observation of %d bytes", len(res.Observation))
+		}
+		return hostileOutput(res)
+	})
+}
+
+// hostileOutput prints a Result for testdata/hostile.txt. An observation
+// over hostileObsLines lines or hostileObsBytes bytes is shortened to its
+// first and last lines around a line giving what was left out, and a line
+// over hostileLineBytes bytes to its head and its length, so that a
+// 256 KiB observation stays readable; what is left out is counted, so the
+// output is still exact. Bytes that are not printable text are escaped
+// (transcript.Printable).
+func hostileOutput(res Result) string {
+	const hostileObsLines, hostileObsBytes, hostileLineBytes, keepHead, keepTail = 30, 4000, 300, 8, 4
+	var b strings.Builder
+	fmt.Fprintf(&b, "code: %s\n", res.Code)
+	if res.Error != "" {
+		fmt.Fprintf(&b, "error: %s\n", transcript.Printable(res.Error))
 	}
+	s := res.Stats
+	fmt.Fprintf(&b, "stats: calls=%d candidates=%d reranks=%d printed_docs=%d printed_tokens=%d steps=%d memory_bytes=%d\n",
+		s.RetrievalCalls, s.Candidates, s.Reranks, s.PrintedDocs, s.PrintedTokens, s.Steps, s.MemoryBytes)
+	fmt.Fprintf(&b, "printed: %v\n", res.PrintedIDs)
+	obs := strings.TrimSuffix(res.Observation, "\n")
+	if res.Observation == "" {
+		b.WriteString("observation: (empty)\n")
+		return b.String()
+	}
+	if !strings.HasSuffix(res.Observation, "\n") {
+		b.WriteString("observation (no final newline):\n")
+	} else {
+		b.WriteString("observation:\n")
+	}
+	lines := strings.Split(obs, "\n")
+	if len(lines) > hostileObsLines || len(obs) > hostileObsBytes {
+		head, tail := lines[:min(keepHead, len(lines))], lines[max(len(lines)-keepTail, min(keepHead, len(lines))):]
+		leftBytes := 0 // each line with its newline
+		for _, l := range lines[len(head) : len(lines)-len(tail)] {
+			leftBytes += len(l) + 1
+		}
+		lines = append(append(slices.Clone(head), fmt.Sprintf("... %d lines (%d bytes) left out ...", len(lines)-len(head)-len(tail), leftBytes)), tail...)
+	}
+	for _, l := range lines {
+		fmt.Fprintf(&b, "| %s\n", transcript.Printable(cutLine(l, hostileLineBytes)))
+	}
+	return b.String()
+}
+
+// cutLine shortens a line over n bytes to its first n bytes and its length.
+func cutLine(l string, n int) string {
+	if len(l) <= n {
+		return l
+	}
+	return fmt.Sprintf("%s... (%d bytes)", l[:n], len(l))
 }
 
 func TestTimeoutAndCancel(t *testing.T) {

@@ -6,7 +6,11 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/transcript"
 )
 
 // mutPool are query strings for property tests (no index needed).
@@ -169,146 +173,218 @@ func TestMutationsComplete(t *testing.T) {
 	}
 }
 
-func TestMutationsOrder(t *testing.T) {
-	a, b, c := "alpha query", "beta query", "gamma query"
-	tests := []struct {
-		name  string
-		p     Program
-		pool  []string
-		space Space
-		want  []Program // the first len(want) mutations, in order
-		size  int       // |U(p)|, -1 = not checked
-	}{
-		{
-			name:  "single sparse query, sparse only: the width ladder",
-			p:     Program{Queries: []string{a}, Mode: ModeSparse, Width: 3, Print: 3},
-			space: Space{Modes: []Mode{ModeSparse}, RerankWidths: []int{0}},
-			want: []Program{
-				{Queries: []string{a}, Mode: ModeSparse, Width: 5, Print: 5},
-				{Queries: []string{a}, Mode: ModeSparse, Width: 10, Print: 10},
-				{Queries: []string{a}, Mode: ModeSparse, Width: 20, Print: 20},
-				{Queries: []string{a}, Mode: ModeSparse, Width: 50, Print: 20},
-			},
-			size: 4,
-		},
-		{
-			name: "width steps first, fewer candidates first among equals",
-			p:    Program{Queries: []string{a}, Mode: ModeSparse, Width: 10, Print: 3},
-			want: []Program{
-				// distance 0/0/0/1/0: widths 5 and 20, fewer candidates first
-				{Queries: []string{a}, Mode: ModeSparse, Width: 5, Print: 5},
-				{Queries: []string{a}, Mode: ModeSparse, Width: 20, Print: 20},
-				{Queries: []string{a}, Mode: ModeSparse, Width: 3, Print: 3},
-				{Queries: []string{a}, Mode: ModeSparse, Width: 50, Print: 20},
-			},
-			size: -1,
-		},
-		{
-			name:  "query subsets: fewer candidates, then fewer calls, then pool order",
-			p:     Program{Queries: []string{a, b}, Mode: ModeSparse, Width: 5, Print: 10},
-			pool:  []string{a, b, c},
-			space: Space{Modes: []Mode{ModeSparse}, RerankWidths: []int{0}, Widths: []int{5}},
-			want: []Program{
-				{Queries: []string{a}, Mode: ModeSparse, Width: 5, Print: 5},
-				{Queries: []string{b}, Mode: ModeSparse, Width: 5, Print: 5},
-				{Queries: []string{a, b, c}, Mode: ModeSparse, Width: 5, Print: 15},
-				{Queries: []string{a, c}, Mode: ModeSparse, Width: 5, Print: 10},
-				{Queries: []string{b, c}, Mode: ModeSparse, Width: 5, Print: 10},
-				{Queries: []string{c}, Mode: ModeSparse, Width: 5, Print: 5},
-			},
-			size: 6,
-		},
-		{
-			name:  "rerank query stays first; the print budget caps at 20",
-			p:     Program{Queries: []string{b, a}, Mode: ModeFuse, Width: 20, Rerank: 5, Print: 5},
-			space: Space{Modes: []Mode{ModeFuse}, Widths: []int{20}, RerankWidths: []int{0, 5}},
-			want: []Program{
-				{Queries: []string{b}, Mode: ModeFuse, Width: 20, Rerank: 5, Print: 5},
-				{Queries: []string{a}, Mode: ModeFuse, Width: 20, Rerank: 5, Print: 5},
-				{Queries: []string{b, a}, Mode: ModeFuse, Width: 20, Print: 20},
-				{Queries: []string{b}, Mode: ModeFuse, Width: 20, Print: 20},
-				{Queries: []string{a}, Mode: ModeFuse, Width: 20, Print: 20},
-			},
-			size: 5,
-		},
+// TestMutateTranscript runs testdata/mutate.txt, the structural distance
+// and the mutation space (see the file's header for its commands). Beside
+// the printed outputs it checks, for every case, what must hold of any
+// enumeration: distances never decrease, DistanceTo agrees with the
+// enumeration on each member, and under the full mode set the last member
+// of a single-route program is the swap to the other route (two routes
+// changed).
+func TestMutateTranscript(t *testing.T) {
+	transcript.Run(t, "testdata/mutate.txt", func(t *testing.T, c *transcript.Case) string {
+		lines := strings.Split(c.Input, "\n")
+		switch c.Cmd {
+		case "distance":
+			if len(lines) != 2 {
+				t.Fatalf("%s: distance wants two program lines, p then q", c.Pos())
+			}
+			p, q := mutParseProgram(t, c, lines[0]), mutParseProgram(t, c, lines[1])
+			d := distance(p, q)
+			pool := Pool(p, q.Queries...)
+			dt, ok := DistanceTo(p, q, pool, Space{})
+			if ok && dt != d {
+				t.Errorf("DistanceTo = %v, distance = %v", dt, d)
+			}
+			return fmt.Sprintf("distance: %v\nmember: %v\n", d, ok)
+		case "compare":
+			if len(lines) != 2 {
+				t.Fatalf("%s: compare wants two distances", c.Pos())
+			}
+			d, e := mutParseDistance(t, c, lines[0]), mutParseDistance(t, c, lines[1])
+			if got, back := d.Compare(e), e.Compare(d); got != -back {
+				t.Errorf("Compare is not antisymmetric: %d and %d", got, back)
+			}
+			return fmt.Sprintf("compare: %s\n", map[int]string{-1: "-1 (nearer)", 0: "0 (as near)", 1: "+1 (farther)"}[d.Compare(e)])
+		case "mutations":
+			return mutRunMutations(t, c, lines)
+		}
+		t.Fatalf("%s: unknown command %q (want distance, compare or mutations)", c.Pos(), c.Cmd)
+		return ""
+	})
+}
+
+// mutRunMutations runs one mutations case: the program on the input's
+// first line, an optional "pool: q1 | q2" line, the space from the
+// command's arguments.
+func mutRunMutations(t *testing.T, c *transcript.Case, lines []string) string {
+	p := mutParseProgram(t, c, lines[0])
+	var pool []string
+	for _, l := range lines[1:] {
+		v, ok := strings.CutPrefix(l, "pool:")
+		if !ok {
+			t.Fatalf("%s: want a \"pool: q1 | q2\" line after the program, got %q", c.Pos(), l)
+		}
+		pool = mutSplitQueries(v)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			muts, err := Mutations(tc.p, tc.pool, tc.space)
+	s := mutParseSpace(t, c)
+	head := -1
+	if v, ok := c.Arg("head"); ok {
+		var err error
+		if head, err = strconv.Atoi(v); err != nil {
+			t.Fatalf("%s: head=%q", c.Pos(), v)
+		}
+	}
+	muts, err := Mutations(p, pool, s)
+	if err != nil {
+		var b strings.Builder
+		fmt.Fprintf(&b, "error: %s\nkind:", err)
+		for _, k := range []struct {
+			name string
+			err  error
+		}{{"ErrNotMutable", ErrNotMutable}, {"ErrBadArgument", ErrBadArgument}, {"ErrNotTyped", ErrNotTyped}} {
+			if errors.Is(err, k.err) {
+				b.WriteString(" " + k.name)
+			}
+		}
+		b.WriteString("\n")
+		return b.String()
+	}
+	if pool == nil {
+		pool = p.Queries
+	}
+	for j, m := range muts {
+		if j > 0 && muts[j-1].Distance.Compare(m.Distance) > 0 {
+			t.Errorf("distance decreases at %d: %v then %v", j, muts[j-1].Distance, m.Distance)
+		}
+		if d, ok := DistanceTo(p, m.Program, pool, s); !ok || d != m.Distance {
+			t.Errorf("DistanceTo(%s) = %v, %v; the enumeration says %v", mutFormatProgram(m.Program), d, ok, m.Distance)
+		}
+	}
+	if len(muts) > 0 && s.Modes == nil && p.Mode != ModeFuse {
+		if last := muts[len(muts)-1]; last.Distance.Mode != 2 || last.Program.Mode == p.Mode || last.Program.Mode == ModeFuse {
+			t.Errorf("last mutation %s (%v): want the swap to the other route (two routes changed) last", mutFormatProgram(last.Program), last.Distance)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d mutations\n", len(muts))
+	line := func(m Mutation) {
+		fmt.Fprintf(&b, "%v calls=%d cands=%d  %s\n", m.Distance, m.Calls, m.Candidates, mutFormatProgram(m.Program))
+	}
+	for j, m := range muts {
+		if head >= 0 && j >= head && j < len(muts)-1 {
+			fmt.Fprintf(&b, "... %d more ...\n", len(muts)-1-head)
+			line(muts[len(muts)-1])
+			break
+		}
+		line(m)
+	}
+	return b.String()
+}
+
+// mutParseProgram reads a program written "MODE width=W [rerank=R]
+// print=P: query | query".
+func mutParseProgram(t *testing.T, c *transcript.Case, l string) Program {
+	t.Helper()
+	head, qs, ok := strings.Cut(l, ": ")
+	fields := strings.Fields(head)
+	if !ok || len(fields) == 0 {
+		t.Fatalf("%s: want \"MODE width=W [rerank=R] print=P: query | query\", got %q", c.Pos(), l)
+	}
+	p := Program{Queries: mutSplitQueries(qs)}
+	if err := p.Mode.UnmarshalText([]byte(fields[0])); err != nil {
+		t.Fatalf("%s: %v", c.Pos(), err)
+	}
+	for _, f := range fields[1:] {
+		k, v, _ := strings.Cut(f, "=")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("%s: %q: want key=integer", c.Pos(), f)
+		}
+		switch k {
+		case "width":
+			p.Width = n
+		case "rerank":
+			p.Rerank = n
+		case "print":
+			p.Print = n
+		default:
+			t.Fatalf("%s: unknown program field %q (want width, rerank, print)", c.Pos(), k)
+		}
+	}
+	return p
+}
+
+// mutFormatProgram writes p as mutParseProgram reads it (rerank=0 left out).
+func mutFormatProgram(p Program) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s width=%d", p.Mode, p.Width)
+	if p.Rerank != 0 {
+		fmt.Fprintf(&b, " rerank=%d", p.Rerank)
+	}
+	fmt.Fprintf(&b, " print=%d: %s", p.Print, strings.Join(p.Queries, " | "))
+	return b.String()
+}
+
+func mutSplitQueries(s string) []string {
+	var qs []string
+	for _, q := range strings.Split(s, "|") {
+		qs = append(qs, strings.TrimSpace(q))
+	}
+	return qs
+}
+
+// mutParseSpace reads the space from the command's arguments modes=(...),
+// widths=(...), rerank_widths=(...) and max_print=N; an absent one is the
+// zero field (the full grammar).
+func mutParseSpace(t *testing.T, c *transcript.Case) Space {
+	t.Helper()
+	var s Space
+	ints := func(vals []string) []int {
+		out := []int{} // widths=() is an empty, not a nil, list
+		for _, v := range vals {
+			n, err := strconv.Atoi(v)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %q is not an integer", c.Pos(), v)
 			}
-			if tc.size >= 0 && len(muts) != tc.size {
-				t.Errorf("|U(p)| = %d, want %d", len(muts), tc.size)
-			}
-			for j := 1; j < len(muts); j++ {
-				if muts[j-1].Distance.Compare(muts[j].Distance) > 0 {
-					t.Fatalf("distance decreases at %d", j)
-				}
-			}
-			if last := muts[len(muts)-1]; tc.space.Modes == nil && (last.Distance.Mode != 2 || last.Program.Mode != ModeDense) {
-				t.Errorf("last mutation %+v (%v): want the sparse→dense swap (two routes changed) last", last.Program, last.Distance)
-			}
-			for i, w := range tc.want {
-				if i >= len(muts) {
-					t.Fatalf("only %d mutations", len(muts))
-				}
-				if got := muts[i].Program; !slices.Equal(got.Queries, w.Queries) || got.Mode != w.Mode || got.Width != w.Width || got.Rerank != w.Rerank || got.Print != w.Print {
-					t.Errorf("mutation %d = %+v (%v), want %+v", i, got, muts[i].Distance, w)
-				}
-			}
-		})
+			out = append(out, n)
+		}
+		return out
 	}
+	for _, a := range c.Args {
+		switch a.Key {
+		case "modes":
+			s.Modes = []Mode{}
+			for _, v := range a.Vals {
+				var m Mode
+				if err := m.UnmarshalText([]byte(v)); err != nil {
+					t.Fatalf("%s: %v", c.Pos(), err)
+				}
+				s.Modes = append(s.Modes, m)
+			}
+		case "widths":
+			s.Widths = ints(a.Vals)
+		case "rerank_widths":
+			s.RerankWidths = ints(a.Vals)
+		case "max_print":
+			if len(a.Vals) != 1 {
+				t.Fatalf("%s: want max_print=N", c.Pos())
+			}
+			s.MaxPrint = ints(a.Vals)[0]
+		case "head":
+		default:
+			t.Fatalf("%s: unknown argument %q", c.Pos(), a.Key)
+		}
+	}
+	return s
 }
 
-func TestDistance(t *testing.T) {
-	q := []string{"x"}
-	tests := []struct {
-		p, q Program
-		want Distance
-	}{
-		{Program{Queries: q, Mode: ModeDense, Width: 3, Print: 3}, Program{Queries: q, Mode: ModeFuse, Width: 3, Print: 6}, Distance{Mode: 1}},
-		{Program{Queries: q, Mode: ModeDense, Width: 3, Print: 3}, Program{Queries: q, Mode: ModeSparse, Width: 3, Print: 3}, Distance{Mode: 2}},
-		{Program{Queries: q, Mode: ModeSparse, Width: 3, Print: 3}, Program{Queries: q, Mode: ModeSparse, Width: 50, Rerank: 10, Print: 10}, Distance{RerankToggle: 1, Width: 4, Rerank: 3}},
-		{Program{Queries: q, Mode: ModeSparse, Width: 20, Rerank: 3, Print: 3}, Program{Queries: q, Mode: ModeSparse, Width: 20, Rerank: 20, Print: 20}, Distance{Rerank: 3}},
-		{Program{Queries: []string{"x", "y"}, Mode: ModeSparse, Width: 3, Print: 3}, Program{Queries: []string{"y", "z"}, Mode: ModeSparse, Width: 3, Print: 6}, Distance{Queries: 2}},
+// mutParseDistance reads a Distance written as its String,
+// "mode/rerank_toggle/queries/width/rerank".
+func mutParseDistance(t *testing.T, c *transcript.Case, l string) Distance {
+	t.Helper()
+	var d Distance
+	if n, err := fmt.Sscanf(l, "%d/%d/%d/%d/%d", &d.Mode, &d.RerankToggle, &d.Queries, &d.Width, &d.Rerank); err != nil || n != 5 || d.String() != l {
+		t.Fatalf("%s: want a distance m/t/q/w/r, got %q", c.Pos(), l)
 	}
-	for _, tc := range tests {
-		t.Run(tc.want.String(), func(t *testing.T) {
-			if got := distance(tc.p, tc.q); got != tc.want {
-				t.Errorf("distance(%+v, %+v) = %v, want %v", tc.p, tc.q, got, tc.want)
-			}
-		})
-	}
-	if (Distance{Mode: 1}).Compare(Distance{RerankToggle: 1, Queries: 4, Width: 4, Rerank: 4}) != 1 {
-		t.Error("a mode change must weigh more than every later field")
-	}
-	if (Distance{Queries: 1}).Compare(Distance{Width: 4, Rerank: 4}) != 1 {
-		t.Error("a query change must weigh more than width and rerank steps")
-	}
-}
-
-func TestMutationsErrors(t *testing.T) {
-	p := Program{Queries: []string{"a"}, Mode: ModeSparse, Width: 3, Print: 3}
-	tests := []struct {
-		name  string
-		p     Program
-		pool  []string
-		space Space
-		want  error
-	}{
-		{"invalid program", Program{Queries: []string{"a"}, Mode: ModeSparse, Width: 4, Print: 3}, nil, Space{}, ErrNotMutable},
-		{"query not in pool", p, []string{"b"}, Space{}, ErrNotMutable},
-		{"repeated pool entry", p, []string{"a", "a"}, Space{}, ErrNotMutable},
-		{"pool too large", p, []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, Space{}, ErrNotMutable},
-		{"width off the ladder", p, nil, Space{Widths: []int{4}}, ErrBadArgument},
-		{"print over 20", p, nil, Space{MaxPrint: 21}, ErrBadArgument},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if _, err := Mutations(tc.p, tc.pool, tc.space); !errors.Is(err, tc.want) {
-				t.Errorf("err = %v, want %v", err, tc.want)
-			}
-		})
-	}
+	return d
 }

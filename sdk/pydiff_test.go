@@ -22,6 +22,7 @@ import (
 
 	"github.com/rlsearch/rlsearch"
 	"github.com/rlsearch/rlsearch/internal/testutil"
+	"github.com/rlsearch/rlsearch/internal/transcript"
 )
 
 // The Python differential suite (testdata/pydiff, README "Python
@@ -30,10 +31,11 @@ import (
 // testdata/pydiff/stub_sdk.py (goldens), and the same programs through the
 // sandbox over the Go twin of its stub retriever below.
 
-var (
-	pydiffUpdate        = flag.Bool("update", false, "TestPythonDifferential: regenerate testdata/pydiff/golden with CPython (/usr/bin/python3)")
-	pydiffUpdateSandbox = flag.Bool("update-sandbox", false, "TestPythonDifferential: re-pin testdata/pydiff/sandbox/*.txt (the deliberate differences) from the sandbox")
-)
+// pydiffUpdateSandbox re-pins the deliberate differences. The goldens are
+// regenerated under -update, the flag internal/transcript defines for the
+// whole test binary (transcript.Updating): a second flag named "update" in
+// this package would panic at start-up.
+var pydiffUpdateSandbox = flag.Bool("update-sandbox", false, "TestPythonDifferential: re-pin testdata/pydiff/sandbox/*.txt (the deliberate differences) from the sandbox")
 
 // pydiffEnforce makes TestPythonDifferential fail under pydiffMinShare
 // byte-identical observations, or on a difference not listed in
@@ -359,7 +361,7 @@ func pydiffRequests(progs []pydiffProgram) []Request {
 //	go test ./sdk -run TestPythonDifferential -update-sandbox  # re-pin deliberate differences
 //	RLSEARCH_PYDIFF_CPYTHON=1 go test ./sdk -run TestPythonDifferential  # goldens still match CPython?
 func TestPythonDifferential(t *testing.T) {
-	if *pydiffUpdate {
+	if transcript.Updating() {
 		t.Logf("%s", pydiffCPython(t, "golden", filepath.Join(pydiffDir, "programs"), filepath.Join(pydiffDir, "golden")))
 	} else if os.Getenv("RLSEARCH_PYDIFF_CPYTHON") != "" {
 		t.Logf("%s", pydiffCPython(t, "check", filepath.Join(pydiffDir, "programs"), filepath.Join(pydiffDir, "golden")))
@@ -505,7 +507,7 @@ func TestPythonDifferential(t *testing.T) {
 // dense) plus edge cases (empty, case, non-ASCII, punctuation). It needs
 // CPython, so it runs with -update or RLSEARCH_PYDIFF_CPYTHON=1.
 func TestPythonDifferentialStub(t *testing.T) {
-	if !*pydiffUpdate && os.Getenv("RLSEARCH_PYDIFF_CPYTHON") == "" {
+	if !transcript.Updating() && os.Getenv("RLSEARCH_PYDIFF_CPYTHON") == "" {
 		t.Skip("needs CPython: run with -update or RLSEARCH_PYDIFF_CPYTHON=1")
 	}
 	queries := []string{"", " ", "the", "a b c", "ROBIN hood", "Robin-Hood's 2018", "Björn Bengtsson", "İstanbul Kelvin K", "١٢ digits",

@@ -53,7 +53,7 @@ func (m *Multi) Close() {
 
 // NewMulti assembles one Service per corpus of corpora with cfg (whose
 // Index gives the model and open options, its Dir unused), sharing the
-// models. A corpus whose index has a dense shard serves e5 with the
+// models. A corpus whose index has a vector file serves e5 with the
 // shared encoder; one without serves BM25 only (with a warning when
 // --model is set). The first corpus keeps cfg.UI (the inspector's dumps
 // load once); the others mount the inspector without dumps. Each corpus
@@ -104,7 +104,7 @@ func NewMulti(ctx context.Context, cfg Config, corpora []Corpus) (_ *Multi, err 
 	return m, nil
 }
 
-// openCorpus opens corpus i's index (with enc when it has a dense shard)
+// openCorpus opens corpus i's index (with enc when it has a vector file)
 // and builds its service, measuring what the corpus costs to start.
 func openCorpus(ctx context.Context, cfg Config, i int, names []string, dir string, enc rlsearch.Encoder, sh *shared, logger *slog.Logger) (*Service, error) {
 	start := time.Now()
@@ -112,8 +112,8 @@ func openCorpus(ctx context.Context, cfg Config, i int, names []string, dir stri
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	useEnc := enc
-	if enc != nil && !hasDenseShard(dir) {
-		logger.Warn("corpus has no dense shard: served with BM25 only", "corpus", names[i], "index", dir)
+	if enc != nil && !hasVectorFile(dir) {
+		logger.Warn("corpus has no vector file (dense.shard): served with BM25 only", "corpus", names[i], "index", dir)
 		useEnc = nil
 	}
 	ix, err := index.Open(ctx, dir, cfg.Index.openConfig(useEnc))
@@ -145,10 +145,10 @@ func openCorpus(ctx context.Context, cfg Config, i int, names []string, dir stri
 	return svc, nil
 }
 
-// hasDenseShard reports whether the index in dir has a dense shard (its
+// hasVectorFile reports whether the index in dir has a vector file (its
 // meta.json names one); an unreadable meta.json says yes, so that
 // index.Open reports the real error.
-func hasDenseShard(dir string) bool {
+func hasVectorFile(dir string) bool {
 	raw, err := os.ReadFile(filepath.Join(dir, index.MetaFile))
 	if err != nil {
 		return true

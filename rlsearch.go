@@ -128,7 +128,7 @@ type Retriever interface {
 // sdk.Config.Retrievers, and the text-field index kinds of package hybrid.
 const (
 	RetrieverBM25 = "bm25" // BM25 over the index's postings (package bm25)
-	RetrieverE5   = "e5"   // dense retrieval: an E5 Encoder over the index's dense shard (packages embed, ann)
+	RetrieverE5   = "e5"   // dense retrieval: an E5 Encoder over the index's vector file (packages embed, ann)
 )
 
 // ErrBadInput marks errors caused by the caller's input (as opposed to the

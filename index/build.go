@@ -31,11 +31,11 @@ const (
 	URLsFile  = "urls.zst"
 	BM25File  = "bm25.idx"
 	DenseFile = "dense.shard"
-	// HNSWFile holds the dense shard's HNSW graph: imported from a faiss
+	// HNSWFile holds the vector file's HNSW graph: imported from a faiss
 	// IndexHNSWFlat by --vectors, or built and cached by the first Open
 	// with the hnsw backend.
 	HNSWFile = "dense.hnsw"
-	// FP16RowsFile holds the dense shard's vectors as raw fp16 rows
+	// FP16RowsFile holds the vector file's vectors as raw fp16 rows
 	// (ann.WriteFP16Rows), the re-rank store of a compressed HNSW graph
 	// (OpenConfig.HNSWCompressed): written by the first such open, not by
 	// the build.
@@ -58,13 +58,13 @@ type BuildConfig struct {
 	BM25 bm25.Config // BM25 parameters (k1 = 0.9, b = 0.4 by default)
 
 	// Encoder, when non-nil, embeds every passage (E5 "passage: " prefix) into
-	// a dense shard. ConfigHash identifies its configuration in the shard.
+	// a vector file. ConfigHash identifies its configuration in the vector file.
 	Encoder     rlsearch.Encoder
 	ConfigHash  uint64
-	DType       ann.DType // shard storage, default ann.FP16
+	DType       ann.DType // vector file storage, default ann.FP16
 	EncodeBatch int       // passages per encoder call, default DefaultEncodeBatch
 
-	// Vectors, when set, imports the dense shard from this vector file
+	// Vectors, when set, imports the vectors of the vector file from this file
 	// (faiss IndexFlatIP/L2, IndexHNSWFlat, IndexIVFFlat, fp16
 	// IndexScalarQuantizer, IndexIDMap/IDMap2 around them, .npy
 	// float32/float16, .fvecs; see ann/vecfile) instead of encoding: one
@@ -155,7 +155,7 @@ type BM25Meta struct {
 	CorpusSumTF    uint64 `json:"corpus_sum_tf,omitempty"`
 }
 
-// DenseMeta describes the dense shard.
+// DenseMeta describes the vector file.
 type DenseMeta struct {
 	Model      string `json:"model"`
 	Dim        int    `json:"dim"`
@@ -295,7 +295,7 @@ type buildResult struct {
 // buildParts reads cfg.Corpus once and writes every part: each passage goes
 // to BM25 (one index, or with plan the shard builder, which sees every row
 // for the corpus-wide statistics) and, when a part holds its row, to that
-// part's docstore and dense shard. parts are in row order, disjoint; the
+// part's docstore and vector file. parts are in row order, disjoint; the
 // meta of each is filled in (BuildSeconds left 0). With plan the corpus
 // must have exactly plan's rows.
 func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.ShardPlan, bar *progress.Pass) (buildResult, error) {
@@ -444,7 +444,7 @@ func buildParts(ctx context.Context, cfg BuildConfig, parts []*part, plan *bm25.
 	var dense *DenseMeta
 	for _, p := range parts {
 		if p.dense != nil {
-			bar.Phase("finishing dense shard", true)
+			bar.Phase("finishing vector file", true)
 			if err := p.dense.close(); err != nil {
 				return res, err
 			}

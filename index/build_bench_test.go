@@ -9,7 +9,7 @@ import (
 	"github.com/rlsearch/rlsearch/corpus"
 )
 
-// BenchmarkBuild builds a BM25 index (no dense shard) over
+// BenchmarkBuild builds a BM25 index (no vector file) over
 // $RLSEARCH_BUILD_CORPUS, or the wiki_multihop corpus of the shared data
 // (18,175 passages), and reports passages/s. Profile it with
 // -cpuprofile to see where build time goes (corpus decode, docstore

@@ -64,12 +64,12 @@ func verifyChecks() []verifyCheck {
 // parses and has this binary's format version; every docstore block passes
 // its CRC, decompresses and parses (docstore.Store.Check); the BM25 file
 // passes bm25.Index.Check (every postings chunk's CRC-32C, every term's
-// structure); every block of the dense
-// shard passes its CRC and decompresses (ann.VectorFileReader); the fp16 rows
-// of a compressed HNSW (FP16RowsFile), when present, pass their header and
-// rows CRC-32C and have the shard's shape (that they hold the shard's
-// vectors is checked when they are opened, ann.(*HNSW).Compress); and the counts
-// of passages agree across meta.json, the docstore, BM25 and the shard. It
+// structure); every block of the vector file (dense.shard) passes its CRC
+// and decompresses (ann.VectorFileReader); the fp16 rows of a compressed
+// HNSW (FP16RowsFile), when present, pass their header and rows CRC-32C
+// and have the vector file's shape (that they hold its vectors is checked
+// when they are opened, ann.(*HNSW).Compress); and the counts of passages
+// agree across meta.json, the docstore, BM25 and the vector file. It
 // stops at the first failure: the error names the file and, for a damaged
 // block, the block and its byte offset; it wraps ErrCheck for a damaged or
 // inconsistent index. Memory stays bounded (one block at a time) except
@@ -220,11 +220,11 @@ func (v *verifier) checkDense(ctx context.Context) error {
 		v.note = "absent (BM25-only index)"
 		return nil
 	case errors.Is(err, os.ErrNotExist):
-		return v.fail("%s: meta.json describes a dense shard (%s) but the file is missing", v.path(DenseFile), v.meta.Dense.Model)
+		return v.fail("%s: meta.json describes a vector file (%s) but the file is missing", v.path(DenseFile), v.meta.Dense.Model)
 	case err != nil:
 		return fmt.Errorf("index: %w", err)
 	case v.meta.Dense == nil:
-		return v.fail("%s exists but meta.json describes no dense shard", v.path(DenseFile))
+		return v.fail("%s exists but meta.json describes no vector file", v.path(DenseFile))
 	}
 	sr, err := ann.OpenVectorFileReader(v.path(DenseFile))
 	if err != nil {
@@ -274,7 +274,7 @@ func (v *verifier) checkFP16Rows(ctx context.Context) error {
 	}
 	defer r.Close()
 	if !v.hasDS || r.Len() != v.dense || r.Dim() != v.meta.denseDim() {
-		return v.fail("%s holds %d × %d rows but the dense shard %d × %d (%v): delete it, the next --hnsw-compressed open writes it again", path, r.Len(), r.Dim(), v.dense, v.meta.denseDim(), v.hasDS)
+		return v.fail("%s holds %d × %d rows but the vector file %d × %d (%v): delete it, the next --hnsw-compressed open writes it again", path, r.Len(), r.Dim(), v.dense, v.meta.denseDim(), v.hasDS)
 	}
 	return v.wrap(r.Check(), ann.ErrCorrupt)
 }
@@ -300,7 +300,7 @@ func (v *verifier) checkCounts(ctx context.Context) error {
 	return nil
 }
 
-// denseDim is the dense shard's dimension from meta.json, 0 without one.
+// denseDim is the vector file's dimension from meta.json, 0 without one.
 func (m Meta) denseDim() int {
 	if m.Dense == nil {
 		return 0

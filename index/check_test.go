@@ -13,7 +13,7 @@ import (
 	"github.com/rlsearch/rlsearch/docstore"
 )
 
-// TestVerify builds an index with a dense shard, checks that Check passes
+// TestVerify builds an index with a vector file, checks that Check passes
 // it, then damages one file at a time and checks that Check fails naming
 // the file (and, for a block, the block and its offset).
 func TestVerify(t *testing.T) {

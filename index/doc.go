@@ -25,7 +25,7 @@
 //
 // Check (rlsearch check) reads every file once and checks every
 // checksum, block and count. Open loads an index and, when it
-// has a dense shard and an encoder is given, checks that they belong
+// has a vector file and an encoder is given, checks that they belong
 // together (same dimension; sampled stored passages retrieve themselves at
 // rank 1) before anything is served.
 //

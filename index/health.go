@@ -7,7 +7,7 @@ import (
 )
 
 // Health describes the served index for the server's GET /healthz: BM25
-// statistics, the dense shard (count, dim, dtype, encoder) and the dense
+// statistics, the vector file (count, dim, dtype, encoder) and the dense
 // search backend chosen at Open with its reason and the GPU search
 // canary's report (dense.canary: internal/canary.Report), the query encoder, the
 // CPUs and the build time, and for a shard which one ("shard": index,
@@ -46,7 +46,7 @@ func (ix *Index) Health() map[string]any {
 
 // SearchBackend is where dense search runs: "gpu" when ann.Open chose the
 // GPU, else "cpu" (BM25 always runs on the CPU; so does an index without a
-// dense shard).
+// vector file).
 func (ix *Index) SearchBackend() string {
 	if ds := ix.DenseSearch; ds != nil && ds.Backend == "gpu" {
 		return "gpu"

@@ -167,7 +167,7 @@ func TestSelfCheckRefusesWrongModel(t *testing.T) {
 	if _, err := Build(ctx, BuildConfig{Corpus: writeCorpus(t, smallCorpus), Dir: bm25only}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(ctx, bm25only, OpenConfig{Encoder: hashEncoder{dim: 16}}); !errors.Is(err, ErrSelfCheck) || !strings.Contains(err.Error(), "no dense shard") {
+	if _, err := Open(ctx, bm25only, OpenConfig{Encoder: hashEncoder{dim: 16}}); !errors.Is(err, ErrSelfCheck) || !strings.Contains(err.Error(), "no vector file") {
 		t.Errorf("model on a BM25-only index: %v", err)
 	}
 }
@@ -241,7 +241,7 @@ func subsetCorpus(t *testing.T, n int) string {
 	return writeCorpus(t, b.String())
 }
 
-// TestDenseGeneratedModel builds a dense shard of 2,000 real passages with
+// TestDenseGeneratedModel builds a vector file of 2,000 real passages with
 // the generated tiny BERT through ONNX Runtime, then checks that 100 sampled
 // passages retrieve themselves at rank 1, and that 64 concurrent requests
 // get exactly the serial results.

@@ -18,7 +18,7 @@ import (
 	"github.com/rlsearch/rlsearch/docstore"
 )
 
-// ErrSelfCheck is returned by Open when the encoder and the dense shard do
+// ErrSelfCheck is returned by Open when the encoder and the vector file do
 // not belong together.
 var ErrSelfCheck = errors.New("index: dense self-check failed")
 
@@ -43,7 +43,7 @@ type OpenConfig struct {
 	// CheckDocs checks the CRC of every docstore block at open (one read
 	// of docs.zst), so a corrupt store is refused before serving.
 	CheckDocs bool
-	// DenseBackend chooses how the dense shard is searched (ann.Open):
+	// DenseBackend chooses how the vector file is searched (ann.Open):
 	// "auto" (default: GPU when usable, else exact flat up to
 	// ann.DefaultFlatMax vectors, else HNSW), "flat", "hnsw" or "gpu". An
 	// HNSW graph is cached in the index directory as HNSWFile (or was
@@ -55,7 +55,7 @@ type OpenConfig struct {
 	// faiss (faiss's default is 16, which Search-R1's e5_HNSW64.index keeps
 	// unless its builder changed it).
 	HNSWEfSearch int
-	// GPUInt8 keeps an int8 dense shard's codes int8 on the GPU
+	// GPUInt8 keeps an int8 vector file's codes int8 on the GPU
 	// (ann.GPUConfig.Int8: half the GPU memory and HBM traffic of fp16,
 	// exact over the int8 vectors up to the fp16 rounding of q∘scale) when
 	// DenseBackend may choose the GPU. A shard that is not int8, or whose
@@ -90,12 +90,12 @@ type Index struct {
 	Meta  Meta
 	Docs  *docstore.Store
 	BM25  *bm25.Index
-	Dense *ann.Flat // nil when the index has no dense shard
+	Dense *ann.Flat // nil when the index has no vector file
 	// DenseSearch is the backend ann.Open chose over Dense (Backend and
-	// Reason say which and why); nil without a dense shard.
+	// Reason say which and why); nil without a vector file.
 	DenseSearch *ann.Opened
 	// OpenDuration is how long Open took (reading meta.json, the docstore
-	// table, the BM25 index, the dense shard and its search backend, and
+	// table, the BM25 index, the vector file and its search backend, and
 	// the self-check), for startup logs.
 	OpenDuration time.Duration
 	// URLs holds each passage's "url" (docstore contents; "" for none)
@@ -113,7 +113,7 @@ type Index struct {
 func (ix *Index) BuildID() string { return ix.buildID }
 
 // Open loads the index in dir. With cfg.Encoder set, the index must have a
-// dense shard of the encoder's dimension, and the self-check must pass
+// vector file of the encoder's dimension, and the self-check must pass
 // (errors wrap ErrSelfCheck and say what to do).
 func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	start := time.Now()
@@ -181,7 +181,7 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 		}
 		ix.Dense = ix.DenseSearch.Flat
 		if ix.Dense.Len() != ix.Meta.NumDocs {
-			return nil, fmt.Errorf("index: %s: dense shard has %d vectors for %d passages", dir, ix.Dense.Len(), ix.Meta.NumDocs)
+			return nil, fmt.Errorf("index: %s: vector file (dense.shard) has %d vectors for %d passages", dir, ix.Dense.Len(), ix.Meta.NumDocs)
 		}
 	}
 	if cfg.Encoder != nil {
@@ -228,7 +228,7 @@ func checkShardMeta(m Meta, bix *bm25.Index) error {
 func (ix *Index) selfCheck(ctx context.Context, rows int) error {
 	enc := ix.enc
 	if ix.Dense == nil {
-		return fmt.Errorf("%w: model %s was given but %s has no dense shard; rebuild the index with the model (rlsearch index --model DIR)", ErrSelfCheck, enc.Name(), ix.Dir)
+		return fmt.Errorf("%w: model %s was given but %s has no vector file (dense.shard); rebuild the index with the model (rlsearch index --model DIR)", ErrSelfCheck, enc.Name(), ix.Dir)
 	}
 	h := ix.Dense.Header()
 	if enc.Dim() != h.Dim {
@@ -294,7 +294,7 @@ func abs32(x float32) float32 {
 }
 
 // Retrievers returns the retrievers this index serves by API name: "bm25"
-// always, "e5" when the index has a dense shard and an encoder was given.
+// always, "e5" when the index has a vector file and an encoder was given.
 func (ix *Index) Retrievers() map[string]rlsearch.Retriever {
 	m := map[string]rlsearch.Retriever{rlsearch.RetrieverBM25: bm25Retriever{ix: ix.BM25, parallel: ix.bm25Parallel, path: filepath.Join(ix.Dir, BM25File)}}
 	if ix.Dense != nil && ix.enc != nil {

@@ -10,11 +10,11 @@ import (
 )
 
 // ErrNoRetriever: a retriever name this index does not serve ("e5" needs
-// a dense shard and an encoder).
+// a vector file and an encoder).
 var ErrNoRetriever = errors.New("index: retriever not served")
 
 // DefaultRetriever is the retriever a request naming none gets: "e5" when
-// the index serves it (a dense shard opened with an encoder), else "bm25".
+// the index serves it (a vector file opened with an encoder), else "bm25".
 func (ix *Index) DefaultRetriever() string {
 	if _, ok := ix.Retrievers()[rlsearch.RetrieverE5]; ok {
 		return rlsearch.RetrieverE5

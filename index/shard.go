@@ -81,7 +81,7 @@ type BuildIdentity struct {
 	// Shards are the shards in row order.
 	Shards []ManifestShard `json:"shards"`
 	BM25   ManifestBM25    `json:"bm25"`
-	// Dense is the dense shard's model, nil without one. For imported
+	// Dense is the vector file's model, nil without one. For imported
 	// vectors the identity is the model name and the file's kind and
 	// count, not its bytes.
 	Dense *DenseIdentity `json:"dense"`
@@ -209,10 +209,10 @@ func countRows(ctx context.Context, path string, out io.Writer) (rows, skipped i
 // Dir/shard-I-of-N (ShardDirName), and writes Dir/manifest.json. The
 // passages are split into contiguous row ranges of equal size (±1,
 // bm25.EvenBounds); each shard directory is a complete index of its rows
-// (docstore, BM25 and the dense shard when an encoder or vectors are
+// (docstore, BM25 and the vector file when an encoder or vectors are
 // given), whose meta.json names the shard (Meta.Shard). BM25 shards
 // score with the corpus-wide statistics, so merged results equal one
-// index's bit for bit (see package bm25, Shards); dense shards hold the
+// index's bit for bit (see package bm25, Shards); their vector files hold the
 // same rows of the vectors.
 //
 // With cfg.Only, only those shards are built, so that shard i can be built

@@ -104,7 +104,7 @@ func retrieveIDs(t *testing.T, ix *Index, name, q string, k int) ([]string, []fl
 }
 
 // TestBuildShardsEqualsOneIndex builds 2,000 wiki_multihop passages (one
-// empty line added) as one index and as 3 shards with a dense shard (hash
+// empty line added) as one index and as 3 shards with a vector file (hash
 // encoder), and checks the layout (manifest, meta.json, rows, documents)
 // and that merged BM25 and dense results equal the one index's, ids and
 // float32 scores. Then each shard built alone (Only) must be the same

@@ -10,6 +10,6 @@ func TestMetaSummary(t *testing.T) {
 	}
 	m.Dense = &DenseMeta{Model: "e5", Dim: 3, DType: "fp16"}
 	if got := m.Summary("d"); got[:len(want)] != want || got[len(want):] != "; dense e5 3-d fp16" {
-		t.Errorf("Summary with a dense shard = %q", got)
+		t.Errorf("Summary with a vector file = %q", got)
 	}
 }

@@ -51,7 +51,7 @@ type vectorDest struct {
 	path   string
 }
 
-// importVectors streams the rows of r into dense shards, rows [lo, hi) of
+// importVectors streams the rows of r into vector files, rows [lo, hi) of
 // the file into dests[i].path (dests in row order, disjoint: the whole
 // file, or the rows of the shards being built), after checking that there
 // is one row per passage (n indexed, skipped empty passages left out).

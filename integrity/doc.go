@@ -1,6 +1,6 @@
 // Package integrity checks stored files of any kind in full: index
 // directories, hybrid collections, directories of them, and single files
-// recognised by their magic (dense shards, HNSW graphs, BM25 indexes,
+// recognised by their magic (vector files, HNSW graphs, BM25 indexes,
 // docstores, SQLite databases, files listed in a collection manifest).
 // It backs `rlsearch check` (`rlsearch verify` until issue 37, still accepted
 // for one release). It was package verify: "verify" now names only the RPL

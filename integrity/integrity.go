@@ -20,8 +20,8 @@ import (
 )
 
 // Path detects what path is, verifies it in full and returns its kind
-// ("index", "collection", "N indexes/collections", "docstore", "dense
-// shard", ...): an index directory (index.Check), a hybrid collection
+// ("index", "collection", "N indexes/collections", "docstore", "vector
+// file", ...): an index directory (index.Check), a hybrid collection
 // (hybrid.CheckIntegrity), the directory of a sharded build (index.CheckShards:
 // the manifest and every shard present, "N index shards of one build"), a
 // directory holding indexes or collections (each one, in name order), or
@@ -121,9 +121,9 @@ func verifyFile(ctx context.Context, path string, progress io.Writer) (string, e
 	var kind string
 	switch {
 	case has(magicShardV2):
-		kind, err = "dense shard", verifyShard(ctx, path)
+		kind, err = "vector file", verifyShard(ctx, path)
 	case has(magicShardV1):
-		kind = "dense shard (format 1)"
+		kind = "vector file (format 1)"
 		_, err = ann.ReadVectorFile(path)
 	case has(magicHNSW):
 		kind = "HNSW graph"
@@ -168,7 +168,7 @@ func verifyFile(ctx context.Context, path string, progress io.Writer) (string, e
 	return kind, nil
 }
 
-// verifyShard streams a version 2 dense shard, checking every block.
+// verifyShard streams a version 2 vector file, checking every block.
 func verifyShard(ctx context.Context, path string) error {
 	sr, err := ann.OpenVectorFileReader(path)
 	if err != nil {

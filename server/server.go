@@ -101,8 +101,8 @@ type Config struct {
 	// Retrievers has exactly one entry.
 	Default string
 	// Unserved names retrievers the index could serve but this server
-	// does not, with the reason (e.g. "e5": "the index has a dense shard
-	// but serve was started without --model"): a request for one gets a
+	// does not, with the reason (e.g. "e5": "the index has a vector file
+	// (dense.shard) but serve was started without --model"): a request for one gets a
 	// 400 saying why instead of only "unknown retriever". Optional.
 	Unserved map[string]string
 	// Docs maps the rows in retrieval hits to documents. Required.

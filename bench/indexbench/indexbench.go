@@ -1,7 +1,7 @@
 // Package indexbench is the single-index measurement of `rlsearch-bench
 // index --index DIR` (scripts/bench-scale.sh reads its table, JSON and TREC run
 // file): index open time, BM25 batch 1 and batch N, dense flat search and
-// E5 retrieval when the index has a dense shard, and /retrieve over HTTP at
+// E5 retrieval when the index has a vector file, and /retrieve over HTTP at
 // a given concurrency. The suites of `rlsearch-bench run` are in bench/suites.
 package indexbench
 

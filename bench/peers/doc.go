@@ -18,7 +18,7 @@
 //     loopback under the open-loop load of package bench/loadgen: the
 //     highest request rate whose p99 stays ≤ 100 ms, and latency at a
 //     common rate, per route. The dense peer searches the passage vectors
-//     of ours' dense shard and encodes each request's queries with torch
+//     of ours' vector file and encodes each request's queries with torch
 //     (e5_torch.py: the E5 BertModel over the same weights' model.safetensors,
 //     checked against ours by TestTorchEncoderAgrees), as Search-R1's
 //     server does.

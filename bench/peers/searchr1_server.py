@@ -15,7 +15,7 @@ min_normlen=0.5), English stemming, OR of the query terms: the same ranking func
 parameters as ours.
 
 The dense route (Search-R1's faiss + E5), with --dense DIR: faiss IndexFlatIP (exact inner product, as
-Search-R1's flat index) over DIR/base.fvecs, the passage vectors of our index's dense shard widened to
+Search-R1's flat index) over DIR/base.fvecs, the passage vectors of our index's vector file (dense.shard) widened to
 float32 (row i is passage DIR/base_ids.jsonl line i). With --encoder MODEL, each request's queries are
 encoded as Search-R1 does it: torch (Debian's python3-torch 1.13.1, CPU, fp32) running the E5 BertModel
 of MODEL/model.safetensors with the "query: " prefix, mean pooling and L2 normalisation, one padded batch

@@ -28,7 +28,7 @@ const (
 	// RouteBM25 is the sparse route: ours' BM25, the peer's Xapian BM25.
 	RouteBM25 = rlsearch.RetrieverBM25
 	// RouteE5 is the dense route: ours encodes each query with the E5 model
-	// (ONNX Runtime over model.onnx) and searches its dense shard; the peer
+	// (ONNX Runtime over model.onnx) and searches its vector file; the peer
 	// encodes each request's queries with torch (e5_torch.py over the same
 	// weights in model.safetensors) and searches faiss IndexFlatIP over the
 	// same passage vectors.
@@ -84,7 +84,7 @@ func searchR1DenseEnv(o Options) []string {
 	return faissEnv(o, searchR1FaissBuild(o), runtime.NumCPU())
 }
 
-// denseIndex returns an index of o.Corpus with a dense shard built by
+// denseIndex returns an index of o.Corpus with a vector file built by
 // o.Model, or imported from o.DenseVectors (once, in WorkDir; keyed by corpus,
 // binary, model and vectors).
 func denseIndex(ctx context.Context, o Options, bin string, progress io.Writer) (string, error) {
@@ -122,13 +122,13 @@ func denseExport(ctx context.Context, o Options, ix string, qs []string, progres
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	fmt.Fprintf(progress, "peers: exporting the dense shard of %s and %d query vectors into %s\n", ix, len(qs), dir)
+	fmt.Fprintf(progress, "peers: exporting the vector file of %s and %d query vectors into %s\n", ix, len(qs), dir)
 	flat, err := ann.ReadVectorFile(filepath.Join(ix, index.DenseFile))
 	if err != nil {
-		return "", fmt.Errorf("%w: dense shard: %v", ErrPeer, err)
+		return "", fmt.Errorf("%w: vector file: %v", ErrPeer, err)
 	}
 	if flat.IDs() != nil {
-		return "", fmt.Errorf("%w: %s: a dense shard with an id table is not supported by the dense peer", ErrPeer, ix)
+		return "", fmt.Errorf("%w: %s: a vector file with an id table is not supported by the dense peer", ErrPeer, ix)
 	}
 	d := flat.Dim()
 	if err := writeVecFile(filepath.Join(dir, denseBase), flat.Vectors(0, flat.Len()), d); err != nil {
@@ -140,7 +140,7 @@ func denseExport(ctx context.Context, o Options, ix string, qs []string, progres
 	}
 	defer ds.Close()
 	if ds.Len() != flat.Len() {
-		return "", fmt.Errorf("%w: %s holds %d passages, its dense shard %d rows", ErrPeer, ix, ds.Len(), flat.Len())
+		return "", fmt.Errorf("%w: %s holds %d passages, its vector file %d rows", ErrPeer, ix, ds.Len(), flat.Len())
 	}
 	ids := make([]string, 0, ds.Len())
 	if err := ds.Scan(func(_ int32, doc rlsearch.Document) error { ids = append(ids, doc.ID); return nil }); err != nil {

@@ -107,7 +107,7 @@ func TestCheckCollectionCommand(t *testing.T) {
 	}
 }
 
-// TestVerifyShardCommand: a dense shard file alone, intact and with one
+// TestVerifyShardCommand: a vector file (dense.shard) alone, intact and with one
 // flipped byte.
 func TestVerifyShardCommand(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "dense.shard")
@@ -125,7 +125,7 @@ func TestVerifyShardCommand(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := runCmd(t, "check", p); code != 0 || !strings.Contains(out, p+": ok, dense shard") {
+	if code, out, errs := runCmd(t, "check", p); code != 0 || !strings.Contains(out, p+": ok, vector file") {
 		t.Fatalf("verify of an intact shard: code %d\n%s\n%s", code, out, errs)
 	}
 	b, _ := os.ReadFile(p)

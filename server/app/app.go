@@ -34,7 +34,7 @@ import (
 // ErrConfig marks a Config the assembly cannot serve (a usage error).
 var ErrConfig = errors.New("app: bad configuration")
 
-// IndexConfig locates an index and the model that serves its dense shard.
+// IndexConfig locates an index and the model that serves its vector file.
 type IndexConfig struct {
 	Dir string // index directory built by `rlsearch index`; required
 	// Model is the E5 encoder (Model.Dir "" = BM25 only).
@@ -259,7 +259,7 @@ func (s *Service) serveIndex(ctx context.Context, cfg Config, sh *shared) (err e
 	if _, ok := b.retrievers[rlsearch.RetrieverE5]; !ok && ix.Dense != nil {
 		// A trainer never names the retriever: without this line a
 		// forgotten --model would train on BM25 silently.
-		why := "the index has a dense shard but serve was started without --model (the E5 query encoder)"
+		why := "the index has a vector file (dense.shard) but serve was started without --model (the E5 query encoder)"
 		b.unserved = map[string]string{rlsearch.RetrieverE5: why}
 		logger.Warn("dense retrieval not served: "+why+"; /retrieve uses bm25", "index", ix.Dir, "dense_vectors", ix.Dense.Header().Count)
 	}

@@ -53,13 +53,14 @@ func (m *Multi) Close() {
 
 // NewMulti assembles one Service per corpus of corpora with cfg (whose
 // Index gives the model and open options, its Dir unused), sharing the
-// models. A corpus whose index has a dense shard serves e5 with the
+// models. A corpus whose index has a vector file serves e5 with the
 // shared encoder; one without serves BM25 only (with a warning when
 // --model is set). The first corpus keeps cfg.UI (the inspector's dumps
 // load once); the others mount the inspector without dumps. Each corpus
 // has its own /metrics registry (cfg.Server.Registry, if set, goes to the
 // first) and its own result cache of cfg.CacheBytes. Start-up time and
-// memory are logged per corpus and reported in its /healthz "corpus".
+// the process's memory once it opened (startMemory) are logged per corpus
+// and reported in its /healthz "corpus".
 // Errors: ErrConfig for bad names, else those of New.
 func NewMulti(ctx context.Context, cfg Config, corpora []Corpus) (_ *Multi, err error) {
 	m := &Multi{}
@@ -104,16 +105,13 @@ func NewMulti(ctx context.Context, cfg Config, corpora []Corpus) (_ *Multi, err 
 	return m, nil
 }
 
-// openCorpus opens corpus i's index (with enc when it has a dense shard)
+// openCorpus opens corpus i's index (with enc when it has a vector file)
 // and builds its service, measuring what the corpus costs to start.
 func openCorpus(ctx context.Context, cfg Config, i int, names []string, dir string, enc rlsearch.Encoder, sh *shared, logger *slog.Logger) (*Service, error) {
 	start := time.Now()
-	rss0 := procstat.RSS(0)
-	var ms0 runtime.MemStats
-	runtime.ReadMemStats(&ms0)
 	useEnc := enc
-	if enc != nil && !hasDenseShard(dir) {
-		logger.Warn("corpus has no dense shard: served with BM25 only", "corpus", names[i], "index", dir)
+	if enc != nil && !hasVectorFile(dir) {
+		logger.Warn("corpus has no vector file (dense.shard): served with BM25 only", "corpus", names[i], "index", dir)
 		useEnc = nil
 	}
 	ix, err := index.Open(ctx, dir, cfg.Index.openConfig(useEnc))
@@ -133,22 +131,46 @@ func openCorpus(ctx context.Context, cfg Config, i int, names []string, dir stri
 		svc.Close()
 		return nil, err
 	}
-	rss1 := procstat.RSS(0)
-	var ms1 runtime.MemStats
-	runtime.ReadMemStats(&ms1)
+	mem := readStartMemory()
 	info["start_seconds"] = time.Since(start).Seconds()
 	info["open_seconds"] = ix.OpenDuration.Seconds()
-	info["rss_bytes_at_start"] = rss1 - rss0
-	info["heap_bytes_at_start"] = int64(ms1.HeapAlloc) - int64(ms0.HeapAlloc)
+	info["rss_bytes_at_start"] = mem.RSS
+	info["peak_rss_bytes_at_start"] = mem.PeakRSS
+	info["heap_bytes_at_start"] = mem.Heap
 	logger.Info("corpus loaded", "corpus", names[i], "index", dir, "passages", ix.Len(), "retrievers", ix.RetrieverNames(),
-		"start_seconds", info["start_seconds"], "open_seconds", info["open_seconds"], "rss_bytes", info["rss_bytes_at_start"], "heap_bytes", info["heap_bytes_at_start"])
+		"start_seconds", info["start_seconds"], "open_seconds", info["open_seconds"], "rss_bytes", mem.RSS, "peak_rss_bytes", mem.PeakRSS, "heap_bytes", mem.Heap)
 	return svc, nil
 }
 
-// hasDenseShard reports whether the index in dir has a dense shard (its
+// startMemory is the process's memory once a corpus has opened, for the
+// "corpus loaded" log line (rss_bytes, peak_rss_bytes, heap_bytes) and
+// /healthz "corpus" (the same with the suffix _at_start). Every figure is
+// of the whole process at that moment, so it includes the models and the
+// corpora opened before, and none is negative. They replaced differences
+// over the corpus's start (issue 37), which went negative when the open
+// freed more than it kept: --hnsw-compressed reads the float vectors,
+// compresses them and releases them, and the Go runtime returns the
+// garbage to the OS. An open's transient shows in PeakRSS; what a corpus
+// keeps, roughly, in the rss_bytes of successive corpora.
+type startMemory struct {
+	RSS     int64 // resident set size (/proc/self/status VmRSS), bytes; 0 when unreadable (not Linux)
+	PeakRSS int64 // the process's peak resident set size so far (VmHWM), bytes; 0 when unreadable
+	Heap    int64 // the Go heap's allocated bytes (runtime.MemStats.HeapAlloc: live objects and garbage not yet swept)
+}
+
+// readStartMemory reads startMemory now.
+func readStartMemory() startMemory {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss := procstat.RSS(0)
+	peak, _ := procstat.Bytes(0, "VmHWM") // read after VmRSS, so never below it
+	return startMemory{RSS: rss, PeakRSS: peak, Heap: int64(ms.HeapAlloc)}
+}
+
+// hasVectorFile reports whether the index in dir has a vector file (its
 // meta.json names one); an unreadable meta.json says yes, so that
 // index.Open reports the real error.
-func hasDenseShard(dir string) bool {
+func hasVectorFile(dir string) bool {
 	raw, err := os.ReadFile(filepath.Join(dir, index.MetaFile))
 	if err != nil {
 		return true

@@ -16,12 +16,12 @@ import (
 	"github.com/rlsearch/rlsearch/index"
 )
 
-// TestDenseShardWithoutModel: an index with a dense shard served without
+// TestVectorFileWithoutModel: an index with a vector file served without
 // --model serves BM25 only; that is logged at startup and a request for
 // "e5" is a 400 saying --model is missing (fresh-user report: it silently
 // answered `unknown retriever "e5"`, and trainers never name the
 // retriever, so a forgotten flag trained on BM25 unnoticed).
-func TestDenseShardWithoutModel(t *testing.T) {
+func TestVectorFileWithoutModel(t *testing.T) {
 	tmp := t.TempDir()
 	c := filepath.Join(tmp, "corpus.jsonl")
 	if err := os.WriteFile(c, []byte(corpusText), 0o644); err != nil {
@@ -54,7 +54,7 @@ func TestDenseShardWithoutModel(t *testing.T) {
 	}
 	defer svc.Close()
 	if !strings.Contains(log.String(), "dense retrieval not served") || !strings.Contains(log.String(), "--model") {
-		t.Errorf("startup log says nothing about the unserved dense shard:\n%s", log.String())
+		t.Errorf("startup log says nothing about the unserved vector file:\n%s", log.String())
 	}
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/retrieve", strings.NewReader(`{"queries": ["capital"], "retriever": "e5"}`))

@@ -29,7 +29,7 @@
 // # Exact merge
 //
 // BM25 shards score with the corpus-wide statistics (package bm25,
-// Shards) and dense shards hold the same rows of the same vectors, so a
+// Shards) and their vector files hold the same rows of the same vectors, so a
 // shard's scores are the one index's float32 values. Each shard returns
 // its top k; the router keeps the k best of their union by descending
 // score, ties by ascending corpus row, the order of one index

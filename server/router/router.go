@@ -404,23 +404,31 @@ func (x *remote) RetrieveDocs(ctx context.Context, queries []string, k int) ([][
 	}
 	var all []Hit
 	for qi := range queries {
-		all = all[:0]
-		for _, resp := range resps {
-			if resp != nil {
-				all = append(all, resp.Results[qi]...)
-			}
-		}
-		slices.SortFunc(all, func(a, b Hit) int {
-			return rlsearch.CompareHits(rlsearch.Hit{Row: int32(a.Row), Score: a.Score}, rlsearch.Hit{Row: int32(b.Row), Score: b.Score})
-		})
-		n := min(k, len(all))
-		hits[qi], docs[qi] = make([]rlsearch.Hit, n), make([]rlsearch.Document, n)
-		for j, h := range all[:n] {
+		all = merge(all[:0], resps, qi, k)
+		hits[qi], docs[qi] = make([]rlsearch.Hit, len(all)), make([]rlsearch.Document, len(all))
+		for j, h := range all {
 			hits[qi][j] = rlsearch.Hit{Row: int32(h.Row), Score: h.Score}
 			docs[qi][j] = rlsearch.Document{ID: h.ID, Contents: h.Contents}
 		}
 	}
 	return hits, docs, nil
+}
+
+// merge appends to buf the lists of query qi in resps (one answer per
+// shard, nil for a shard without one), sorts them by descending score,
+// ties by ascending corpus row (rlsearch.CompareHits), and returns the
+// first k (all when fewer). The result aliases buf. It is the merge step
+// of RetrieveDocs, without I/O (testdata/merge.txt).
+func merge(buf []Hit, resps []*RetrieveResponse, qi, k int) []Hit {
+	for _, resp := range resps {
+		if resp != nil {
+			buf = append(buf, resp.Results[qi]...)
+		}
+	}
+	slices.SortFunc(buf, func(a, b Hit) int {
+		return rlsearch.CompareHits(rlsearch.Hit{Row: int32(a.Row), Score: a.Score}, rlsearch.Hit{Row: int32(b.Row), Score: b.Score})
+	})
+	return buf[:min(k, len(buf))]
 }
 
 // checkRetrieve checks a shard's answer: its build and shard, one list per
@@ -449,8 +457,54 @@ func (r *Router) checkRetrieve(g *shardGroup, resp *RetrieveResponse, nq, k int)
 }
 
 // missing applies the OnMissingShard policy to the shards whose call
-// failed (errs[i] != nil) and returns the fan-out's error, if any.
+// failed (errs[i] != nil) and returns the fan-out's error, if any: it
+// counts the missing shards under the verdict's policy, marks the request
+// partial (server.MarkPartial) when their lists are left out, and
+// unavailable (server.MarkUnavailable) when it fails for them.
 func (r *Router) missing(ctx context.Context, errs []error) error {
+	v := onMissing(r.cfg.OnMissingShard, errs, ctx.Err())
+	for _, se := range v.failed {
+		r.metrics.missing.WithLabelValues(strconv.Itoa(se.Shard), v.policy).Inc()
+		if v.policy == Partial {
+			server.MarkPartial(ctx, partialNote(se))
+		}
+	}
+	if v.err != nil && len(v.failed) > 0 {
+		server.MarkUnavailable(ctx, v.err)
+	}
+	return v.err
+}
+
+// verdict is what the OnMissingShard policy makes of a fan-out's calls.
+type verdict struct {
+	// failed are the shards without an answer (the calls that failed
+	// with a *ShardError), counted in rlsearch_router_missing_shard_total;
+	// none when err is the caller's (a 4xx or its context).
+	failed []*ShardError
+	// policy is Partial when the other shards' lists are merged without
+	// failed's, Fail when the call fails for them.
+	policy string
+	// err is the fan-out's error; nil when the lists are merged.
+	err error
+}
+
+// partialNote is the server.MarkPartial report of a shard left out
+// ("shard 1 of 3").
+func partialNote(se *ShardError) string {
+	return fmt.Sprintf("shard %d of %d", se.Shard, se.Count)
+}
+
+// onMissing judges a fan-out: errs[i] is shard i's call error (nil for an
+// answer) and ctxErr the request context's error. An error that is not a
+// *ShardError (a shard's 4xx, wrapping rlsearch.ErrBadInput, or the
+// caller's context) is returned as it is; with every shard answered there
+// is nothing to judge; a missing shard with the request's context ended
+// returns that context's error; under Partial, with at least one shard
+// answered, the others are merged; otherwise (Fail, or no shard answered)
+// the first *ShardError is the error, its message listing every missing
+// shard. Pure: RetrieveDocs's policy step without metrics or marks
+// (testdata/merge.txt).
+func onMissing(policy string, errs []error, ctxErr error) verdict {
 	var failed []*ShardError
 	for _, err := range errs {
 		if err == nil {
@@ -458,25 +512,18 @@ func (r *Router) missing(ctx context.Context, errs []error) error {
 		}
 		var se *ShardError
 		if !errors.As(err, &se) {
-			return err // the caller's fault (4xx) or its context
+			return verdict{err: err} // the caller's fault (4xx) or its context
 		}
 		failed = append(failed, se)
 	}
 	if len(failed) == 0 {
-		return nil
+		return verdict{}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
+	if ctxErr != nil {
+		return verdict{err: ctxErr}
 	}
-	if r.cfg.OnMissingShard == Partial && len(failed) < len(errs) {
-		for _, se := range failed {
-			r.metrics.missing.WithLabelValues(strconv.Itoa(se.Shard), Partial).Inc()
-			server.MarkPartial(ctx, fmt.Sprintf("shard %d of %d", se.Shard, se.Count))
-		}
-		return nil
-	}
-	for _, se := range failed {
-		r.metrics.missing.WithLabelValues(strconv.Itoa(se.Shard), Fail).Inc()
+	if policy == Partial && len(failed) < len(errs) {
+		return verdict{failed: failed, policy: Partial}
 	}
 	var err error = failed[0]
 	if len(failed) > 1 {
@@ -486,8 +533,7 @@ func (r *Router) missing(ctx context.Context, errs []error) error {
 		}
 		err = fmt.Errorf("%s: %w", strings.Join(msgs, "; "), failed[0])
 	}
-	server.MarkUnavailable(ctx, err)
-	return err
+	return verdict{failed: failed, policy: Fail, err: err}
 }
 
 // clientError is a shard's 4xx: the request was at fault.

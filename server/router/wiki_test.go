@@ -94,7 +94,7 @@ func buildDenseOneAndShards(t *testing.T, ctx context.Context, corpusPath string
 	return one, shards, buildShards(t, corpusPath, shards, n, index.BuildConfig{Vectors: vecs, Encoder: enc, ConfigHash: hash})
 }
 
-// exportVectors writes the dense shard of the index in dir as .fvecs (its
+// exportVectors writes the vector file of the index in dir as .fvecs (its
 // fp16 values widened to float32, which fp16 storage gives back exactly).
 func exportVectors(t *testing.T, dir, path string) {
 	t.Helper()
@@ -116,8 +116,8 @@ func exportVectors(t *testing.T, dir, path string) {
 }
 
 // TestRouterEqualsOneServerWiki is the differential test of the issue on
-// the real data: wiki_multihop (18,175 passages) as one index with a dense
-// shard (the generated tiny BERT, through ONNX Runtime) and as 4 shards,
+// the real data: wiki_multihop (18,175 passages) as one index with a vector
+// file (the generated tiny BERT, through ONNX Runtime) and as 4 shards,
 // shards 0 and 2 with two replicas each, behind a router on loopback. For
 // all 763 questions and 5,000 random queries, BM25 and dense, k 1, 3, 10,
 // 100, /retrieve through the router must be byte for byte the unsharded
@@ -125,7 +125,7 @@ func exportVectors(t *testing.T, dir, path string) {
 // and mutate on the questions. Under -race, a sample (see below).
 func TestRouterEqualsOneServerWiki(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds wiki_multihop with a dense shard (about a minute)")
+		t.Skip("builds wiki_multihop with a vector file (about a minute)")
 	}
 	data := testutil.DataDir(t)
 	// One session on one thread per server: seven servers share the

@@ -5,7 +5,7 @@
 //	wikivecs --index out/wiki-tiny --model .cache/models/tiny \
 //	    --questions ../shared/data/wiki_multihop/questions.jsonl --out DIR
 //
-// DIR/base.fvecs holds the index's dense shard (row order, widened to
+// DIR/base.fvecs holds the index's vector file (row order, widened to
 // float32); DIR/query.fvecs the questions embedded with the E5 "query: "
 // prefix by the same model. Each row: int32 dimension, then the values,
 // little-endian.
@@ -30,7 +30,7 @@ import (
 )
 
 func main() {
-	idx := flag.String("index", "", "index directory with a dense shard")
+	idx := flag.String("index", "", "index directory with a vector file")
 	model := flag.String("model", "", "the model the shard was built with")
 	questions := flag.String("questions", "", "question set JSONL")
 	out := flag.String("out", "", "output directory")

@@ -72,7 +72,7 @@ func wikiIndex(tb testing.TB) *index.Index {
 // the generated tiny model embeds them in seconds even under -race.
 const denseSubsetDocs = 800
 
-// denseIndex builds (once) an index with BM25 and a dense shard of the
+// denseIndex builds (once) an index with BM25 and a vector file (dense.shard) of the
 // first denseSubsetDocs passages, embedded by the generated tiny BERT.
 func denseIndex(tb testing.TB) *index.Index {
 	tb.Helper()

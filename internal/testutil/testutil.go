@@ -117,6 +117,15 @@ func RemoveGenerated() {
 	}
 }
 
+// Main is a TestMain for packages whose tests call GenModel: it runs the
+// tests, deletes the generated models (RemoveGenerated) and exits with the
+// tests' status.
+func Main(m *testing.M) {
+	code := m.Run()
+	RemoveGenerated()
+	os.Exit(code)
+}
+
 // RunReference runs a generator's numpy reference ("reference --model DIR",
 // req as JSON on stdin) and decodes its JSON reply into resp.
 func RunReference(tb testing.TB, script, dir string, req, resp any) {

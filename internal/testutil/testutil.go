@@ -291,6 +291,21 @@ func WikiQuestions(tb testing.TB) []WikiQuestion {
 	return qs
 }
 
+// JSONLines decodes each line of out (JSON Lines, surrounding white space
+// trimmed) into a map, failing tb on a line that is not a JSON object.
+func JSONLines(tb testing.TB, out string) []map[string]any {
+	tb.Helper()
+	var rows []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			tb.Fatalf("output line %q: %v", line, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
 // LogSink collects the lines of a Logf-style callback (Config.Logf of
 // embed and rerank). Safe for concurrent use.
 type LogSink struct {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
 // serveCPU runs commands (one JSON line each) through a -cpu bench and
@@ -16,15 +18,7 @@ func serveCPU(t *testing.T, commands ...string) []map[string]any {
 	if err := b.serve(strings.NewReader(strings.Join(commands, "\n") + "\n")); err != nil {
 		t.Fatal(err)
 	}
-	var rows []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var r map[string]any
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("answer %q: %v", line, err)
-		}
-		rows = append(rows, r)
-	}
-	return rows
+	return testutil.JSONLines(t, out.String())
 }
 
 // TestCanaryOp: "canary" before a load is an error line; after a load

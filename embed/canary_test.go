@@ -153,7 +153,7 @@ func TestFloat16Output(t *testing.T) {
 	}
 	d := a.Dim()
 	for i := range texts {
-		if c := cos(x[i*d:(i+1)*d], y[i*d:(i+1)*d]); !(c >= 0.9999) {
+		if c := testutil.Cosine(x[i*d:(i+1)*d], y[i*d:(i+1)*d]); !(c >= 0.9999) {
 			t.Fatalf("text %d: fp16 vs fp32 export cosine %.6f", i, c)
 		}
 	}

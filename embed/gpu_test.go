@@ -3,13 +3,13 @@ package embed
 import (
 	"context"
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rlsearch/rlsearch/cuda/cudatest"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 	"github.com/rlsearch/rlsearch/kernels/kernelemu"
 	"github.com/rlsearch/rlsearch/transformer"
 )
@@ -50,7 +50,7 @@ func TestGPUProvider(t *testing.T) {
 		}
 		d := e.Dim()
 		for i := range texts {
-			if cs := cos(g[i*d:(i+1)*d], c[i*d:(i+1)*d]); !(cs >= 0.999) {
+			if cs := testutil.Cosine(g[i*d:(i+1)*d], c[i*d:(i+1)*d]); !(cs >= 0.999) {
 				t.Fatalf("text %d: GPU vs ORT CPU cosine %.5f", i, cs)
 			}
 		}
@@ -117,16 +117,6 @@ func TestConfigHashIgnoresWeightFormat(t *testing.T) {
 	}
 }
 
-func cos(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
-}
-
 // TestGPUProviderEmulated runs Provider "gpu" end to end — config.json,
 // weights from model.onnx's initializers, fp16 upload, the forward pass's
 // GEMMs and kernels, pooling — on the CPU emulator of kernels/nn.cu, and
@@ -170,7 +160,7 @@ func TestGPUProviderEmulated(t *testing.T) {
 				}
 				continue
 			}
-			cs := cos(g[i*d:(i+1)*d], c[i*d:(i+1)*d])
+			cs := testutil.Cosine(g[i*d:(i+1)*d], c[i*d:(i+1)*d])
 			worst = min(worst, cs)
 			if !(cs >= 0.9999) {
 				t.Fatalf("%s %d: emulated GPU vs ORT cosine %.6f", kind, i, cs)

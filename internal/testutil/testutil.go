@@ -306,6 +306,18 @@ func JSONLines(tb testing.TB, out string) []map[string]any {
 	return rows
 }
 
+// Cosine is the cosine similarity of a and b, same length, accumulated in
+// float64 (NaN when either is all zeros).
+func Cosine[A, B float32 | float64](a []A, b []B) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
 // LogSink collects the lines of a Logf-style callback (Config.Logf of
 // embed and rerank). Safe for concurrent use.
 type LogSink struct {

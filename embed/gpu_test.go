@@ -35,19 +35,8 @@ func TestGPUProvider(t *testing.T) {
 		t.Fatalf("Placement device %q", dev)
 	}
 	texts := encParityTexts(t)
-	ctx := context.Background()
-	for _, enc := range []func(*Encoder) ([]float32, error){
-		func(x *Encoder) ([]float32, error) { return x.EncodeQueries(ctx, texts) },
-		func(x *Encoder) ([]float32, error) { return x.EncodePassages(ctx, texts) },
-	} {
-		g, err := enc(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := enc(cpu)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, passages := range []bool{false, true} {
+		g, c := encodeBoth(t, e, cpu, texts, passages)
 		d := e.Dim()
 		for i := range texts {
 			if cs := testutil.Cosine(g[i*d:(i+1)*d], c[i*d:(i+1)*d]); !(cs >= 0.999) {
@@ -55,6 +44,25 @@ func TestGPUProvider(t *testing.T) {
 			}
 		}
 	}
+}
+
+// encodeBoth encodes texts as passages (else queries) on a and on b,
+// failing t on an error, and returns both [len(texts), Dim()] outputs.
+func encodeBoth(t *testing.T, a, b *Encoder, texts []string, passages bool) (x, y []float32) {
+	t.Helper()
+	enc := (*Encoder).EncodeQueries
+	if passages {
+		enc = (*Encoder).EncodePassages
+	}
+	x, err := enc(a, context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err = enc(b, context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, y
 }
 
 // TestAutoProvider: "auto" uses the GPU when one is usable, else ONNX
@@ -135,21 +143,9 @@ func TestGPUProviderEmulated(t *testing.T) {
 	cpu := encOpen(t, Config{Dir: dir, Sessions: 1})
 	all := encParityTexts(t)
 	texts := append(all[:4:4], "", all[len(all)-1]) // short, empty, and one cut at 256 tokens
-	ctx := context.Background()
 	var worst = 1.0
 	for _, kind := range []string{"query", "passage"} {
-		enc := func(x *Encoder) ([]float32, error) { return x.EncodeQueries(ctx, texts) }
-		if kind == "passage" {
-			enc = func(x *Encoder) ([]float32, error) { return x.EncodePassages(ctx, texts) }
-		}
-		g, err := enc(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := enc(cpu)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, c := encodeBoth(t, e, cpu, texts, kind == "passage")
 		d := e.Dim()
 		for i := range texts {
 			if texts[i] == "" {

@@ -2,15 +2,13 @@ package embed
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/rlsearch/rlsearch/internal/canary"
+	"github.com/rlsearch/rlsearch/internal/ortenv"
 	"github.com/rlsearch/rlsearch/transformer"
 )
 
@@ -63,13 +61,11 @@ func (e *Encoder) canaryInputs() (ids [][]int32, names []string) {
 // e.reason; the error wraps canary.ErrMismatch on a mismatch.
 func (e *Encoder) runCanary() error {
 	if e.cfg.SkipCanary {
-		e.canary = canary.Report{Skipped: "turned off: Config.SkipCanary (--model-canary=false)"}
-		e.reason += "; " + e.canary.String()
+		e.canary = canary.SkippedByConfig(&e.reason)
 		return nil
 	}
 	t0 := time.Now()
 	ids, names := e.canaryInputs()
-	rep := canary.Report{Ran: true, Path: e.provider, Inputs: len(ids), Measure: "min cosine", Bar: canary.MinCosine}
 	got, err := e.embed(context.Background(), ids)
 	if err != nil {
 		return fmt.Errorf("embed: model canary on %s: %w", e.provider, err)
@@ -78,17 +74,11 @@ func (e *Encoder) runCanary() error {
 	if err != nil {
 		return fmt.Errorf("embed: model canary reference for %s: %w", e.provider, err)
 	}
-	rep.Reference = ref
-	rep.Value, err = canary.Embeddings(got, want, e.model.Dim, names)
-	rep.Seconds = time.Since(t0).Seconds()
-	if err != nil {
-		rep.Failure = err.Error()
-		e.canary = rep
+	e.canary = canary.Report{Ran: true, Path: e.provider, Reference: ref, Inputs: len(ids), Measure: "min cosine", Bar: canary.MinCosine}
+	v, err := canary.Embeddings(got, want, e.model.Dim, names)
+	if err := e.canary.Conclude(t0, v, err, &e.reason); err != nil {
 		return fmt.Errorf("embed: %s on %s: %w", e.model.Name, e.provider, err)
 	}
-	rep.Passed = true
-	e.canary = rep
-	e.reason += "; " + rep.String()
 	return nil
 }
 
@@ -98,12 +88,8 @@ func (e *Encoder) runCanary() error {
 // model.safetensors + config.json, or a binary without a loadable ONNX
 // Runtime). It names the reference used.
 func (e *Encoder) canaryReference(ids [][]int32) ([]float32, string, error) {
-	var why error
-	if _, err := os.Stat(filepath.Join(e.cfg.Dir, ModelFile)); err != nil {
-		why = err
-	} else if err := initORT(e.cfg.ORTLib); err != nil {
-		why = err
-	} else {
+	why := ortenv.Unusable(e.cfg.Dir, ModelFile, e.cfg.ORTLib)
+	if why == nil {
 		cpu, err := Open(Config{Dir: e.cfg.Dir, ORTLib: e.cfg.ORTLib, Sessions: 1, IntraOpThreads: runtime.GOMAXPROCS(0),
 			MaxLength: e.cfg.MaxLength, BatchSize: len(ids), Provider: "cpu", Logf: e.cfg.Logf})
 		if err != nil {
@@ -113,14 +99,7 @@ func (e *Encoder) canaryReference(ids [][]int32) ([]float32, string, error) {
 		v, err := cpu.EmbedIDs(context.Background(), ids)
 		return v, "onnxruntime-cpu", err
 	}
-	tc, err := transformer.LoadConfig(e.cfg.Dir)
-	if err != nil {
-		return nil, "", errors.Join(fmt.Errorf("no ONNX Runtime reference (%v)", why), err)
-	}
-	if tc.Bert == nil {
-		return nil, "", fmt.Errorf("no ONNX Runtime reference (%v), and config.json is model_type %q, not bert", why, tc.ModelType)
-	}
-	w, err := transformer.LoadWeights(e.cfg.Dir, tc)
+	tc, w, err := transformer.LoadReference(e.cfg.Dir, transformer.TypeBert, why)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,7 +1,6 @@
 package embed
 
 import (
-	"context"
 	"errors"
 	"os/exec"
 	"path/filepath"
@@ -143,17 +142,10 @@ func TestFloat16Output(t *testing.T) {
 		t.Fatalf("out16: fp32 model %v, fp16 model %v", a.out16, b.out16)
 	}
 	texts := append(canaryQueries[:2:2], canaryLong)
-	x, err := a.EncodePassages(context.Background(), texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := b.EncodePassages(context.Background(), texts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, y := encodeBoth(t, a, b, texts, true)
 	d := a.Dim()
 	for i := range texts {
-		if c := cos(x[i*d:(i+1)*d], y[i*d:(i+1)*d]); !(c >= 0.9999) {
+		if c := testutil.Cosine(x[i*d:(i+1)*d], y[i*d:(i+1)*d]); !(c >= 0.9999) {
 			t.Fatalf("text %d: fp16 vs fp32 export cosine %.6f", i, c)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rlsearch/rlsearch/cuda/cudatest"
 	"github.com/rlsearch/rlsearch/internal/ortenv"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
 func TestProviderValidate(t *testing.T) {
@@ -65,7 +66,7 @@ func TestEncoderCUDA(t *testing.T) {
 	}
 	d := e.Dim()
 	for i := range texts[:2] {
-		if c := cos(a[i*d:(i+1)*d], b[i*d:(i+1)*d]); !(c >= 0.999) {
+		if c := testutil.Cosine(a[i*d:(i+1)*d], b[i*d:(i+1)*d]); !(c >= 0.999) {
 			t.Fatalf("text %d: CUDA vs CPU cosine %.6f", i, c)
 		}
 	}

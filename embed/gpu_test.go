@@ -3,13 +3,13 @@ package embed
 import (
 	"context"
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rlsearch/rlsearch/cuda/cudatest"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 	"github.com/rlsearch/rlsearch/kernels/kernelemu"
 	"github.com/rlsearch/rlsearch/transformer"
 )
@@ -35,26 +35,34 @@ func TestGPUProvider(t *testing.T) {
 		t.Fatalf("Placement device %q", dev)
 	}
 	texts := encParityTexts(t)
-	ctx := context.Background()
-	for _, enc := range []func(*Encoder) ([]float32, error){
-		func(x *Encoder) ([]float32, error) { return x.EncodeQueries(ctx, texts) },
-		func(x *Encoder) ([]float32, error) { return x.EncodePassages(ctx, texts) },
-	} {
-		g, err := enc(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := enc(cpu)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, passages := range []bool{false, true} {
+		g, c := encodeBoth(t, e, cpu, texts, passages)
 		d := e.Dim()
 		for i := range texts {
-			if cs := cos(g[i*d:(i+1)*d], c[i*d:(i+1)*d]); !(cs >= 0.999) {
+			if cs := testutil.Cosine(g[i*d:(i+1)*d], c[i*d:(i+1)*d]); !(cs >= 0.999) {
 				t.Fatalf("text %d: GPU vs ORT CPU cosine %.5f", i, cs)
 			}
 		}
 	}
+}
+
+// encodeBoth encodes texts as passages (else queries) on a and on b,
+// failing t on an error, and returns both [len(texts), Dim()] outputs.
+func encodeBoth(t *testing.T, a, b *Encoder, texts []string, passages bool) (x, y []float32) {
+	t.Helper()
+	enc := (*Encoder).EncodeQueries
+	if passages {
+		enc = (*Encoder).EncodePassages
+	}
+	x, err := enc(a, context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err = enc(b, context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, y
 }
 
 // TestAutoProvider: "auto" uses the GPU when one is usable, else ONNX
@@ -117,16 +125,6 @@ func TestConfigHashIgnoresWeightFormat(t *testing.T) {
 	}
 }
 
-func cos(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
-}
-
 // TestGPUProviderEmulated runs Provider "gpu" end to end — config.json,
 // weights from model.onnx's initializers, fp16 upload, the forward pass's
 // GEMMs and kernels, pooling — on the CPU emulator of kernels/nn.cu, and
@@ -145,21 +143,9 @@ func TestGPUProviderEmulated(t *testing.T) {
 	cpu := encOpen(t, Config{Dir: dir, Sessions: 1})
 	all := encParityTexts(t)
 	texts := append(all[:4:4], "", all[len(all)-1]) // short, empty, and one cut at 256 tokens
-	ctx := context.Background()
 	var worst = 1.0
 	for _, kind := range []string{"query", "passage"} {
-		enc := func(x *Encoder) ([]float32, error) { return x.EncodeQueries(ctx, texts) }
-		if kind == "passage" {
-			enc = func(x *Encoder) ([]float32, error) { return x.EncodePassages(ctx, texts) }
-		}
-		g, err := enc(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := enc(cpu)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, c := encodeBoth(t, e, cpu, texts, kind == "passage")
 		d := e.Dim()
 		for i := range texts {
 			if texts[i] == "" {
@@ -170,7 +156,7 @@ func TestGPUProviderEmulated(t *testing.T) {
 				}
 				continue
 			}
-			cs := cos(g[i*d:(i+1)*d], c[i*d:(i+1)*d])
+			cs := testutil.Cosine(g[i*d:(i+1)*d], c[i*d:(i+1)*d])
 			worst = min(worst, cs)
 			if !(cs >= 0.9999) {
 				t.Fatalf("%s %d: emulated GPU vs ORT cosine %.6f", kind, i, cs)

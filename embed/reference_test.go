@@ -17,11 +17,7 @@ import (
 func TestGoReferenceEqualsORT(t *testing.T) {
 	dir := encGenModel(t, "tiny")
 	e := encOpen(t, Config{Dir: dir, Sessions: 1, BatchSize: 8})
-	cfg, err := transformer.LoadConfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := transformer.LoadWeights(dir, cfg)
+	cfg, w, err := transformer.LoadModel(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

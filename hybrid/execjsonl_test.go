@@ -3,9 +3,10 @@ package hybrid
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
 // TestExecJSONLDecodesLikeTheEndpoint: `rlsearch hybrid exec` lines are
@@ -22,14 +23,7 @@ func TestExecJSONLDecodesLikeTheEndpoint(t *testing.T) {
 	if err := c.ExecJSONL(context.Background(), strings.NewReader(in), "test", &out); err != nil {
 		t.Fatal(err)
 	}
-	var lines []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("output line %q: %v", l, err)
-		}
-		lines = append(lines, m)
-	}
+	lines := testutil.JSONLines(t, out.String())
 	if len(lines) != 3 {
 		t.Fatalf("%d output lines, want 3:\n%s", len(lines), out.String())
 	}

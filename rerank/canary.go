@@ -2,10 +2,7 @@ package rerank
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -33,8 +30,7 @@ var canaryPairs = [][2]string{
 // and extends r.reason; the error wraps canary.ErrMismatch on a mismatch.
 func (r *Reranker) runCanary() error {
 	if r.cfg.SkipCanary {
-		r.canary = canary.Report{Skipped: "turned off: Config.SkipCanary (--model-canary=false)"}
-		r.reason += "; " + r.canary.String()
+		r.canary = canary.SkippedByConfig(&r.reason)
 		return nil
 	}
 	t0 := time.Now()
@@ -52,17 +48,11 @@ func (r *Reranker) runCanary() error {
 	if err != nil {
 		return fmt.Errorf("rerank: model canary reference for %s: %w", r.provider, err)
 	}
-	rep := canary.Report{Ran: true, Path: r.provider, Reference: ref, Inputs: len(canaryPairs), Measure: "max |Δ score|", Bar: canary.MaxScoreDelta}
-	rep.Value, err = canary.Scores(got, want, names)
-	rep.Seconds = time.Since(t0).Seconds()
-	if err != nil {
-		rep.Failure = err.Error()
-		r.canary = rep
+	r.canary = canary.Report{Ran: true, Path: r.provider, Reference: ref, Inputs: len(canaryPairs), Measure: "max |Δ score|", Bar: canary.MaxScoreDelta}
+	v, err := canary.Scores(got, want, names)
+	if err := r.canary.Conclude(t0, v, err, &r.reason); err != nil {
 		return fmt.Errorf("rerank: %s on %s: %w", r.model.Name, r.provider, err)
 	}
-	rep.Passed = true
-	r.canary = rep
-	r.reason += "; " + rep.String()
 	return nil
 }
 
@@ -70,12 +60,8 @@ func (r *Reranker) runCanary() error {
 // model.onnx when the directory has it and ONNX Runtime loads, else (a
 // Qwen3-Reranker) package transformer's float32 Go forward pass.
 func (r *Reranker) canaryReference() ([]float32, string, error) {
-	var why error
-	if _, err := os.Stat(filepath.Join(r.cfg.Dir, ModelFile)); err != nil {
-		why = err
-	} else if err := ortenv.Init(r.cfg.ORTLib); err != nil {
-		why = err
-	} else {
+	why := ortenv.Unusable(r.cfg.Dir, ModelFile, r.cfg.ORTLib)
+	if why == nil {
 		cpu, err := Open(Config{Dir: r.cfg.Dir, ORTLib: r.cfg.ORTLib, Sessions: 1, IntraOpThreads: runtime.GOMAXPROCS(0), MaxLength: r.cfg.MaxLength,
 			Instruction: r.cfg.Instruction, BatchWait: -1, MaxLogitsBytes: r.cfg.MaxLogitsBytes, Provider: "cpu", Logf: r.cfg.Logf})
 		if err != nil {
@@ -95,14 +81,7 @@ func (r *Reranker) canaryReference() ([]float32, string, error) {
 	if r.model.Kind != KindQwen3 {
 		return nil, "", fmt.Errorf("no ONNX Runtime reference for a %s: %v", r.model.Kind, why)
 	}
-	tc, err := transformer.LoadConfig(r.cfg.Dir)
-	if err != nil {
-		return nil, "", errors.Join(fmt.Errorf("no ONNX Runtime reference (%v)", why), err)
-	}
-	if tc.Qwen3 == nil {
-		return nil, "", fmt.Errorf("no ONNX Runtime reference (%v), and config.json is model_type %q, not qwen3", why, tc.ModelType)
-	}
-	w, err := transformer.LoadWeights(r.cfg.Dir, tc)
+	tc, w, err := transformer.LoadReference(r.cfg.Dir, transformer.TypeQwen3, why)
 	if err != nil {
 		return nil, "", err
 	}

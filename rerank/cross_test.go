@@ -1,14 +1,11 @@
 package rerank
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,37 +34,16 @@ func crossModel(tb testing.TB, labels int) string {
 // with truncation at maxLen.
 func oraclePairs(tb testing.TB, tokPath string, pairs [][2]string, maxLen int) [][2][]int32 {
 	tb.Helper()
-	root := testutil.RepoRoot(tb)
-	dir := filepath.Join(root, ".cache", "oracle")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testutil.RequireNative(tb, "node")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@anush008", "tokenizers")); err != nil {
-		testutil.RequireNative(tb, "tokenizer oracle")
-	}
 	req := map[string]any{"tokenizer": tokPath, "max_len": maxLen}
 	var ps [][2]string
 	for _, p := range pairs {
 		ps = append(ps, [2]string{base64.StdEncoding.EncodeToString([]byte(p[0])), base64.StdEncoding.EncodeToString([]byte(p[1]))})
 	}
 	req["pairs"] = ps
-	body, _ := json.Marshal(req)
-	cmd := exec.Command(node, filepath.Join(root, "scripts", "tokenizer_oracle.js"), "encode")
-	cmd.Env = append(os.Environ(), "TOKENIZER_ORACLE_DIR="+dir)
-	cmd.Stdin = bytes.NewReader(body)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("oracle: %v\n%s", err, stderr.String())
-	}
 	var resp struct {
 		IDs [][2][]int32 `json:"ids"`
 	}
-	if err := json.Unmarshal(out, &resp); err != nil {
-		tb.Fatal(err)
-	}
+	testutil.OracleEncodeJSON(tb, req, &resp)
 	return resp.IDs
 }
 

@@ -19,11 +19,7 @@ func TestGoReferenceEqualsORT(t *testing.T) {
 		t.Run(variant, func(t *testing.T) {
 			dir := qwen3Model(t, variant)
 			r := openTest(t, Config{Dir: dir, Sessions: 1, BatchSize: 4, MaxLength: 160})
-			cfg, err := transformer.LoadConfig(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := transformer.LoadWeights(dir, cfg)
+			cfg, w, err := transformer.LoadModel(dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,18 +1,13 @@
 package rerank
 
 import (
-	"os"
 	"testing"
 
 	"github.com/rlsearch/rlsearch/internal/testutil"
 )
 
 // TestMain removes the generated models after the package's tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testutil.RemoveGenerated()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // genModel generates a model with scripts/<script> once per test binary.
 func genModel(tb testing.TB, script string, args ...string) string {

@@ -29,38 +29,49 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
+// qaCase is one row of the answer-metric tables: EM, contains and F1 of
+// pred against golds, and whether ScoreQA flags the row
+// gold_empty_after_normalize (checked by TestUnicodeAnswers only;
+// TestQAMetrics leaves it false).
+type qaCase struct {
+	name     string
+	pred     string
+	golds    []string
+	em, cont bool
+	f1       float64
+	flagged  bool
+}
+
+// checkMetrics checks ExactMatch, Contains and F1 against tc's row.
+func (tc qaCase) checkMetrics(t *testing.T) {
+	t.Helper()
+	if got := ExactMatch(tc.pred, tc.golds); got != tc.em {
+		t.Errorf("ExactMatch = %v, want %v", got, tc.em)
+	}
+	if got := Contains(tc.pred, tc.golds); got != tc.cont {
+		t.Errorf("Contains = %v, want %v", got, tc.cont)
+	}
+	if got := F1(tc.pred, tc.golds); !near(got, tc.f1) {
+		t.Errorf("F1 = %v, want %v", got, tc.f1)
+	}
+}
+
 func TestQAMetrics(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		pred     string
-		golds    []string
-		em, cont bool
-		f1       float64
-	}{
-		{"exact after normalisation", "the Informant!", []string{"Informant"}, true, true, 1},
-		{"contained", "In 2009.", []string{"2009"}, false, true, 2 * 0.5 * 1 / 1.5},
+	for _, tc := range []qaCase{
+		{"exact after normalisation", "the Informant!", []string{"Informant"}, true, true, 1, false},
+		{"contained", "In 2009.", []string{"2009"}, false, true, 2 * 0.5 * 1 / 1.5, false},
 		// pred tokens [steven soderbergh directed it] gold [steven soderbergh]: P=2/4 R=1 F1=2/3
-		{"partial", "Steven Soderbergh directed it", []string{"Steven Soderbergh"}, false, true, 2.0 / 3},
+		{"partial", "Steven Soderbergh directed it", []string{"Steven Soderbergh"}, false, true, 2.0 / 3, false},
 		// best of two golds: [paris] vs [paris france]: P=1 R=1/2 F1=2/3; vs [paris]: 1
-		{"best gold", "Paris", []string{"Paris, France", "paris"}, true, true, 1},
-		{"repeated tokens count once each", "new new york", []string{"new york"}, false, true, 2 * (2.0 / 3) * 1 / (2.0/3 + 1)},
-		{"wrong", "1999", []string{"2009"}, false, false, 0},
-		{"substring, as Search-R1", "20091", []string{"2009"}, false, true, 0},
-		{"blank gold ignored, article-only gold by light tokens", "anything", []string{"", " ", "the"}, false, false, 0},
-		{"no golds", "x", nil, false, false, 0},
-		{"empty prediction", "", []string{"x"}, false, false, 0},
+		{"best gold", "Paris", []string{"Paris, France", "paris"}, true, true, 1, false},
+		{"repeated tokens count once each", "new new york", []string{"new york"}, false, true, 2 * (2.0 / 3) * 1 / (2.0/3 + 1), false},
+		{"wrong", "1999", []string{"2009"}, false, false, 0, false},
+		{"substring, as Search-R1", "20091", []string{"2009"}, false, true, 0, false},
+		{"blank gold ignored, article-only gold by light tokens", "anything", []string{"", " ", "the"}, false, false, 0, false},
+		{"no golds", "x", nil, false, false, 0, false},
+		{"empty prediction", "", []string{"x"}, false, false, 0, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := ExactMatch(tc.pred, tc.golds); got != tc.em {
-				t.Errorf("ExactMatch = %v, want %v", got, tc.em)
-			}
-			if got := Contains(tc.pred, tc.golds); got != tc.cont {
-				t.Errorf("Contains = %v, want %v", got, tc.cont)
-			}
-			if got := F1(tc.pred, tc.golds); !near(got, tc.f1) {
-				t.Errorf("F1 = %v, want %v", got, tc.f1)
-			}
-		})
+		t.Run(tc.name, tc.checkMetrics)
 	}
 }
 

@@ -19,14 +19,7 @@ import (
 var blank = answer.Blank
 
 func TestUnicodeAnswers(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		pred     string
-		golds    []string
-		em, cont bool
-		f1       float64
-		flagged  bool
-	}{
+	for _, tc := range []qaCase{
 		// Issue inputs.
 		{"minus sign U+2212 vs hyphen-minus", "-5", []string{"\u22125"}, true, true, 1, false},
 		{"curly double quotes", "Paris", []string{"\u201cParis\u201d"}, true, true, 1, false},
@@ -60,15 +53,7 @@ func TestUnicodeAnswers(t *testing.T) {
 				t.Errorf("ScoreQA(%+q, %+q) = EM %v contains %v F1 %v flagged %v; want %v %v %v %v",
 					tc.pred, tc.golds, s.EM, s.Contains, s.F1, s.GoldEmptyAfterNormalize, b2f(tc.em), b2f(tc.cont), tc.f1, tc.flagged)
 			}
-			if got := ExactMatch(tc.pred, tc.golds); got != tc.em {
-				t.Errorf("ExactMatch = %v, want %v (must agree with ScoreQA)", got, tc.em)
-			}
-			if got := Contains(tc.pred, tc.golds); got != tc.cont {
-				t.Errorf("Contains = %v, want %v", got, tc.cont)
-			}
-			if got := F1(tc.pred, tc.golds); !near(got, tc.f1) {
-				t.Errorf("F1 = %v, want %v", got, tc.f1)
-			}
+			tc.checkMetrics(t) // must agree with ScoreQA
 		})
 	}
 }

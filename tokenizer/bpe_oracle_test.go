@@ -1,9 +1,7 @@
 package tokenizer
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -52,20 +50,12 @@ func oraclePretokenize(tb testing.TB, tokPath string, texts []string) [][]string
 		ss = append(ss, base64.StdEncoding.EncodeToString([]byte(s)))
 	}
 	req["strings"] = ss
-	body, _ := json.Marshal(req)
-	cmd := testutil.OracleCmd(tb, "encode")
-	cmd.Stdin = bytes.NewReader(body)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("oracle: %v\n%s", err, stderr.String())
-	}
 	var resp struct {
 		Pieces [][]string `json:"pieces"`
 	}
-	if err := json.Unmarshal(out, &resp); err != nil || len(resp.Pieces) != len(texts) {
-		tb.Fatalf("oracle reply: %v (%d results for %d strings)", err, len(resp.Pieces), len(texts))
+	testutil.OracleEncodeJSON(tb, req, &resp)
+	if len(resp.Pieces) != len(texts) {
+		tb.Fatalf("oracle returned %d results for %d strings", len(resp.Pieces), len(texts))
 	}
 	return resp.Pieces
 }

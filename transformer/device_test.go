@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rlsearch/rlsearch/cuda/cudatest"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 	"github.com/rlsearch/rlsearch/kernels"
 	"github.com/rlsearch/rlsearch/kernels/kernelemu"
 )
@@ -99,16 +100,6 @@ func writeJSON(t *testing.T, path string, v any) {
 	}
 }
 
-func cos64(a []float32, b []float64) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * b[i]
-		aa += float64(a[i]) * float64(a[i])
-		bb += b[i] * b[i]
-	}
-	return ab / math.Sqrt(aa*bb)
-}
-
 func p64(no, yes float64) float64 { return 1 / (1 + math.Exp(no-yes)) }
 
 // TestDeviceParity: our GPU forward passes on the weights PyTorch saved,
@@ -148,8 +139,8 @@ func TestDeviceParity(t *testing.T) {
 		var lens []int
 		for b, ids := range in.Bert.IDs {
 			lens = append(lens, len(ids))
-			minCos = min(minCos, cos64(got[b*h:(b+1)*h], want.Bert.Embeddings[b]))
-			minRef = min(minRef, cos64(ref.Embed([][]int32{ids}, p), want.Bert.Embeddings[b]))
+			minCos = min(minCos, testutil.Cosine(got[b*h:(b+1)*h], want.Bert.Embeddings[b]))
+			minRef = min(minRef, testutil.Cosine(ref.Embed([][]int32{ids}, p), want.Bert.Embeddings[b]))
 			one, err := m.Embed([][]int32{ids}, p)
 			if err != nil {
 				t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rlsearch/rlsearch/cuda/cudatest"
+	"github.com/rlsearch/rlsearch/internal/testutil"
 	"github.com/rlsearch/rlsearch/kernels/kernelemu"
 )
 
@@ -62,16 +63,6 @@ func backends(t *testing.T, fn func(t *testing.T, open func() backend)) {
 	})
 }
 
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
-}
-
 func bertCases() []*Config {
 	return []*Config{
 		{ModelType: TypeBert, Bert: &BertConfig{VocabSize: 300, Hidden: 128, Layers: 2, Heads: 2, Intermediate: 512, MaxPositions: 512, TypeVocab: 2, LayerNormEps: 1e-12, HiddenAct: "gelu", PositionType: "absolute"}},
@@ -101,7 +92,7 @@ func checkBert(t *testing.T, m *BertGPU, ref *BertRef, ids [][]int32) {
 			}
 			continue
 		}
-		c := cosine(g, w)
+		c := testutil.Cosine(g, w)
 		worst = min(worst, c)
 		if !(c >= 0.9999) {
 			t.Fatalf("sequence %d (%d tokens): cosine %.6f to the float32 reference", b, len(ids[b]), c)

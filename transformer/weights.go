@@ -66,6 +66,39 @@ func (w *Weights) Close() error {
 // The caller must Close the Weights.
 func LoadWeights(dir string, cfg *Config) (*Weights, error) { return LoadWeightsFormat(dir, cfg, "") }
 
+// LoadModel is LoadConfig then LoadWeights over dir. The caller must Close
+// the Weights.
+func LoadModel(dir string) (*Config, *Weights, error) {
+	cfg, err := LoadConfig(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := LoadWeights(dir, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, w, nil
+}
+
+// LoadReference is LoadModel for the float32 Go reference that stands in
+// when ONNX Runtime cannot serve a CPU reference (why says why not, and
+// the errors name it): config.json must be model_type want (TypeBert or
+// TypeQwen3). The caller must Close the Weights.
+func LoadReference(dir, want string, why error) (*Config, *Weights, error) {
+	cfg, err := LoadConfig(dir)
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("no ONNX Runtime reference (%v)", why), err)
+	}
+	if (want == TypeBert && cfg.Bert == nil) || (want == TypeQwen3 && cfg.Qwen3 == nil) {
+		return nil, nil, fmt.Errorf("no ONNX Runtime reference (%v), and config.json is model_type %q, not %s", why, cfg.ModelType, want)
+	}
+	w, err := LoadWeights(dir, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, w, nil
+}
+
 // LoadWeightsFormat is LoadWeights reading only format "safetensors" or
 // "onnx" ("" chooses as LoadWeights does).
 func LoadWeightsFormat(dir string, cfg *Config, format string) (*Weights, error) {

@@ -14,11 +14,7 @@ import (
 )
 
 // TestMain removes the generated models after the package's tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testutil.RemoveGenerated()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // genModel generates a model with scripts/<script> once per test binary
 // (testutil.GenModel) with the tokenizer file of its architecture.

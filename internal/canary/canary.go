@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 )
 
 // ErrMismatch is wrapped by every failed comparison: the GPU path's output
@@ -60,6 +61,31 @@ type Report struct {
 	Bar     float64 `json:"bar,omitempty"`
 	Seconds float64 `json:"seconds,omitempty"`
 	Failure string  `json:"failure,omitempty"`
+}
+
+// SkippedByConfig is the report of a model canary that Config.SkipCanary
+// (--model-canary=false) turned off; it appends the report's line to
+// *reason (the placement reason, "; "-separated).
+func SkippedByConfig(reason *string) Report {
+	r := Report{Skipped: "turned off: Config.SkipCanary (--model-canary=false)"}
+	*reason += "; " + r.String()
+	return r
+}
+
+// Conclude records a finished comparison on r: Value and the Seconds since
+// t0, then Failure when err (the comparison's error) is not nil, else
+// Passed, with the report's line appended to *reason as in
+// SkippedByConfig. It returns err.
+func (r *Report) Conclude(t0 time.Time, value float64, err error, reason *string) error {
+	r.Value = value
+	r.Seconds = time.Since(t0).Seconds()
+	if err != nil {
+		r.Failure = err.Error()
+		return err
+	}
+	r.Passed = true
+	*reason += "; " + r.String()
+	return nil
 }
 
 // String is the report in one line.

@@ -21,6 +21,7 @@ package ortenv
 import (
 	"errors"
 	"os"
+	"path/filepath"
 )
 
 // EnvLib is the environment variable that names the ONNX Runtime shared
@@ -67,4 +68,15 @@ type SessionConfig struct {
 	// names what is missing; nothing falls back to the CPU.
 	CUDA   bool
 	Device int
+}
+
+// Unusable says why ONNX Runtime cannot run dir/file on the CPU (the model
+// canary's ONNX Runtime reference, embed and rerank): the file's Stat error,
+// or Init(lib)'s error. It returns nil when the file exists and the
+// library loads.
+func Unusable(dir, file, lib string) error {
+	if _, err := os.Stat(filepath.Join(dir, file)); err != nil {
+		return err
+	}
+	return Init(lib)
 }

@@ -223,8 +223,4 @@ func TestCheckCUDA(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testutil.RemoveGenerated()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.Main(m) }

@@ -45,6 +45,21 @@ func OracleEncode(tb testing.TB, tokPath string, texts []string, maxLen int) [][
 	for _, s := range texts {
 		req.Strings = append(req.Strings, base64.StdEncoding.EncodeToString([]byte(s)))
 	}
+	var resp struct {
+		IDs [][]int32 `json:"ids"`
+	}
+	OracleEncodeJSON(tb, req, &resp)
+	if len(resp.IDs) != len(texts) {
+		tb.Fatalf("tokenizer oracle returned %d results for %d strings", len(resp.IDs), len(texts))
+	}
+	return resp.IDs
+}
+
+// OracleEncodeJSON sends req as JSON to the oracle's "encode" command
+// (OracleCmd) and decodes its JSON reply into resp, failing tb with the
+// oracle's stderr when it fails.
+func OracleEncodeJSON(tb testing.TB, req, resp any) {
+	tb.Helper()
 	body, err := json.Marshal(req)
 	if err != nil {
 		tb.Fatal(err)
@@ -57,14 +72,7 @@ func OracleEncode(tb testing.TB, tokPath string, texts []string, maxLen int) [][
 	if err != nil {
 		tb.Fatalf("tokenizer oracle: %v\n%s", err, stderr.String())
 	}
-	var resp struct {
-		IDs [][]int32 `json:"ids"`
-	}
-	if err := json.Unmarshal(out, &resp); err != nil {
+	if err := json.Unmarshal(out, resp); err != nil {
 		tb.Fatalf("tokenizer oracle reply: %v", err)
 	}
-	if len(resp.IDs) != len(texts) {
-		tb.Fatalf("tokenizer oracle returned %d results for %d strings", len(resp.IDs), len(texts))
-	}
-	return resp.IDs
 }

@@ -117,6 +117,15 @@ func RemoveGenerated() {
 	}
 }
 
+// Main is a TestMain for packages whose tests call GenModel: it runs the
+// tests, deletes the generated models (RemoveGenerated) and exits with the
+// tests' status.
+func Main(m *testing.M) {
+	code := m.Run()
+	RemoveGenerated()
+	os.Exit(code)
+}
+
 // RunReference runs a generator's numpy reference ("reference --model DIR",
 // req as JSON on stdin) and decodes its JSON reply into resp.
 func RunReference(tb testing.TB, script, dir string, req, resp any) {
@@ -280,6 +289,33 @@ func WikiQuestions(tb testing.TB) []WikiQuestion {
 		tb.Fatal(err)
 	}
 	return qs
+}
+
+// JSONLines decodes each line of out (JSON Lines, surrounding white space
+// trimmed) into a map, failing tb on a line that is not a JSON object.
+func JSONLines(tb testing.TB, out string) []map[string]any {
+	tb.Helper()
+	var rows []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			tb.Fatalf("output line %q: %v", line, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// Cosine is the cosine similarity of a and b, same length, accumulated in
+// float64 (NaN when either is all zeros).
+func Cosine[A, B float32 | float64](a []A, b []B) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	return ab / math.Sqrt(aa*bb)
 }
 
 // LogSink collects the lines of a Logf-style callback (Config.Logf of

@@ -5,28 +5,33 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/rlsearch/rlsearch/internal/testutil"
 )
+
+// serveCPU runs commands (one JSON line each) through a -cpu bench and
+// returns its answers, one decoded JSON object per output line.
+func serveCPU(t *testing.T, commands ...string) []map[string]any {
+	t.Helper()
+	var out bytes.Buffer
+	b := &bench{cpu: true, out: json.NewEncoder(&out)}
+	if err := b.serve(strings.NewReader(strings.Join(commands, "\n") + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	return testutil.JSONLines(t, out.String())
+}
 
 // TestCanaryOp: "canary" before a load is an error line; after a load
 // (fp16 and int8, -cpu) it answers passed reports for both indexes.
 func TestCanaryOp(t *testing.T) {
-	in := strings.Join([]string{`{"op": "canary"}`, `{"op": "load", "n": 3000, "dim": 64, "seed": 1, "int8": true}`, `{"op": "canary"}`, `{"op": "quit"}`}, "\n")
-	var out bytes.Buffer
-	b := &bench{cpu: true, out: json.NewEncoder(&out)}
-	if err := b.serve(strings.NewReader(in)); err != nil {
-		t.Fatal(err)
+	rows := serveCPU(t, `{"op": "canary"}`, `{"op": "load", "n": 3000, "dim": 64, "seed": 1, "int8": true}`, `{"op": "canary"}`, `{"op": "quit"}`)
+	if len(rows) != 4 {
+		t.Fatalf("%d answers, want 4: %v", len(rows), rows)
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d answers, want 4:\n%s", len(lines), out.String())
+	if e, _ := rows[0]["error"].(string); !strings.Contains(e, "no index loaded") {
+		t.Errorf("canary before load: %v", rows[0])
 	}
-	var first, r map[string]any
-	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || !strings.Contains(first["error"].(string), "no index loaded") {
-		t.Errorf("canary before load: %s (%v)", lines[0], err)
-	}
-	if err := json.Unmarshal([]byte(lines[2]), &r); err != nil {
-		t.Fatal(err)
-	}
+	r := rows[2]
 	for _, key := range []string{"report", "int8_report"} {
 		rep, _ := r[key].(map[string]any)
 		if rep["passed"] != true || rep["inputs"].(float64) != 128 {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -24,27 +22,14 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := strings.Join([]string{
-		`{"op": "e2e", "model": "` + model + `"}`, // before any load
+	rows := serveCPU(t,
+		`{"op": "e2e", "model": "`+model+`"}`, // before any load
 		fmt.Sprintf(`{"op": "load", "n": 3000, "dim": %d, "seed": 1}`, mc.Dim),
 		`{"op": "e2e"}`, // no model
-		`{"op": "e2e", "model": "` + model + `", "batch": 16, "tokens": 20, "reps": 2, "concurrency": 2, "single_concurrency": 4, "seconds": 0.3, "topk": 3}`,
-		`{"op": "quit"}`}, "\n")
-	var out bytes.Buffer
-	b := &bench{cpu: true, out: json.NewEncoder(&out)}
-	if err := b.serve(strings.NewReader(in)); err != nil {
-		t.Fatal(err)
-	}
-	var rows []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var r map[string]any
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		rows = append(rows, r)
-	}
+		`{"op": "e2e", "model": "`+model+`", "batch": 16, "tokens": 20, "reps": 2, "concurrency": 2, "single_concurrency": 4, "seconds": 0.3, "topk": 3}`,
+		`{"op": "quit"}`)
 	if len(rows) != 5 {
-		t.Fatalf("%d answers, want 5:\n%s", len(rows), out.String())
+		t.Fatalf("%d answers, want 5: %v", len(rows), rows)
 	}
 	if e, _ := rows[0]["error"].(string); !strings.Contains(e, "no index loaded") {
 		t.Errorf("e2e before load: %v", rows[0])
@@ -126,15 +111,11 @@ func TestBadCommands(t *testing.T) {
 		{`{"op": "load", "n": 1e3}`, "bad command"},
 		{`not json`, "bad command"},
 	} {
-		var out bytes.Buffer
-		b := &bench{cpu: true, out: json.NewEncoder(&out)}
-		if err := b.serve(strings.NewReader(tc.line + "\n")); err != nil {
-			t.Fatal(err)
+		rows := serveCPU(t, tc.line)
+		if len(rows) != 1 {
+			t.Fatalf("%s: %d answers, want 1: %v", tc.line, len(rows), rows)
 		}
-		var r map[string]any
-		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-			t.Fatalf("%s: answer %q: %v", tc.line, out.String(), err)
-		}
+		r := rows[0]
 		if e, _ := r["error"].(string); !strings.Contains(e, tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.line, r, tc.want)
 		}

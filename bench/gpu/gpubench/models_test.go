@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -17,27 +15,14 @@ import (
 func TestModelOp(t *testing.T) {
 	model := testutil.Model(t, "tiny")
 	t.Setenv("ONNXRUNTIME_LIB", testutil.ORTLib(t))
-	in := strings.Join([]string{
-		`{"op": "model", "kind": "e5", "name": "e5-tiny", "model": "` + model + `", "provider": "cpu", "mode": "fp32 export", "workloads": [[4, 8], [1, 16]], "seconds": 0.2}`,
-		`{"op": "model", "kind": "e5", "name": "e5-tiny", "model": "` + model + `", "provider": "cuda", "workloads": []}`,
-		`{"op": "model", "kind": "bert", "model": "` + model + `"}`,
-		`{"op": "model", "kind": "e5", "model": "` + model + `", "provider": "cpu", "workloads": [[0, 8]]}`,
-		`{"op": "quit"}`}, "\n")
-	var out bytes.Buffer
-	b := &bench{cpu: true, out: json.NewEncoder(&out)}
-	if err := b.serve(strings.NewReader(in)); err != nil {
-		t.Fatal(err)
-	}
-	var rows []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var r map[string]any
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		rows = append(rows, r)
-	}
+	rows := serveCPU(t,
+		`{"op": "model", "kind": "e5", "name": "e5-tiny", "model": "`+model+`", "provider": "cpu", "mode": "fp32 export", "workloads": [[4, 8], [1, 16]], "seconds": 0.2}`,
+		`{"op": "model", "kind": "e5", "name": "e5-tiny", "model": "`+model+`", "provider": "cuda", "workloads": []}`,
+		`{"op": "model", "kind": "bert", "model": "`+model+`"}`,
+		`{"op": "model", "kind": "e5", "model": "`+model+`", "provider": "cpu", "workloads": [[0, 8]]}`,
+		`{"op": "quit"}`)
 	if len(rows) != 5 {
-		t.Fatalf("%d answers, want 5:\n%s", len(rows), out.String())
+		t.Fatalf("%d answers, want 5: %v", len(rows), rows)
 	}
 	r := rows[0]
 	timing, _ := r["rows"].([]any)

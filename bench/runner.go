@@ -301,16 +301,25 @@ func Run(ctx context.Context, opts Options, all []Suite) (*Report, error) {
 		if opts.Interleave && len(ps) > 0 {
 			rounds, reps = opts.Reps, 1
 		}
+		// release frees what Setup built once ours' last repetition is done,
+		// before the peers' last (or only) call, so that a peer never runs
+		// beside ours' index in memory when it need not (a 1M graph is GBs).
+		release := func() {
+			if cleanup != nil {
+				cleanup()
+				cleanup = nil
+			}
+		}
 		cr := newCaseRows(name, cases)
 		var peerRows []Row
 		failedPeer := map[string]bool{}
 		caseFailed := false
 		for round := 0; round < rounds; round++ {
 			rows, err := cr.run(ctx, reps, round, rounds*reps, prog)
+			if round == rounds-1 || ctx.Err() != nil {
+				release()
+			}
 			if err != nil && ctx.Err() != nil {
-				if cleanup != nil {
-					cleanup()
-				}
 				return nil, ctx.Err()
 			}
 			if err != nil && !caseFailed {
@@ -328,9 +337,7 @@ func Run(ctx context.Context, opts Options, all []Suite) (*Report, error) {
 				prows, err := p.fn(ctx, name, PeerOptions{Options: po, Ours: slices.Clone(rows), Log: env.Log})
 				if err != nil {
 					if ctx.Err() != nil {
-						if cleanup != nil {
-							cleanup()
-						}
+						release()
 						return nil, ctx.Err()
 					}
 					failedPeer[p.name] = true
@@ -340,9 +347,7 @@ func Run(ctx context.Context, opts Options, all []Suite) (*Report, error) {
 				peerRows = joinReps(peerRows, prows)
 			}
 		}
-		if cleanup != nil {
-			cleanup()
-		}
+		release()
 		rep.Rows = append(rep.Rows, cr.measured()...)
 		rep.Rows = append(rep.Rows, peerRows...)
 		rep.SuiteSeconds = append(rep.SuiteSeconds, SuiteTime{name, time.Since(t0).Seconds()})

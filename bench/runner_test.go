@@ -116,6 +116,34 @@ func TestRunInterleaved(t *testing.T) {
 	}
 }
 
+func TestRunCleanupBeforeLastPeerCall(t *testing.T) {
+	var order []string
+	RegisterPeer("fakepeer-3.0", []string{"one"}, func(ctx context.Context, suite string, o PeerOptions) ([]Row, error) {
+		order = append(order, "peer")
+		return nil, nil
+	})
+	t.Cleanup(func() { peersMu.Lock(); peers = peers[:len(peers)-1]; peersMu.Unlock() })
+	for _, interleave := range []bool{false, true} {
+		order = nil
+		s := fakeSuite("one", &order, "")
+		setup := s.Setup
+		s.Setup = func(ctx context.Context, env *Env) ([]Case, func(), error) {
+			cs, _, err := setup(ctx, env)
+			return cs, func() { order = append(order, "cleanup") }, err
+		}
+		if _, err := Run(context.Background(), Options{Suites: []string{"one"}, Reps: 2, MinTime: time.Millisecond, Peers: true, Interleave: interleave}, []Suite{s}); err != nil {
+			t.Fatal(err)
+		}
+		want := "one/a one/b one/a one/b cleanup peer"
+		if interleave {
+			want = "one/a one/b peer one/a one/b cleanup peer"
+		}
+		if got := strings.Join(order, " "); got != want {
+			t.Errorf("interleave=%v: order %q, want %q (ours' index freed before the peer's last call)", interleave, got, want)
+		}
+	}
+}
+
 func TestMeasureCPU(t *testing.T) {
 	rp, err := Measure(context.Background(), Budget{MinTime: 40 * time.Millisecond}, func(ctx context.Context, i int) (int, error) {
 		for end := time.Now().Add(time.Millisecond); time.Now().Before(end); {

@@ -16,10 +16,12 @@ what arrives together and run it as one call.
   and scripts that call ``asyncio.run`` per batch would start its threads
   again for every batch).
 - ``ThreadBatcher.submit(key, item)`` (blocking, from any thread): the first
-  caller of a group sends it as soon as every caller inside ``submit`` has
-  joined (callers waiting for a sent batch come back when it returns), when
-  ``max_batch`` is reached, or after ``window_s``; a lone caller (verl's
-  sequential reward managers) is sent at once, never delayed.
+  caller of a group sends it as soon as every caller it expects has joined
+  (those inside ``submit``, and other threads that left it less than
+  ``window_s`` ago: a pool thread back from a batch brings its next item),
+  when ``max_batch`` is reached, or after ``window_s``; a lone caller, or one
+  thread calling in a loop (verl's sequential reward managers), is sent at
+  once, never delayed.
 
 ``run(key, items)`` returns one outcome per item, in order: a result, or an
 Exception instance, which is raised to that item's caller only (one refused
@@ -31,6 +33,7 @@ import asyncio
 import concurrent.futures
 import os
 import threading
+import time
 
 # Seconds a batch waits for company after its first item ("per few
 # milliseconds"), and most items per batch (the server's per-request limit,
@@ -153,11 +156,13 @@ class ThreadBatcher:
         self._cond = threading.Condition()
         self._open = {}  # key -> the _Group still taking items
         self._active = 0  # callers inside submit (in an open group, or waiting for a sent one)
+        self._left = {}  # thread id -> time.monotonic() when that thread last left submit
         self.batches = 0
 
     def submit(self, key, item):
         with self._cond:
             self._active += 1
+            self._left.pop(threading.get_ident(), None)
             try:
                 group = self._open.get(key)
                 leader = group is None
@@ -188,16 +193,24 @@ class ThreadBatcher:
         finally:
             with self._cond:
                 self._active -= 1
+                self._left[threading.get_ident()] = time.monotonic()
                 self._cond.notify_all()
         if isinstance(out, Exception):
             raise out
         return out
 
     def _ready(self, group):
-        # Send when the group is full, or when every caller inside submit has
-        # joined it: a lone caller at once; with other callers waiting for a
-        # sent batch, until they come back and join (or leave), at most
-        # window_s, so that the threads of a pool that finish a batch
-        # together go out together again.
+        # Send when the group is full, or when every caller expected has
+        # joined it: those inside submit, and the other threads that left it
+        # less than window_s ago (a pool thread that finished a batch comes
+        # back with its next item at once). A lone caller, or one thread
+        # calling again and again (verl's sequential reward managers), is
+        # sent at once; a pool whose threads finish a batch together goes out
+        # together again, waiting at most window_s for a thread that left.
         n = len(group.items)
-        return n >= self.max_batch or n >= self._active
+        if n >= self.max_batch:
+            return True
+        now = time.monotonic()
+        for t in [t for t, at in self._left.items() if now - at >= self.window_s]:
+            del self._left[t]
+        return n >= self._active + len(self._left)

@@ -70,6 +70,17 @@ func dotI8Q(w []int16, c []int8) int32 {
 // listed row up front and row i+1 while row i is scored; results are equal
 // to dotI8Q's (exact integers).
 func dotRowsI8Q(w []int16, codes []int8, ids []int32, out []int32) {
+	if dotRowsI8QAsm != nil && len(w) >= dotRowsI8QWidth {
+		checkRows(ids, len(codes)/len(w))
+	}
+	dotRowsI8QTrusted(w, codes, ids, out)
+}
+
+// dotRowsI8QTrusted is dotRowsI8Q without the check that every id is a row
+// of codes, for callers whose ids are rows by construction (Flat's scan
+// passes 0…n-1 of an n-row tile): an id out of range would make the
+// assembly kernels read out of bounds.
+func dotRowsI8QTrusted(w []int16, codes []int8, ids []int32, out []int32) {
 	d := len(w)
 	out = out[:len(ids)]
 	n := d &^ (dotRowsI8QWidth - 1)
@@ -79,7 +90,6 @@ func dotRowsI8Q(w []int16, codes []int8, ids []int32, out []int32) {
 		}
 		return
 	}
-	checkRows(ids, len(codes)/d)
 	dotRowsI8QAsm(&w[0], &codes[0], &ids[0], len(ids), n, d, &out[0])
 	if n < d {
 		for i, id := range ids {
@@ -87,6 +97,35 @@ func dotRowsI8Q(w []int16, codes []int8, ids []int32, out []int32) {
 		}
 	}
 }
+
+// dotSeqI8Q sets out[r] = dotI8Q(w, row r of codes) for every row of
+// row-major codes ([len(out), len(w)]), the contiguous scan of Flat: four
+// rows at a time by dotSeqI8QAsm where the CPU has one (AVX-512 VNNI),
+// the rest (and every row elsewhere) by dotRowsI8QTrusted over iota
+// (0, 1, …, at least len(out)-1). Exact integers, equal to dotI8Q's.
+func dotSeqI8Q(w []int16, codes []int8, iota, out []int32) {
+	d, rows := len(w), len(out)
+	n, r4 := d&^31, rows&^3
+	if dotSeqI8QAsm == nil || n == 0 || r4 == 0 {
+		dotRowsI8QTrusted(w, codes, iota[:rows], out)
+		return
+	}
+	_ = codes[rows*d-1]
+	dotSeqI8QAsm(&w[0], &codes[0], r4, n, d, &out[0])
+	if n < d {
+		for r := 0; r < r4; r++ {
+			out[r] += dotI8Q(w[n:], codes[r*d+n:(r+1)*d])
+		}
+	}
+	if r4 < rows {
+		dotRowsI8QTrusted(w, codes[r4*d:rows*d], iota[:rows-r4], out[r4:])
+	}
+}
+
+// dotSeqI8QAsm is the four-row contiguous integer kernel (nil: none); it
+// covers the first n values (a positive multiple of 32) of rows (a
+// positive multiple of 4) rows.
+var dotSeqI8QAsm func(w *int16, base *int8, rows, n, stride int, out *int32)
 
 // dotRowsI8QAsm is the fastest integer row kernel on this CPU (nil: none);
 // it covers the first n values of each row, n a positive multiple of

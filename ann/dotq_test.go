@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// TestDotRowsI8QKernels checks every integer row kernel on this CPU, and
-// the dispatching dotRowsI8Q, against the pure-Go dotI8Q: exact equality
+// TestDotRowsI8QKernels checks every integer row kernel on this CPU, the
+// dispatching dotRowsI8Q and the contiguous dotSeqI8Q (four-row kernel plus
+// remainder), against the pure-Go dotI8Q: exact equality
 // (integer sums), for dims below, at and past each kernel's width, codes
 // at the int8 extremes and w at ±wmax.
 func TestDotRowsI8QKernels(t *testing.T) {
@@ -54,6 +55,19 @@ func TestDotRowsI8QKernels(t *testing.T) {
 		for i := range ids {
 			if got[i] != want[i] {
 				t.Errorf("d %d dotRowsI8Q (%s) row %d = %d, want %d", d, dotRowsI8QName, i, got[i], want[i])
+			}
+		}
+		for _, rows := range []int{1, 3, 4, 5, 8, 37} {
+			iota := make([]int32, rows)
+			for r := range iota {
+				iota[r] = int32(r)
+			}
+			seq := make([]int32, rows)
+			dotSeqI8Q(w, codes[:rows*d], iota, seq)
+			for r := range seq {
+				if wantR := dotI8Q(w, codes[r*d:(r+1)*d]); seq[r] != wantR {
+					t.Errorf("d %d dotSeqI8Q (asm %v) %d rows: row %d = %d, want %d", d, dotSeqI8QAsm != nil, rows, r, seq[r], wantR)
+				}
 			}
 		}
 		for _, k := range i8qKernels {

@@ -31,6 +31,9 @@ func dotRowsF16AVX2(q *float32, base *uint16, ids *int32, nids, n, stride int, o
 func dotRowsI8QVNNI(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
 
 //go:noescape
+func dotSeqI8QVNNI(w *int16, base *int8, rows, n, stride int, out *int32)
+
+//go:noescape
 func dotRowsI8QAVX512(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
 
 //go:noescape
@@ -44,6 +47,7 @@ func init() {
 		i8qKernels = append(i8qKernels, i8qKernel{"avx512bw", 64, dotRowsI8QAVX512})
 		if cpu.X86.HasAVX512VNNI {
 			i8qKernels = append(i8qKernels, i8qKernel{"avx512vnni", 64, dotRowsI8QVNNI})
+			dotSeqI8QAsm = dotSeqI8QVNNI
 		}
 	}
 	if n := len(i8qKernels); n > 0 {

@@ -21,7 +21,10 @@ import (
 // 1,64,256; quick 1,64); "flat.n" and "flat.queries" keep only the
 // first base rows and queries (the truth is then recomputed). recall@10 against the truth is in Extra (1.0
 // for fp32: the check that the fast path is exact); "flat.dtype" (fp32,
-// fp16, int8) changes the storage.
+// fp16, int8) changes the storage; "flat.rerank" N ≥ 1 (with fp16 or int8)
+// scans that storage for the top k+N and re-ranks them on fp32 rows
+// (ann.NewFlatRerank), keeping faiss's key so that the ratio against faiss
+// fp32 forms (default: no re-rank).
 func Flat() bench.Suite {
 	return bench.Suite{Name: "flat", Doc: "exact flat search (ann.Flat) on bge-base, SIFT and Fashion-MNIST vectors: queries/s by threads and batch", Setup: setupFlat}
 }
@@ -151,20 +154,39 @@ func setupFlat(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: flat.dtype: %v", errConfig, err)
 	}
+	rerank := []int{-1}
+	if v := env.Get("flat", "rerank", ""); v != "" {
+		rerank, err = ints("flat.rerank", v)
+		if err != nil || len(rerank) != 1 || dt == ann.FP32 {
+			return nil, nil, fmt.Errorf("%w: flat.rerank: %q: want one count of extra candidates (≥ 1) with flat.dtype fp16 or int8", errConfig, v)
+		}
+	}
 	var cases []bench.Case
 	for _, vs := range sets {
-		f, err := ann.NewFlat(vs.Base, vs.Dim, dt)
+		var f *ann.Flat
+		if rerank[0] >= 0 {
+			f, err = ann.NewFlatRerank(vs.Base, vs.Dim, dt, rerank[0])
+		} else {
+			f, err = ann.NewFlat(vs.Base, vs.Dim, dt)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
 		note := fmt.Sprintf("%s: %s; kernel %s", vs.Name, vs.Note, ann.KernelName())
+		if _, extra := f.Reranked(); rerank[0] >= 0 {
+			note += fmt.Sprintf("; %s scan, top k+%d re-ranked on fp32 rows", dtName, extra)
+		}
 		for _, t := range env.Threads {
 			for _, b := range batches {
 				p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "dtype": dtName, "k": 10, "threads": t, "batch": b}
 				// The faiss peer's key (bench/peers), so that ratios form; other
-				// storage types keep it apart (faiss measures fp32).
+				// storage types keep it apart (faiss measures fp32), except
+				// with the exact fp32 re-rank, whose answers are fp32 search's
+				// (recall@10 in the row says how far).
 				config := peers.FlatConfig(vs.Name, vs.N, vs.Dim, 10, b, t)
-				if dtName != "fp32" {
+				if rerank[0] >= 0 {
+					_, p["rerank_extra"] = f.Reranked()
+				} else if dtName != "fp32" {
 					config += " dtype=" + dtName
 				}
 				c, err := searchCase(env, f, vs, config, p, b, t, note, nil)

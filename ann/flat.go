@@ -40,11 +40,18 @@ type Flat struct {
 	i8     []int8    // row-major [Count, Dim] when DType is INT8
 	ids    []int64   // optional external ids, [Count]; nil when absent
 	kernel *tileKernel
-	// Re-rank (NewFlatRerank): exact holds the float32 rows [Count, Dim]
-	// the scan's candidates are re-scored on, extra the candidates kept per
-	// query beyond k; nil exact means no re-rank.
-	exact []float32
+	// Int8Scan: scan holds int8 codes of the rows ([Count, Dim], scale and
+	// offset per dimension) that Search scans for k+extra candidates, then
+	// re-ranks on the storage above; nil scan means Search scores the
+	// storage itself.
+	scan  *int8Codes
 	extra int
+}
+
+// int8Codes are per-dimension int8 codes of a Flat's rows (FitInt8).
+type int8Codes struct {
+	c             []int8
+	scale, offset []float32
 }
 
 // NewFlat builds an in-memory index from row-major [n, dim] float32 vectors,
@@ -74,46 +81,56 @@ func NewFlat(vecs []float32, dim int, dt DType) (*Flat, error) {
 	return f, nil
 }
 
-// DefaultRerankExtra is the number of candidates NewFlatRerank keeps per
-// query beyond k when extra is 0: 16. Measured with k = 10 on bge-base
-// (5,544 × 768), SIFT 10k and Fashion-MNIST 10k (TestFlatRerankRecall in
+// DefaultRerankExtra is the number of candidates Int8Scan keeps per query
+// beyond k when extra is 0: 16. Measured with k = 10 on bge-base
+// (5,544 × 768), SIFT 10k and Fashion-MNIST 10k (TestFlatInt8ScanRecall in
 // bench/suites): recall@10 against fp32 exact is 1.0 from 4 extra
-// candidates on, for int8 and fp16 codes alike (0.9857–0.9981 with none).
+// candidates on (0.9857–0.9970 for the int8 codes alone).
 const DefaultRerankExtra = 16
 
-// NewFlatRerank is NewFlat(vecs, dim, dt) with an exact re-rank: it also
-// keeps vecs as float32, and Search scans the dt storage (FP16 or INT8) for
-// the k + extra best rows of each query (extra 0: DefaultRerankExtra), then
-// scores those rows on the float32 vectors and returns the k best with
-// their float32 scores. Answers equal exact fp32 search whenever the true
-// top k are among the candidates; a batch-1 query streams dt's bytes (2 or
-// 1 per value) instead of 4, plus k + extra float32 rows. Memory: the codes
-// and the float32 rows ((dt size + 4)·Dim bytes per vector).
+// Int8Scan returns exact search over f's rows that scans int8 codes of
+// them instead: Search finds each query's k + extra best rows by the codes
+// (extra 0: DefaultRerankExtra), scores those rows on f's own storage
+// (fp32 or fp16) and returns the k best with those scores. Answers equal
+// f.Search's whenever f's true top k are among the candidates (recall@10
+// 1.0 on the real sets, see DefaultRerankExtra); a query streams 1 byte
+// per value instead of 2 or 4, plus k + extra rows of f. Memory: f's
+// storage, which the result shares, plus Dim bytes per vector of codes.
 //
-// INT8 is scored with the integer kernels (dotq.go: the query side
-// quantised to int16 once per query, exact integer sums, the same bits on
-// every CPU and at every batch size). Errors: those of NewFlat, and
-// rlsearch.ErrBadInput for dt FP32 or extra < 0.
-func NewFlatRerank(vecs []float32, dim int, dt DType, extra int) (*Flat, error) {
+// The codes are fitted per dimension over f's rows (FitInt8) and scored
+// with the integer kernels (dotq.go: the query side quantised to int16
+// once per query, exact integer sums), every query on its own, so an
+// answer is the same bits on every CPU and at every batch size. Errors:
+// rlsearch.ErrBadInput for an int8 f (it is its own codes) or extra < 0.
+func (f *Flat) Int8Scan(extra int) (*Flat, error) {
 	switch {
-	case dt != FP16 && dt != INT8:
-		return nil, fmt.Errorf("%w: ann: NewFlatRerank: storage %v: want fp16 or int8 codes (fp32 needs no re-rank)", rlsearch.ErrBadInput, dt)
+	case f.h.DType == INT8:
+		return nil, fmt.Errorf("%w: ann: Int8Scan: the vector file is int8 already (exact search over it is its own int8 scan)", rlsearch.ErrBadInput)
 	case extra < 0:
-		return nil, fmt.Errorf("%w: ann: NewFlatRerank: extra = %d must be ≥ 0", rlsearch.ErrBadInput, extra)
+		return nil, fmt.Errorf("%w: ann: Int8Scan: extra = %d must be ≥ 0", rlsearch.ErrBadInput, extra)
 	case extra == 0:
 		extra = DefaultRerankExtra
 	}
-	f, err := NewFlat(vecs, dim, dt)
-	if err != nil {
-		return nil, err
+	d := f.h.Dim
+	r := NewInt8Range(d)
+	buf := make([]float32, 0, 4096*d)
+	for lo := 0; lo < f.h.Count; lo += 4096 {
+		r.Add(f.widen(buf[:cap(buf)], lo, min(lo+4096, f.h.Count)))
 	}
-	f.exact, f.extra = slices.Clone(vecs), extra
-	return f, nil
+	sc := &int8Codes{c: make([]int8, f.h.Count*d)}
+	sc.scale, sc.offset = r.Fit()
+	for lo := 0; lo < f.h.Count; lo += 4096 {
+		hi := min(lo+4096, f.h.Count)
+		encodeI8(sc.c[lo*d:hi*d], f.widen(buf[:cap(buf)], lo, hi), sc.scale, sc.offset)
+	}
+	g := *f
+	g.scan, g.extra = sc, extra
+	return &g, nil
 }
 
-// Reranked reports whether Search re-ranks on float32 rows (NewFlatRerank)
-// and how many candidates beyond k it keeps.
-func (f *Flat) Reranked() (bool, int) { return f.exact != nil, f.extra }
+// Int8Scanned reports whether Search scans int8 codes and re-ranks
+// (Int8Scan), and how many candidates beyond k it keeps.
+func (f *Flat) Int8Scanned() (bool, int) { return f.scan != nil, f.extra }
 
 func encodeF16(dst []uint16, src []float32) {
 	for i, v := range src {
@@ -231,48 +248,77 @@ func (f *Flat) Search(ctx context.Context, q []float32, k int) ([][]rlsearch.Hit
 		}
 		return out, nil
 	}
-	if f.exact == nil {
-		return f.scan(ctx, q, nq, k)
+	if f.scan == nil {
+		return f.scanRows(ctx, q, nq, k)
 	}
-	out, err := f.scan(ctx, q, nq, min(k+f.extra, f.h.Count))
+	ks := make([]int, nq)
+	for i := range ks {
+		ks[i] = k
+	}
+	return f.searchInt8Widths(ctx, q, ks)
+}
+
+// searchInt8Widths answers row i of q at width ks[i] (each 0 ≤ ks[i]) from
+// one int8 scan at the widest: a query's candidates at width k are the
+// first k+extra of its list by code score (descending, ties by row, a
+// total order), so that prefix of the widest list is what a scan at width k
+// keeps, and each answer equals Search of that row alone at that width.
+func (f *Flat) searchInt8Widths(ctx context.Context, q []float32, ks []int) ([][]rlsearch.Hit, error) {
+	d, n := f.h.Dim, f.h.Count
+	cand := func(k int) int { return min(min(k, n)+f.extra, n) }
+	widest := 0
+	for _, k := range ks {
+		widest = max(widest, cand(k))
+	}
+	out := make([][]rlsearch.Hit, len(ks))
+	if widest == 0 || len(ks) == 0 {
+		for i := range out {
+			out[i] = []rlsearch.Hit{}
+		}
+		return out, nil
+	}
+	all, err := f.scanRows(ctx, q, len(ks), widest)
 	if err != nil {
 		return nil, err
 	}
-	f.rerank(q, out, k)
-	return out, nil
-}
-
-// rerank re-scores each query's candidates on the float32 rows and keeps
-// the k best (descending score, ties by ascending row).
-func (f *Flat) rerank(q []float32, out [][]rlsearch.Hit, k int) {
-	d := f.h.Dim
 	var ids []int32
 	var scores []float32
-	for qi, hs := range out {
+	for i, k := range ks {
+		if k == 0 {
+			out[i] = []rlsearch.Hit{}
+			continue
+		}
+		hs := all[i][:min(cand(k), len(all[i]))]
 		ids, scores = ids[:0], slices.Grow(scores[:0], len(hs))[:len(hs)]
 		for _, h := range hs {
 			ids = append(ids, h.Row)
 		}
-		dotRowsF32(q[qi*d:(qi+1)*d], f.exact, ids, scores)
+		// Re-score on the storage (fp32 or fp16) and keep the k best.
+		if qv := q[i*d : (i+1)*d]; f.f32 != nil {
+			dotRowsF32(qv, f.f32, ids, scores)
+		} else {
+			dotRowsF16(qv, f.f16, ids, scores)
+		}
 		for j := range hs {
 			hs[j].Score = scores[j]
 		}
 		slices.SortFunc(hs, cmpHit)
-		out[qi] = hs[:min(k, len(hs))]
+		out[i] = hs[:min(k, len(hs)):min(k, len(hs))]
 	}
+	return out, nil
 }
 
-// scan is Search's exhaustive pass over the storage for nq ≥ 1 queries
-// and 1 ≤ k ≤ Count.
-func (f *Flat) scan(ctx context.Context, q []float32, nq, k int) ([][]rlsearch.Hit, error) {
+// scanRows is Search's exhaustive pass over the storage (or the int8 scan
+// codes) for nq ≥ 1 queries and 1 ≤ k ≤ Count.
+func (f *Flat) scanRows(ctx context.Context, q []float32, nq, k int) ([][]rlsearch.Hit, error) {
 	d := f.h.Dim
 	out := make([][]rlsearch.Hit, nq)
-	// Int8 codes of a re-ranked Flat are scored with the integer kernel,
-	// every query on its own (the same sums at every batch size).
+	// The int8 scan codes are scored with the integer kernel, every query
+	// on its own (the same sums at every batch size).
 	var iq []i8Query
 	var qoff []float32
-	if f.exact != nil && f.i8 != nil {
-		iq, qoff = f.quantizeQueries(q, nq)
+	if f.scan != nil {
+		iq, qoff = f.scan.quantizeQueries(q, nq)
 	}
 	kern := f.kernel
 	if kern == nil {
@@ -324,7 +370,7 @@ func (f *Flat) scan(ctx context.Context, q []float32, nq, k int) ([][]rlsearch.H
 				hi := min(lo+tileRows, f.h.Count)
 				n := hi - lo
 				if iq != nil {
-					codes := f.i8[lo*d : hi*d]
+					codes := f.scan.c[lo*d : hi*d]
 					for qi := range iq {
 						dotSeqI8Q(iq[qi].w, codes, iota, isum[:n])
 						h := &heaps[qi]
@@ -396,17 +442,17 @@ func (f *Flat) scan(ctx context.Context, q []float32, nq, k int) ([][]rlsearch.H
 	return out, nil
 }
 
-// quantizeQueries prepares nq queries for integer scoring of the int8
-// codes: q·x ≈ qoff + alpha·Σ w_j·c_j (dotq.go).
-func (f *Flat) quantizeQueries(q []float32, nq int) ([]i8Query, []float32) {
-	d := f.h.Dim
+// quantizeQueries prepares nq queries for integer scoring of the codes:
+// q·x ≈ qoff + alpha·Σ w_j·c_j (dotq.go).
+func (c *int8Codes) quantizeQueries(q []float32, nq int) ([]i8Query, []float32) {
+	d := len(c.scale)
 	iq, qoff := make([]i8Query, nq), make([]float32, nq)
 	qs := make([]float32, d)
 	for i := range iq {
 		qi := q[i*d : (i+1)*d]
 		for j, v := range qi {
-			qs[j] = v * f.h.Scale[j]
-			qoff[i] += v * f.h.Offset[j]
+			qs[j] = v * c.scale[j]
+			qoff[i] += v * c.offset[j]
 		}
 		iq[i].w = make([]int16, d)
 		iq[i].alpha = quantizeI8Query(qs, iq[i].w)

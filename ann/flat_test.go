@@ -177,30 +177,34 @@ func TestConcurrentSearchEqualsSerial(t *testing.T) {
 	wg.Wait()
 }
 
-// TestFlatRerank checks NewFlatRerank against exact fp32 search: with as
-// many extra candidates as rows, the scan's choice cannot matter, so rows
-// and scores equal dotF32 over the fp32 vectors ranked in full; at the
-// default extra the answer is the same rows on random data; batch 1, the
-// whole batch give the same bytes.
-func TestFlatRerank(t *testing.T) {
+// TestFlatInt8Scan checks Int8Scan against exact search over the storage
+// (fp32 and fp16): with as many extra candidates as rows, the scan's
+// choice cannot matter, so rows and scores equal dotF32 over the stored
+// rows ranked in full; at the default extra the answer is the same rows on
+// random data; batch 1 and the whole batch give the same bytes.
+func TestFlatInt8Scan(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	for _, dim := range []int{3, 33, 128, 768} {
 		const n = 700
 		vecs := randVecs(rng, n, dim)
 		q := randVecs(rng, 9, dim)
-		exact, _ := NewFlat(vecs, dim, FP32)
-		for _, dt := range []DType{FP16, INT8} {
-			full, err := NewFlatRerank(vecs, dim, dt, n)
+		for _, dt := range []DType{FP32, FP16} {
+			exact, _ := NewFlat(vecs, dim, dt)
+			full, err := exact.Int8Scan(n)
 			if err != nil {
 				t.Fatal(err)
 			}
-			def, err := NewFlatRerank(vecs, dim, dt, 0)
+			def, err := exact.Int8Scan(0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ok, extra := def.Reranked(); !ok || extra != DefaultRerankExtra {
-				t.Fatalf("Reranked() = %v, %d: want true, %d", ok, extra, DefaultRerankExtra)
+			if ok, extra := def.Int8Scanned(); !ok || extra != DefaultRerankExtra {
+				t.Fatalf("Int8Scanned() = %v, %d: want true, %d", ok, extra, DefaultRerankExtra)
 			}
+			if ok, _ := exact.Int8Scanned(); ok || def.Len() != n || def.Header().DType != dt {
+				t.Fatalf("Int8Scan changed its receiver or the header")
+			}
+			stored := exact.Vectors(0, n)
 			for _, k := range []int{1, 10, n, n + 3} {
 				got, err := full.Search(context.Background(), q, k)
 				if err != nil {
@@ -209,11 +213,11 @@ func TestFlatRerank(t *testing.T) {
 				for qi, hs := range got {
 					all := make([]rlsearch.Hit, n)
 					for r := range all {
-						all[r] = rlsearch.Hit{Row: int32(r), Score: dotF32(q[qi*dim:(qi+1)*dim], vecs[r*dim:(r+1)*dim])}
+						all[r] = rlsearch.Hit{Row: int32(r), Score: dotF32(q[qi*dim:(qi+1)*dim], stored[r*dim:(r+1)*dim])}
 					}
 					slices.SortFunc(all, cmpHit)
 					if want := all[:min(k, n)]; !slices.Equal(hs, want) {
-						t.Fatalf("dim %d %v k %d query %d: got %v, want fp32 exact %v", dim, dt, k, qi, hs[:min(3, len(hs))], want[:3])
+						t.Fatalf("dim %d %v k %d query %d: got %v, want exact %v", dim, dt, k, qi, hs[:min(3, len(hs))], want[:3])
 					}
 				}
 				dh, err := def.Search(context.Background(), q, k)
@@ -223,7 +227,7 @@ func TestFlatRerank(t *testing.T) {
 				ex, _ := exact.Search(context.Background(), q, k)
 				for qi := range dh {
 					if k <= 10 && !slices.EqualFunc(dh[qi], ex[qi], func(a, b rlsearch.Hit) bool { return a.Row == b.Row }) {
-						t.Errorf("dim %d %v k %d query %d: default extra rows %v, fp32 exact %v", dim, dt, k, qi, dh[qi], ex[qi])
+						t.Errorf("dim %d %v k %d query %d: default extra rows %v, exact %v", dim, dt, k, qi, dh[qi], ex[qi])
 					}
 					one, err := def.Search(context.Background(), q[qi*dim:(qi+1)*dim], k)
 					if err != nil {
@@ -236,16 +240,15 @@ func TestFlatRerank(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range []struct {
-		dt    DType
-		extra int
-	}{{FP32, 0}, {FP16, -1}, {INT8, -5}} {
-		if _, err := NewFlatRerank(make([]float32, 8), 4, c.dt, c.extra); !errors.Is(err, rlsearch.ErrBadInput) {
-			t.Errorf("NewFlatRerank(%v, extra %d): %v, want ErrBadInput", c.dt, c.extra, err)
+	i8, _ := NewFlat(make([]float32, 8), 4, INT8)
+	f32, _ := NewFlat(make([]float32, 8), 4, FP32)
+	for name, err := range map[string]error{
+		"int8 storage": func() error { _, err := i8.Int8Scan(0); return err }(),
+		"extra -1":     func() error { _, err := f32.Int8Scan(-1); return err }(),
+	} {
+		if !errors.Is(err, rlsearch.ErrBadInput) {
+			t.Errorf("Int8Scan, %s: %v, want ErrBadInput", name, err)
 		}
-	}
-	if _, err := NewFlatRerank(make([]float32, 7), 4, INT8, 0); !errors.Is(err, ErrDim) {
-		t.Errorf("7 values, dim 4: %v, want ErrDim", err)
 	}
 }
 
@@ -266,25 +269,27 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
-// BenchmarkFlatRerank is batch-1 search over 10,000 random rows by storage:
-// fp32 exact, and fp16 / int8 scans re-ranked on fp32 (NewFlatRerank).
-func BenchmarkFlatRerank(b *testing.B) {
+// BenchmarkFlatInt8Scan is batch-1 search over 10,000 random rows: exact
+// over fp32 and fp16 storage, and Int8Scan over fp32 storage.
+func BenchmarkFlatInt8Scan(b *testing.B) {
 	rng := rand.New(rand.NewSource(7))
 	for _, dim := range []int{128, 768} {
 		const n = 10000
 		vecs := randVecs(rng, n, dim)
 		q := randVecs(rng, 1, dim)
-		for _, dt := range []DType{FP32, FP16, INT8} {
-			f, err := NewFlatRerank(vecs, dim, dt, 0)
-			if dt == FP32 {
-				f, err = NewFlat(vecs, dim, dt)
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Run(fmt.Sprintf("dim=%d/%v", dim, dt), func(b *testing.B) {
+		f32, _ := NewFlat(vecs, dim, FP32)
+		f16, _ := NewFlat(vecs, dim, FP16)
+		scan, err := f32.Int8Scan(0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range []struct {
+			name string
+			f    *Flat
+		}{{"fp32", f32}, {"fp16", f16}, {"fp32+int8scan", scan}} {
+			b.Run(fmt.Sprintf("dim=%d/%s", dim, c.name), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					if _, err := f.Search(context.Background(), q, 10); err != nil {
+					if _, err := c.f.Search(context.Background(), q, 10); err != nil {
 						b.Fatal(err)
 					}
 				}

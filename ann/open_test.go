@@ -45,6 +45,9 @@ func TestOpenChoosesBackend(t *testing.T) {
 		{"gpu int8 over fp16, explicit gpu", Config{Path: path, Backend: "gpu", GPU: GPUConfig{Int8: true}}, "!needs an int8 vector file"},
 		{"gpu int8 ignored by flat", Config{Path: path, Backend: "flat", GPU: GPUConfig{Int8: true}}, "flat"},
 		{"gpu int8 over int8", Config{Path: path8, GPU: GPUConfig{Int8: true}}, map[bool]string{true: "gpu", false: "flat"}[gpu]},
+		{"flat int8 scan", Config{Path: path, Backend: "flat", FlatInt8Scan: true}, "flat"},
+		{"flat int8 scan ignored by hnsw", Config{Path: path, Backend: "hnsw", HNSWPath: graph, FlatInt8Scan: true}, "hnsw"},
+		{"flat int8 scan over int8", Config{Path: path8, Backend: "flat", FlatInt8Scan: true}, "!the vector file is int8 already"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := Open(ctx, tc.cfg)
@@ -55,7 +58,7 @@ func TestOpenChoosesBackend(t *testing.T) {
 				if tc.name == "gpu" && !errors.Is(err, ErrGPUUnavailable) {
 					t.Fatalf("error %v does not match ErrGPUUnavailable", err)
 				}
-				if strings.HasPrefix(tc.name, "gpu int8") && !errors.Is(err, rlsearch.ErrBadInput) {
+				if (strings.HasPrefix(tc.name, "gpu int8") || strings.HasPrefix(tc.name, "flat int8")) && !errors.Is(err, rlsearch.ErrBadInput) {
 					t.Fatalf("error %v does not match rlsearch.ErrBadInput", err)
 				}
 				return
@@ -74,6 +77,17 @@ func TestOpenChoosesBackend(t *testing.T) {
 			want, _ := o.Flat.Search(ctx, vecs[:16*5], 5)
 			if r := recallAt(got, want, 5); r < 0.95 {
 				t.Fatalf("recall@5 against the shard's exact search: %.2f", r)
+			}
+			if scan, _ := o.Index.(*Flat); (scan != nil && scan.scan != nil) != (tc.name == "flat int8 scan") || (tc.name == "flat int8 scan") != strings.Contains(o.Reason, "int8 scan") {
+				t.Fatalf("int8 scan %v, reason %q: want it exactly when FlatInt8Scan meets the flat backend", scan != nil && scan.scan != nil, o.Reason)
+			}
+			if tc.name == "flat int8 scan" {
+				if r := recallAt(got, want, 5); r != 1 {
+					t.Fatalf("int8 scan recall@5 against exact: %.2f", r)
+				}
+				if o.Flat.scan != nil {
+					t.Fatal("Opened.Flat is the int8 scan, want the exact oracle")
+				}
 			}
 			if tc.name == "hnsw loads" {
 				if h := o.Index.(*HNSW); h.Config().EfSearch != 99 || h.Config().M != 8 {

@@ -11,14 +11,18 @@ import (
 // Opened over either): then a top-k list is the first k hits of any wider
 // list, and a caller may answer several widths with one Search at the
 // widest and cut. HNSW is approximate: its candidate list is
-// max(EfSearch, k), so its top 3 is not the first 3 of its top 1,000.
-// An index of a type this package does not know counts as approximate.
+// max(EfSearch, k), so its top 3 is not the first 3 of its top 1,000; so
+// is a Flat through Int8Scan (its candidates are k + extra rows by code
+// score). An index of a type this package does not know counts as
+// approximate.
 func Exact(ix Index) bool {
 	if o, ok := ix.(*Opened); ok {
 		ix = o.Index
 	}
-	switch ix.(type) {
-	case *Flat, *GPUFlat:
+	switch x := ix.(type) {
+	case *Flat:
+		return x.scan == nil
+	case *GPUFlat:
 		return true
 	}
 	return false
@@ -47,6 +51,12 @@ func SearchWidths(ctx context.Context, ix Index, q []float32, ks []int) ([][]rls
 			return nil, fmt.Errorf("%w: ann: k = %d must be ≥ 0", rlsearch.ErrBadInput, k)
 		}
 		kmax = max(kmax, k)
+	}
+	if f, ok := ix.(*Flat); ok && f.scan != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return f.searchInt8Widths(ctx, q, ks)
 	}
 	if Exact(ix) {
 		out, err := ix.Search(ctx, q, kmax)

@@ -36,10 +36,14 @@ func TestSearchWidthsEqualsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	scan, err := flat.Int8Scan(0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	q := clustered(rng, 40, dim, 20, 0.3)
 	ks := mixedWidths(rng, 40)
 	ks[0], ks[1], ks[2] = 0, 1, n+1
-	for name, ix := range map[string]Index{"hnsw": h, "flat": flat} {
+	for name, ix := range map[string]Index{"hnsw": h, "flat": flat, "flat int8 scan": scan} {
 		got, err := SearchWidths(context.Background(), ix, q, ks)
 		if err != nil {
 			t.Fatal(err)
@@ -54,8 +58,8 @@ func TestSearchWidthsEqualsAlone(t *testing.T) {
 			}
 		}
 	}
-	if Exact(h) || !Exact(flat) {
-		t.Errorf("Exact(hnsw) = %v, Exact(flat) = %v; want false, true", Exact(h), Exact(flat))
+	if Exact(h) || !Exact(flat) || Exact(scan) {
+		t.Errorf("Exact(hnsw) = %v, Exact(flat) = %v, Exact(int8 scan) = %v; want false, true, false", Exact(h), Exact(flat), Exact(scan))
 	}
 }
 

@@ -21,10 +21,10 @@ import (
 // 1,64,256; quick 1,64); "flat.n" and "flat.queries" keep only the
 // first base rows and queries (the truth is then recomputed). recall@10 against the truth is in Extra (1.0
 // for fp32: the check that the fast path is exact); "flat.dtype" (fp32,
-// fp16, int8) changes the storage; "flat.rerank" N ≥ 1 (with fp16 or int8)
-// scans that storage for the top k+N and re-ranks them on fp32 rows
-// (ann.NewFlatRerank), keeping faiss's key so that the ratio against faiss
-// fp32 forms (default: no re-rank).
+// fp16, int8) changes the storage; "flat.int8scan" N ≥ 1 (with fp32 or
+// fp16 storage) scans int8 codes for the top k+N and re-ranks them on the
+// storage (ann.(*Flat).Int8Scan); over fp32 it keeps faiss's key, so that
+// the ratio against faiss fp32 forms (default: no int8 scan).
 func Flat() bench.Suite {
 	return bench.Suite{Name: "flat", Doc: "exact flat search (ann.Flat) on bge-base, SIFT and Fashion-MNIST vectors: queries/s by threads and batch", Setup: setupFlat}
 }
@@ -154,40 +154,40 @@ func setupFlat(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: flat.dtype: %v", errConfig, err)
 	}
-	rerank := []int{-1}
-	if v := env.Get("flat", "rerank", ""); v != "" {
-		rerank, err = ints("flat.rerank", v)
-		if err != nil || len(rerank) != 1 || dt == ann.FP32 {
-			return nil, nil, fmt.Errorf("%w: flat.rerank: %q: want one count of extra candidates (≥ 1) with flat.dtype fp16 or int8", errConfig, v)
+	scanExtra := 0
+	if v := env.Get("flat", "int8scan", ""); v != "" {
+		n, err := ints("flat.int8scan", v)
+		if err != nil || len(n) != 1 || dt == ann.INT8 {
+			return nil, nil, fmt.Errorf("%w: flat.int8scan: %q: want one count of extra candidates (≥ 1) with flat.dtype fp32 or fp16", errConfig, v)
 		}
+		scanExtra = n[0]
 	}
 	var cases []bench.Case
 	for _, vs := range sets {
-		var f *ann.Flat
-		if rerank[0] >= 0 {
-			f, err = ann.NewFlatRerank(vs.Base, vs.Dim, dt, rerank[0])
-		} else {
-			f, err = ann.NewFlat(vs.Base, vs.Dim, dt)
-		}
+		f, err := ann.NewFlat(vs.Base, vs.Dim, dt)
 		if err != nil {
 			return nil, nil, err
 		}
 		note := fmt.Sprintf("%s: %s; kernel %s", vs.Name, vs.Note, ann.KernelName())
-		if _, extra := f.Reranked(); rerank[0] >= 0 {
-			note += fmt.Sprintf("; %s scan, top k+%d re-ranked on fp32 rows", dtName, extra)
+		if scanExtra > 0 {
+			if f, err = f.Int8Scan(scanExtra); err != nil {
+				return nil, nil, err
+			}
+			note += fmt.Sprintf("; int8 scan, top k+%d re-ranked on the %s rows", scanExtra, dtName)
 		}
 		for _, t := range env.Threads {
 			for _, b := range batches {
 				p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "dtype": dtName, "k": 10, "threads": t, "batch": b}
 				// The faiss peer's key (bench/peers), so that ratios form; other
-				// storage types keep it apart (faiss measures fp32), except
-				// with the exact fp32 re-rank, whose answers are fp32 search's
-				// (recall@10 in the row says how far).
+				// storage types keep it apart (faiss measures fp32). An int8
+				// scan over fp32 answers as fp32 search does (recall@10 in the
+				// row says how far), so it keeps the key.
 				config := peers.FlatConfig(vs.Name, vs.N, vs.Dim, 10, b, t)
-				if rerank[0] >= 0 {
-					_, p["rerank_extra"] = f.Reranked()
-				} else if dtName != "fp32" {
+				if dtName != "fp32" {
 					config += " dtype=" + dtName
+				}
+				if scanExtra > 0 {
+					p["int8scan_extra"] = scanExtra
 				}
 				c, err := searchCase(env, f, vs, config, p, b, t, note, nil)
 				if err != nil {

@@ -91,8 +91,7 @@ func pnum(p map[string]any, k string) int {
 // avx2,hnswlib chooses). Its rows carry the
 // Config of the matching row of ours (peers.FlatConfig, peers.HNSWConfig).
 // Rows of ours that faiss cannot match are left without a peer: flat.dtype
-// other than fp32 without flat.rerank (re-ranked rows answer as fp32 search
-// does, so faiss fp32 is their peer), and sets truncated by flat.n / hnsw.n (faiss reads the
+// other than fp32, and sets truncated by flat.n / hnsw.n (faiss reads the
 // whole files). Skipped when faiss is not installed (make bench-setup).
 func FaissPeer(ctx context.Context, suite string, o bench.PeerOptions) ([]bench.Row, error) {
 	po, err := peerOptions(o.Options)
@@ -110,10 +109,8 @@ func FaissPeer(ctx context.Context, suite string, o bench.PeerOptions) ([]bench.
 	var efs []int
 	m, efc := 0, 0
 	for _, r := range o.Ours {
-		if _, rerank := r.Params["rerank_extra"]; !rerank {
-			if dt, ok := r.Params["dtype"]; ok && dt != "fp32" {
-				continue
-			}
+		if dt, ok := r.Params["dtype"]; ok && dt != "fp32" {
+			continue
 		}
 		data, _ := r.Params["data"].(string)
 		vs, err := vectorFiles(o.Options, data)

@@ -25,7 +25,8 @@ type Fingerprint struct {
 	// Dense is the dense backend ann.Open chose ("flat", "hnsw", "gpu",
 	// "none") with its answer-changing parameters (HNSW: ef_search, m,
 	// int8, and rerank=fp16 for a compressed graph, --hnsw-compressed,
-	// whose scores are q·fp16(x)).
+	// whose scores are q·fp16(x); flat: int8scan=k+N with
+	// --flat-int8-scan, whose hits may differ from exact search's).
 	Dense string `json:"dense"`
 	// Reranker is the reranker model's name, "none" without --reranker.
 	Reranker string `json:"reranker"`
@@ -76,6 +77,11 @@ func NewFingerprint(ix *index.Index, model embed.Config, rerankerName string) (F
 				rr = ",rerank=fp16"
 			}
 			f.Dense += fmt.Sprintf("(ef_search=%d,m=%d,int8=%v%s)", c.EfSearch, c.M, c.Int8, rr)
+		}
+		if fl, ok := ds.Index.(*ann.Flat); ok {
+			if on, extra := fl.Int8Scanned(); on {
+				f.Dense += fmt.Sprintf("(int8scan=k+%d)", extra)
+			}
 		}
 	}
 	if rerankerName != "" {

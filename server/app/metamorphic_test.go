@@ -89,7 +89,8 @@ func metaPost(tb testing.TB, h http.Handler, r metaRequest) []byte {
 // again through that warm server. Every answer must be byte-identical to
 // the cold one, on exact flat search and on HNSW (efSearch 16, so that a
 // batch-mate's width would change the beam), float32 and compressed
-// (int8 traversal, fp16 re-rank: IndexConfig.HNSWCompressed).
+// (int8 traversal, fp16 re-rank: IndexConfig.HNSWCompressed), and on flat
+// search through an int8 scan (IndexConfig.FlatInt8Scan).
 func TestMetamorphicLoad(t *testing.T) {
 	ctx := context.Background()
 	model, dir := denseWikiIndex(t, 1500)
@@ -98,9 +99,10 @@ func TestMetamorphicLoad(t *testing.T) {
 		qs = append(qs, q.Question)
 	}
 	mix := metaMix(34, 160, qs)
-	for _, backend := range []string{"flat", "hnsw", "hnsw-compressed"} {
+	for _, backend := range []string{"flat", "flat-int8scan", "hnsw", "hnsw-compressed"} {
 		t.Run(backend, func(t *testing.T) {
-			ic := IndexConfig{Dir: dir, Model: model, DenseBackend: strings.TrimSuffix(backend, "-compressed"), HNSWEfSearch: 16, HNSWCompressed: strings.HasSuffix(backend, "-compressed")}
+			ic := IndexConfig{Dir: dir, Model: model, DenseBackend: strings.TrimSuffix(strings.TrimSuffix(backend, "-compressed"), "-int8scan"), HNSWEfSearch: 16,
+				HNSWCompressed: strings.HasSuffix(backend, "-compressed"), FlatInt8Scan: strings.HasSuffix(backend, "-int8scan")}
 			open := func(cacheBytes int64) *Service {
 				svc, err := New(ctx, Config{Index: ic, Logger: slog.New(slog.DiscardHandler), CacheBytes: cacheBytes, BatchMax: 512, BatchWait: 5 * time.Millisecond})
 				if err != nil {
@@ -110,11 +112,14 @@ func TestMetamorphicLoad(t *testing.T) {
 			}
 			cold := open(0)
 			fp := cold.Fingerprint.String()
-			if backend != "flat" && !strings.Contains(fp, "dense=hnsw(ef_search=16,") {
+			if strings.HasPrefix(backend, "hnsw") && !strings.Contains(fp, "dense=hnsw(ef_search=16,") {
 				t.Errorf("fingerprint %q: want the HNSW backend with ef_search 16", fp)
 			}
 			if c := strings.Contains(fp, "int8=true,rerank=fp16)"); c != (backend == "hnsw-compressed") {
 				t.Errorf("fingerprint %q: names the compressed graph %v, want %v", fp, c, !c)
+			}
+			if c := strings.Contains(fp, "dense=flat(int8scan=k+16)"); c != (backend == "flat-int8scan") {
+				t.Errorf("fingerprint %q: names the int8 scan %v, want %v", fp, c, !c)
 			}
 			want := make([][]byte, len(mix))
 			for i, r := range mix {

@@ -48,14 +48,16 @@ func TestSkipFlags(t *testing.T) {
 	}
 }
 
-// TestHNSWCompressedFlag: --hnsw-compressed is off by default and reaches
-// app.IndexConfig.HNSWCompressed for every command that opens an index
-// (Bind and serve's BindCorpora share bindOpen).
+// TestHNSWCompressedFlag: --hnsw-compressed and --flat-int8-scan are off
+// by default and reach app.IndexConfig.HNSWCompressed and FlatInt8Scan for
+// every command that opens an index (Bind and serve's BindCorpora share
+// bindOpen).
 func TestHNSWCompressedFlag(t *testing.T) {
 	for _, tc := range []struct {
-		args []string
-		want bool
-	}{{nil, false}, {[]string{"--hnsw-compressed"}, true}, {[]string{"--hnsw-compressed=false"}, false}} {
+		args       []string
+		want, scan bool
+	}{{nil, false, false}, {[]string{"--hnsw-compressed"}, true, false}, {[]string{"--hnsw-compressed=false"}, false, false},
+		{[]string{"--flat-int8-scan"}, false, true}, {[]string{"--flat-int8-scan", "--hnsw-compressed"}, true, true}} {
 		for _, corpora := range []bool{false, true} {
 			var f Index
 			fs := flag.NewFlagSet("t", flag.ContinueOnError)
@@ -70,6 +72,9 @@ func TestHNSWCompressedFlag(t *testing.T) {
 			}
 			if got := f.Config().HNSWCompressed; got != tc.want {
 				t.Errorf("%v (serve's --index: %v): HNSWCompressed %v, want %v", tc.args, corpora, got, tc.want)
+			}
+			if got := f.Config().FlatInt8Scan; got != tc.scan {
+				t.Errorf("%v (serve's --index: %v): FlatInt8Scan %v, want %v", tc.args, corpora, got, tc.scan)
 			}
 		}
 	}

@@ -270,8 +270,8 @@ func better(a, b cand) bool { return a.s > b.s || (a.s == b.s && a.id < b.id) }
 type searcher struct {
 	visited []uint32
 	gen     uint32
-	cands   []cand // max-heap by score (best on top)
-	res     []cand // min-heap by score (worst on top)
+	pool    []cand // the layer search's ef best, best first (searchLayer)
+	done    []bool // pool[i] expanded
 	qcode   []float32
 	qw      []int16   // the int16 query of the codes traversal
 	isum    []int32   // integer row sums of one adjacency list
@@ -376,30 +376,39 @@ func (sc *scorer) score(i int32) float32 {
 }
 
 // searchLayer is the paper's Algorithm 2: best-first search from eps at
-// level l keeping the ef best; returns them unsorted in s.res (valid until
-// the next call). limit excludes nodes ≥ limit (not yet linked).
+// level l keeping the ef best; returns them sorted best first in s.pool
+// (valid until the next call). limit excludes nodes ≥ limit (not yet linked).
 func (h *HNSW) searchLayer(s *searcher, sc *scorer, eps []cand, ef, l int, limit int32) []cand {
 	s.gen++
 	if s.gen == 0 {
 		clear(s.visited)
 		s.gen = 1
 	}
-	s.cands = s.cands[:0]
-	s.res = s.res[:0]
+	// One array of the ef best seen, sorted best first, with an expanded
+	// flag each (the paper's candidate and result sets in one: a candidate
+	// not among the ef best is worse than the worst of them, where the
+	// paper's search stops, so expanding the best unexpanded entry of the
+	// array visits the same nodes in the same order and returns the same
+	// set as two heaps would, at a binary search and a short copy per
+	// insertion).
+	s.pool, s.done = s.pool[:0], s.done[:0]
+	next := 0 // no entry before next is unexpanded
 	for _, e := range eps {
 		if s.visited[e.id] == s.gen {
 			continue
 		}
 		s.visited[e.id] = s.gen
-		s.cands = pushMax(s.cands, e)
-		s.res = pushMin(s.res, e, ef)
+		next = min(next, s.insert(e, ef))
 	}
-	for len(s.cands) > 0 {
-		var c cand
-		c, s.cands = popMax(s.cands)
-		if len(s.res) >= ef && better(s.res[0], c) {
+	for {
+		for next < len(s.pool) && s.done[next] {
+			next++
+		}
+		if next == len(s.pool) {
 			break
 		}
+		c := s.pool[next]
+		s.done[next] = true
 		ids, sims := h.scratch(s)
 		for _, nb := range h.neighbours(c.id, l) {
 			if nb >= limit || s.visited[nb] == s.gen {
@@ -411,13 +420,34 @@ func (h *HNSW) searchLayer(s *searcher, sc *scorer, eps []cand, ef, l int, limit
 		sc.scoreRows(ids, sims)
 		for j, nb := range ids {
 			nc := cand{nb, sims[j]}
-			if len(s.res) < ef || better(nc, s.res[0]) {
-				s.cands = pushMax(s.cands, nc)
-				s.res = pushMin(s.res, nc, ef)
+			if len(s.pool) < ef || better(nc, s.pool[len(s.pool)-1]) {
+				next = min(next, s.insert(nc, ef))
 			}
 		}
 	}
-	return s.res
+	return s.pool
+}
+
+// insert puts c, unexpanded, into the sorted pool of at most ef entries
+// (dropping the worst when full; c must then be better than it) and
+// returns its position.
+func (s *searcher) insert(c cand, ef int) int {
+	lo, hi := 0, len(s.pool)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if better(s.pool[m], c) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if len(s.pool) < ef {
+		s.pool, s.done = append(s.pool, cand{}), append(s.done, false)
+	}
+	copy(s.pool[lo+1:], s.pool[lo:])
+	copy(s.done[lo+1:], s.done[lo:])
+	s.pool[lo], s.done[lo] = c, false
+	return lo
 }
 
 // greedy descends from the entry point to level stop+1 following the best

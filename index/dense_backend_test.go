@@ -14,16 +14,24 @@ import (
 	"github.com/rlsearch/rlsearch/internal/canary"
 )
 
+// buildSmallDense builds smallCorpus into a fresh directory with the
+// 33-dimensional hash encoder the dense backend tests open it with.
+func buildSmallDense(t *testing.T) (hashEncoder, string) {
+	t.Helper()
+	enc := hashEncoder{dim: 33, seed: 1}
+	dir := filepath.Join(t.TempDir(), "idx")
+	if _, err := Build(context.Background(), BuildConfig{Corpus: writeCorpus(t, smallCorpus), Dir: dir, Encoder: enc}); err != nil {
+		t.Fatal(err)
+	}
+	return enc, dir
+}
+
 // TestDenseBackend opens one index with each ann.Open backend: auto picks
 // exact flat for a tiny corpus without a GPU, hnsw builds and caches
 // dense.hnsw and answers like flat on 4 passages, a bad name is refused.
 func TestDenseBackend(t *testing.T) {
 	ctx := context.Background()
-	enc := hashEncoder{dim: 33, seed: 1}
-	dir := filepath.Join(t.TempDir(), "idx")
-	if _, err := Build(ctx, BuildConfig{Corpus: writeCorpus(t, smallCorpus), Dir: dir, Encoder: enc}); err != nil {
-		t.Fatal(err)
-	}
+	enc, dir := buildSmallDense(t)
 	queries := []string{"capital of Germany", "Everest mountain"}
 	var flatHits [][]int32
 	for _, backend := range []string{"", "flat", "hnsw"} {
@@ -86,11 +94,7 @@ func TestDenseBackend(t *testing.T) {
 // with the canary turned off it says so (when auto found a GPU).
 func TestDenseCanaryHealth(t *testing.T) {
 	ctx := context.Background()
-	enc := hashEncoder{dim: 33, seed: 1}
-	dir := filepath.Join(t.TempDir(), "idx")
-	if _, err := Build(ctx, BuildConfig{Corpus: writeCorpus(t, smallCorpus), Dir: dir, Encoder: enc}); err != nil {
-		t.Fatal(err)
-	}
+	enc, dir := buildSmallDense(t)
 	for _, skip := range []bool{false, true} {
 		ix, err := Open(ctx, dir, OpenConfig{Encoder: enc, SkipGPUCanary: skip})
 		if err != nil {
@@ -118,11 +122,7 @@ func TestDenseCanaryHealth(t *testing.T) {
 // reason; a truncated dense.f16 is refused naming it, and is left alone.
 func TestDenseBackendCompressed(t *testing.T) {
 	ctx := context.Background()
-	enc := hashEncoder{dim: 33, seed: 1}
-	dir := filepath.Join(t.TempDir(), "idx")
-	if _, err := Build(ctx, BuildConfig{Corpus: writeCorpus(t, smallCorpus), Dir: dir, Encoder: enc}); err != nil {
-		t.Fatal(err)
-	}
+	enc, dir := buildSmallDense(t)
 	queries := []string{"capital of Germany", "Everest mountain"}
 	answer := func(ix *Index) [][]rlsearch.Hit {
 		t.Helper()

@@ -31,19 +31,26 @@ func TestGPUProvider(t *testing.T) {
 	cpu := openTest(t, Config{Dir: dir, Sessions: 1})
 	q := "who built the bridges of Paris?"
 	docs := testDocs(20)
-	a, err := g.score(context.Background(), q, docs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := cpu.score(context.Background(), q, docs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := scoreBoth(t, g, cpu, q, docs)
 	for i := range a {
 		if d := math.Abs(float64(a[i] - b[i])); !(d <= 2e-3) {
 			t.Fatalf("doc %d: GPU P(yes) %v, ORT %v", i, a[i], b[i])
 		}
 	}
+}
+
+// scoreBoth is g's and cpu's scores of docs for q.
+func scoreBoth(t *testing.T, g, cpu *Reranker, q string, docs []string) (a, b []float32) {
+	t.Helper()
+	a, err := g.score(context.Background(), q, docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = cpu.score(context.Background(), q, docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b
 }
 
 // TestAutoProviderAndCrossEncoder: "auto" ends on the CPU without a GPU
@@ -87,14 +94,7 @@ func TestGPUProviderEmulated(t *testing.T) {
 	cpu := openTest(t, Config{Dir: dir, Sessions: 1, MaxLength: 200})
 	q := "who built the bridges of Paris?"
 	docs := append(testDocs(5), "", longText(300))
-	a, err := g.score(context.Background(), q, docs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := cpu.score(context.Background(), q, docs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := scoreBoth(t, g, cpu, q, docs)
 	var worst float64
 	for i := range a {
 		d := math.Abs(float64(a[i] - b[i]))

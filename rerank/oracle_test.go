@@ -1,8 +1,6 @@
 package rerank
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/rlsearch/rlsearch/internal/testutil"
@@ -13,12 +11,5 @@ import (
 // .cache/tokenizers/qwen3.json.
 func qwen3TokenizerPath(tb testing.TB) string {
 	tb.Helper()
-	p := os.Getenv(tokenizer.EnvQwen3Tokenizer)
-	if p == "" {
-		p = filepath.Join(testutil.RepoRoot(tb), tokenizer.DefaultQwen3Tokenizer)
-	}
-	if _, err := os.Stat(p); err != nil {
-		testutil.RequireNative(tb, "Qwen3 tokenizer "+p)
-	}
-	return p
+	return testutil.NativeFile(tb, tokenizer.EnvQwen3Tokenizer, tokenizer.DefaultQwen3Tokenizer, "Qwen3 tokenizer")
 }

@@ -389,6 +389,57 @@ def write_atomic(out, files):
         raise
 
 
+def json_writer(obj):
+    """A write_atomic entry writing obj as indented JSON."""
+    def write(path):
+        with open(path, "w") as f:
+            json.dump(obj, f, indent=2)
+            f.write("\n")
+    return write
+
+
+def model_dir_files(script, model, tokenizer, cfg, hf_cfg, rec):
+    """The write_atomic entries of a generated model directory: model.onnx
+    (the whole protobuf), a copy of the tokenizer, rlsearch.json (cfg),
+    config.json (hf_cfg) and script.json (rec, what the reference reads)."""
+    def save_model(path):
+        with open(path, "wb") as f:
+            f.write(model.SerializeToString())
+
+    return {
+        "model.onnx": save_model,
+        "tokenizer.json": lambda path: shutil.copyfile(tokenizer, path),
+        "rlsearch.json": json_writer(cfg),
+        "config.json": json_writer(hf_cfg),
+        script + ".json": json_writer(rec),
+    }
+
+
+def add_export_args(g, output):
+    """The gen options both generators share, after their own: safetensors
+    export and the output dtype (output: what --output-dtype f16 makes
+    float16, with its verb)."""
+    g.add_argument("--safetensors", default="", choices=["", "f32", "f16", "bf16"],
+                   help="also write the state dict as model.safetensors in this dtype")
+    g.add_argument("--shards", type=int, default=1, help="with --safetensors: shard files + index.json")
+    g.add_argument("--output-dtype", default="f32", choices=["f32", "f16"],
+                   help="f16: %s float16 (a Cast at the end), as in an fp16 export" % output)
+
+
+def run_cli(ap, sub, argv, reference_help, gen, reference):
+    """Adds the reference command to sub, parses argv and runs gen or
+    reference on the arguments."""
+    r = sub.add_parser("reference", help=reference_help)
+    r.add_argument("--model", required=True)
+    r.add_argument("--in", dest="inp", default="-")
+    r.add_argument("--out", default="-")
+    a = ap.parse_args(argv)
+    if a.cmd == "gen":
+        gen(a)
+    else:
+        reference(a)
+
+
 def cmd_gen(a):
     if a.preset not in PRESETS:
         sys.exit("gen_bert: unknown preset %r (have %s)" % (a.preset, ", ".join(PRESETS)))
@@ -423,25 +474,7 @@ def cmd_gen(a):
         }
     rec = dict(preset=a.preset, seed=a.seed, head=a.head, num_labels=a.num_labels, vocab=VOCAB, positions=POSITIONS,
                type_vocab=TYPE_VOCAB, ln_eps=LN_EPS, mask_neg=MASK_NEG, opset=OPSET, **p)
-
-    def dump(obj):
-        def write(path):
-            with open(path, "w") as f:
-                json.dump(obj, f, indent=2)
-                f.write("\n")
-        return write
-
-    def save_model(path):
-        with open(path, "wb") as f:
-            f.write(model.SerializeToString())
-
-    files = {
-        "model.onnx": save_model,
-        "tokenizer.json": lambda path: shutil.copyfile(a.tokenizer, path),
-        "rlsearch.json": dump(cfg),
-        "config.json": dump(hf_config(p, a.head, a.num_labels)),
-        "gen_bert.json": dump(rec),
-    }
+    files = model_dir_files("gen_bert", model, a.tokenizer, cfg, hf_config(p, a.head, a.num_labels), rec)
     if a.save_weights:
         files["weights.npz"] = lambda path: np.savez(path, **w)
     if a.safetensors:
@@ -573,20 +606,8 @@ def main(argv):
     g.add_argument("--num-labels", type=int, default=1)
     g.add_argument("--save-weights", action="store_true",
                    help="also write weights.npz (reference regenerates from the seed otherwise)")
-    g.add_argument("--safetensors", default="", choices=["", "f32", "f16", "bf16"],
-                   help="also write the state dict as model.safetensors in this dtype")
-    g.add_argument("--shards", type=int, default=1, help="with --safetensors: shard files + index.json")
-    g.add_argument("--output-dtype", default="f32", choices=["f32", "f16"],
-                   help="f16: last_hidden_state is float16 (a Cast at the end), as in an fp16 export")
-    r = sub.add_parser("reference", help="numpy reference embeddings")
-    r.add_argument("--model", required=True)
-    r.add_argument("--in", dest="inp", default="-")
-    r.add_argument("--out", default="-")
-    a = ap.parse_args(argv)
-    if a.cmd == "gen":
-        cmd_gen(a)
-    else:
-        cmd_reference(a)
+    add_export_args(g, "last_hidden_state is")
+    run_cli(ap, sub, argv, "numpy reference embeddings", cmd_gen, cmd_reference)
 
 
 if __name__ == "__main__":

@@ -62,13 +62,12 @@ import argparse
 import json
 import math
 import os
-import shutil
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_bert import safetensors_files, write_atomic  # noqa: E402  (same writers as the BERT generator)
+from gen_bert import add_export_args, model_dir_files, run_cli, safetensors_files, write_atomic  # noqa: E402  (same writers and options as the BERT generator)
 
 PRESETS = {
     # layers, hidden, heads, kv_heads, head_dim, intermediate
@@ -321,32 +320,15 @@ def cmd_gen(a):
     cfg = {"kind": "qwen3-reranker", "name": name, "inputs": in_names, "output": "logits"}
     rec = dict(preset=a.preset, variant=a.variant, seed=a.seed, nan_token=a.nan_token, vocab=VOCAB, rms_eps=RMS_EPS,
                rope_theta=ROPE_THETA, opset=OPSET, **PRESETS[a.preset])
-
-    def dump(obj):
-        def write(path):
-            with open(path, "w") as f:
-                json.dump(obj, f, indent=2)
-                f.write("\n")
-        return write
-
-    def save_model(path):
-        if a.external_data:
+    files = model_dir_files("gen_qwen3", model, a.tokenizer, cfg, hf_config(PRESETS[a.preset]), rec)
+    if a.external_data:
+        def save_external(path):
             # Weights in model.onnx.data beside model.onnx, as exports over
             # 2 GB (Qwen3-Reranker in float32) must be written.
             import onnx
             onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
                             location="model.onnx.data", size_threshold=1024)
-            return
-        with open(path, "wb") as f:
-            f.write(model.SerializeToString())
-
-    files = {
-        "model.onnx": save_model,
-        "tokenizer.json": lambda path: shutil.copyfile(a.tokenizer, path),
-        "rlsearch.json": dump(cfg),
-        "config.json": dump(hf_config(PRESETS[a.preset])),
-        "gen_qwen3.json": dump(rec),
-    }
+        files["model.onnx"] = save_external
     if a.safetensors:
         files.update(safetensors_files(hf_state_dict(w), a.safetensors, a.shards))
     write_atomic(a.out, files)
@@ -443,20 +425,8 @@ def main(argv):
                    help="store the weights in model.onnx.data (external data) next to model.onnx")
     g.add_argument("--nan-token", type=int, default=None,
                    help="token id that makes every logit of its row NaN (tests of non-finite scores)")
-    g.add_argument("--safetensors", default="", choices=["", "f32", "f16", "bf16"],
-                   help="also write the state dict as model.safetensors in this dtype")
-    g.add_argument("--shards", type=int, default=1, help="with --safetensors: shard files + index.json")
-    g.add_argument("--output-dtype", default="f32", choices=["f32", "f16"],
-                   help="f16: logits are float16 (a Cast at the end), as in an fp16 export")
-    r = sub.add_parser("reference", help="numpy reference logits at the last position")
-    r.add_argument("--model", required=True)
-    r.add_argument("--in", dest="inp", default="-")
-    r.add_argument("--out", default="-")
-    a = ap.parse_args(argv)
-    if a.cmd == "gen":
-        cmd_gen(a)
-    else:
-        cmd_reference(a)
+    add_export_args(g, "logits are")
+    run_cli(ap, sub, argv, "numpy reference logits at the last position", cmd_gen, cmd_reference)
 
 
 if __name__ == "__main__":

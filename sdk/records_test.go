@@ -8,12 +8,8 @@ import (
 )
 
 func TestBuildRecord(t *testing.T) {
-	rt := newRT(t, wikiIndex(t), Config{})
-	v := newVerifier(t, rt, MutateConfig{})
+	rt, v, q, p, tr := wikiRollout(t)
 	ctx := context.Background()
-	q := wikiQuestion(t, qWidth5)
-	p := bm25Program(q, 3, 3)
-	tr := rollout(t, rt, q, p, "SM Entertainment")
 	pr, err := v.Propose(ctx, tr, nil)
 	if err != nil || pr.Status != StatusVerified {
 		t.Fatalf("%v %s", err, pr.Status)

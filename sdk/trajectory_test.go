@@ -32,13 +32,21 @@ func rollout(t *testing.T, rt *Runtime, q bench.Question, p Program, answer stri
 	}
 }
 
-func TestProposeOnWiki(t *testing.T) {
+// wikiRollout is the fixture of TestProposeOnWiki and TestBuildRecord: a
+// verifier over the wiki index, question qWidth5, its BM25 program and a
+// rollout of that program answering "SM Entertainment".
+func wikiRollout(t *testing.T) (*Runtime, *Verifier, bench.Question, Program, Trajectory) {
+	t.Helper()
 	rt := newRT(t, wikiIndex(t), Config{})
 	v := newVerifier(t, rt, MutateConfig{})
-	ctx := context.Background()
 	q := wikiQuestion(t, qWidth5)
 	p := bm25Program(q, 3, 3)
-	tr := rollout(t, rt, q, p, "SM Entertainment")
+	return rt, v, q, p, rollout(t, rt, q, p, "SM Entertainment")
+}
+
+func TestProposeOnWiki(t *testing.T) {
+	rt, v, q, p, tr := wikiRollout(t)
+	ctx := context.Background()
 
 	pr, err := v.Propose(ctx, tr, nil)
 	if err != nil {

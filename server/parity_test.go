@@ -182,14 +182,7 @@ func (f failingRetriever) Retrieve(_ context.Context, qs []string, k int) ([][]r
 // earlier chunks gathered far more than one 64 KiB flush of output, is
 // still a clean JSON 500: every chunk is searched before the first byte.
 func TestLateChunkFailure(t *testing.T) {
-	var docs fakeDocs
-	for i := range 1000 {
-		docs = append(docs, rlsearch.Document{ID: itoa(i), Contents: rlsearch.MakeContents("T", strings.Repeat("word ", 40))})
-	}
-	all := make([]rlsearch.Hit, len(docs))
-	for i := range all {
-		all[i] = rlsearch.Hit{Row: int32(i), Score: 1}
-	}
+	docs, all := wordDocs(1000)
 	s, err := New(Config{Retrievers: map[string]rlsearch.Retriever{"x": failingRetriever{all}}, Docs: docs, Logger: quietLogger(), ChunkQueries: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -697,15 +697,22 @@ func (f failDocs) Doc(row int32) (rlsearch.Document, error) {
 	return f.fakeDocs.Doc(row)
 }
 
-func TestDocLookupFailure(t *testing.T) {
+// wordDocs is n documents of 40 words each (IDs "0" to n-1) and a hit of
+// score 1 on every one of them, in row order.
+func wordDocs(n int) (fakeDocs, []rlsearch.Hit) {
 	var docs fakeDocs
-	for i := range 2000 {
+	for i := range n {
 		docs = append(docs, rlsearch.Document{ID: itoa(i), Contents: rlsearch.MakeContents("T", strings.Repeat("word ", 40))})
 	}
 	all := make([]rlsearch.Hit, len(docs))
 	for i := range all {
 		all[i] = rlsearch.Hit{Row: int32(i), Score: 1}
 	}
+	return docs, all
+}
+
+func TestDocLookupFailure(t *testing.T) {
+	docs, all := wordDocs(2000)
 	s, err := New(Config{
 		Retrievers: map[string]rlsearch.Retriever{"x": fixedRetriever{"all": all}},
 		Docs:       failDocs{docs, 1500},

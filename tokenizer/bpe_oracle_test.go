@@ -2,8 +2,6 @@ package tokenizer
 
 import (
 	"encoding/base64"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -14,30 +12,32 @@ import (
 // .cache/tokenizers/qwen3.json.
 func qwen3TokenizerPath(tb testing.TB) string {
 	tb.Helper()
-	p := os.Getenv(EnvQwen3Tokenizer)
-	if p == "" {
-		p = filepath.Join(testutil.RepoRoot(tb), DefaultQwen3Tokenizer)
-	}
-	if _, err := os.Stat(p); err != nil {
-		testutil.RequireNative(tb, "Qwen3 tokenizer "+p)
-	}
-	return p
+	return testutil.NativeFile(tb, EnvQwen3Tokenizer, DefaultQwen3Tokenizer, "Qwen3 tokenizer")
 }
 
-var (
-	qwenOnce sync.Once
-	qwenTok  *BPE
-	qwenErr  error
-)
+var qwen3Tok onceLoad[*BPE]
 
 func loadQwen3(tb testing.TB) *BPE {
 	tb.Helper()
-	p := qwen3TokenizerPath(tb)
-	qwenOnce.Do(func() { qwenTok, qwenErr = LoadBPE(p) })
-	if qwenErr != nil {
-		tb.Fatal(qwenErr)
+	return qwen3Tok.get(tb, qwen3TokenizerPath(tb), LoadBPE)
+}
+
+// onceLoad holds a tokenizer loaded once per test binary.
+type onceLoad[T any] struct {
+	once sync.Once
+	tok  T
+	err  error
+}
+
+// get loads the tokenizer at path with load on the first call and returns
+// it, failing tb when loading failed.
+func (l *onceLoad[T]) get(tb testing.TB, path string, load func(string) (T, error)) T {
+	tb.Helper()
+	l.once.Do(func() { l.tok, l.err = load(path) })
+	if l.err != nil {
+		tb.Fatal(l.err)
 	}
-	return qwenTok
+	return l.tok
 }
 
 // oraclePretokenize returns Hugging Face's pre-tokenizer pieces of texts

@@ -21,30 +21,14 @@ import (
 // tokenizerPath is $BERT_TOKENIZER, else .cache/tokenizers/bert-uncased.json.
 func tokenizerPath(t testing.TB) string {
 	t.Helper()
-	p := os.Getenv("BERT_TOKENIZER")
-	if p == "" {
-		p = filepath.Join(testutil.RepoRoot(t), ".cache", "tokenizers", "bert-uncased.json")
-	}
-	if _, err := os.Stat(p); err != nil {
-		testutil.RequireNative(t, "BERT tokenizer "+p)
-	}
-	return p
+	return testutil.NativeFile(t, "BERT_TOKENIZER", filepath.Join(".cache", "tokenizers", "bert-uncased.json"), "BERT tokenizer")
 }
 
-var (
-	testWPOnce sync.Once
-	testWP     *WordPiece
-	testWPErr  error
-)
+var testWP onceLoad[*WordPiece]
 
 func loadTestWordPiece(t testing.TB) *WordPiece {
 	t.Helper()
-	p := tokenizerPath(t)
-	testWPOnce.Do(func() { testWP, testWPErr = LoadWordPiece(p) })
-	if testWPErr != nil {
-		t.Fatal(testWPErr)
-	}
-	return testWP
+	return testWP.get(t, tokenizerPath(t), LoadWordPiece)
 }
 
 // normalizeOnly runs the non-ASCII normalization steps selected by w's

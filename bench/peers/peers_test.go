@@ -314,6 +314,18 @@ func tinyCorpus(t *testing.T, dir string) (corpus, questions string) {
 	return corpus, questions
 }
 
+// tinyServeOptions are the serve end-to-end tests' Options: rlsearch built
+// into a fresh work directory with the tiny corpus, one repetition, a short
+// serve ramp on route.
+func tinyServeOptions(t *testing.T, route string) Options {
+	t.Helper()
+	dir := t.TempDir()
+	corpus, questions := tinyCorpus(t, dir)
+	return Options{Rlsearch: buildRlsearch(t, dir), Corpus: corpus, Questions: questions, WorkDir: dir, Reps: 1,
+		Serve: ServeOptions{Step: 200 * time.Millisecond, Start: 32, Max: 128, Precision: 0.5, MinRequests: -1,
+			Routes: []string{route}}}.Defaults()
+}
+
 // TestServeShapesAgree starts `rlsearch serve` and the Python peer on a
 // tiny corpus and checks that both answer /retrieve with the same shape
 // and the same top document, then runs a short serve suite end to end.
@@ -322,11 +334,7 @@ func TestServeShapesAgree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds rlsearch and starts two servers")
 	}
-	dir := t.TempDir()
-	corpus, questions := tinyCorpus(t, dir)
-	o := Options{Rlsearch: buildRlsearch(t, dir), Corpus: corpus, Questions: questions, WorkDir: dir, Reps: 1,
-		Serve: ServeOptions{Step: 200 * time.Millisecond, Start: 32, Max: 128, Precision: 0.5, MinRequests: -1,
-			Routes: []string{RouteBM25}}}.Defaults()
+	o := tinyServeOptions(t, RouteBM25)
 	ctx := context.Background()
 	ix, err := oursIndex(ctx, o, o.Rlsearch, &bytes.Buffer{})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rlsearch/rlsearch/ann/vecfile"
 	"github.com/rlsearch/rlsearch/internal/testutil"
@@ -50,11 +49,7 @@ func TestServeDenseAgree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds rlsearch, a dense index, and starts two servers")
 	}
-	dir := t.TempDir()
-	corpus, questions := tinyCorpus(t, dir)
-	o := Options{Rlsearch: buildRlsearch(t, dir), Corpus: corpus, Questions: questions, WorkDir: dir, Reps: 1,
-		Serve: ServeOptions{Step: 200 * time.Millisecond, Start: 32, Max: 128, Precision: 0.5, MinRequests: -1,
-			Routes: []string{RouteE5}}}.Defaults()
+	o := tinyServeOptions(t, RouteE5)
 	o.Model = tinyModel(t)
 	if _, err := os.Stat(o.ORTLib); err != nil {
 		testutil.RequireNative(t, "ONNX Runtime ("+o.ORTLib+")")
@@ -67,7 +62,7 @@ func TestServeDenseAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs, err := readQuestions(questions, 100)
+	qs, err := readQuestions(o.Questions, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,18 +163,26 @@ class BatchRewardManager:
                                     solution_strs=[s.solution_str for s in samples],
                                     ground_truths=[s.ground_truth for s in samples], extra_infos=extras,
                                     **self.reward_kwargs)
-        reward_extra_info = defaultdict(list)
-        rewards = []
-        for score in scores:
-            if isinstance(score, dict):
-                rewards.append(score["score"])
-                for key, value in score.items():
-                    reward_extra_info[key].append(value)
-            else:
-                rewards.append(score)
-        non_tensor_batch = {k: np.array(v) for k, v in reward_extra_info.items()}
-        check_consistency(non_tensor_batch, len(samples))
-        return rewards, non_tensor_batch
+        return reward_columns(scores, len(samples))
+
+
+def reward_columns(scores, n):
+    """Both managers' __call__ tail: each score (a float, or a dict with "score"
+    and extra keys) gives its reward and appends to one list per key; the
+    lists become the batch's non-tensor columns (ray_trainer.py), which must
+    hold n rows each (check_consistency)."""
+    reward_extra_info = defaultdict(list)
+    rewards = []
+    for score in scores:
+        if isinstance(score, dict):
+            rewards.append(score["score"])
+            for key, value in score.items():
+                reward_extra_info[key].append(value)
+        else:
+            rewards.append(score)
+    non_tensor_batch = {k: np.array(v) for k, v in reward_extra_info.items()}
+    check_consistency(non_tensor_batch, n)
+    return rewards, non_tensor_batch
 
 
 class NaiveRewardManager:
@@ -184,23 +192,14 @@ class NaiveRewardManager:
         self.compute_score = get_custom_reward_fn(compute_score, reward_kwargs)
 
     def __call__(self, samples):
-        reward_extra_info = defaultdict(list)
-        rewards = []
+        scores = []
         for s in samples:
             extra_info = dict(s.extra_info)
             extra_info["num_turns"] = s.num_turns
             extra_info["rollout_reward_scores"] = {}
-            score = self.compute_score(data_source=s.data_source, solution_str=s.solution_str,
-                                       ground_truth=s.ground_truth, extra_info=extra_info)
-            if isinstance(score, dict):
-                rewards.append(score["score"])
-                for key, value in score.items():
-                    reward_extra_info[key].append(value)
-            else:
-                rewards.append(score)
-        non_tensor_batch = {k: np.array(v) for k, v in reward_extra_info.items()}
-        check_consistency(non_tensor_batch, len(samples))
-        return rewards, non_tensor_batch
+            scores.append(self.compute_score(data_source=s.data_source, solution_str=s.solution_str,
+                                             ground_truth=s.ground_truth, extra_info=extra_info))
+        return reward_columns(scores, len(samples))
 
 
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)

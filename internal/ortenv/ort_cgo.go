@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"unsafe"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -30,12 +29,6 @@ type (
 // NewShape is ort.NewShape.
 func NewShape(dims ...int64) Shape { return ort.NewShape(dims...) }
 
-var env struct {
-	once sync.Once
-	lib  string
-	err  error
-}
-
 // Init loads the ONNX Runtime shared library lib (already resolved) and
 // creates the process-wide environment on the first call, logging only
 // fatal messages (every failure also comes back as a Go error). Later calls
@@ -43,24 +36,13 @@ var env struct {
 // another library. A failed first load is remembered rather than retried.
 // Safe for concurrent use.
 func Init(lib string) error {
-	env.once.Do(func() {
-		env.lib = lib
+	return initEnv(lib, func(lib string) error {
 		if ort.IsInitialized() {
-			return
+			return nil
 		}
 		ort.SetSharedLibraryPath(lib)
-		if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
-			env.err = fmt.Errorf("load ONNX Runtime from %q (set Config.ORTLib or $%s to the path of libonnxruntime.so.1; scripts/setup.sh installs ONNX Runtime 1.30.0 in .cache/ort): %w",
-				lib, EnvLib, err)
-		}
-	})
-	if env.err != nil {
-		return env.err
-	}
-	if lib != env.lib {
-		return fmt.Errorf("%w: loaded %q, asked for %q", ErrLibMismatch, env.lib, lib)
-	}
-	return nil
+		return ort.InitializeEnvironment(ort.WithLogLevelFatal())
+	}, "")
 }
 
 // NewSession creates one ORT session: the one constructor of every

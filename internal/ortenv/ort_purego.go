@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -117,12 +116,6 @@ var ort struct {
 	memInfo uintptr
 }
 
-var env struct {
-	once sync.Once
-	lib  string
-	err  error
-}
-
 // ortAPIBase is OrtApiBase: two function pointers.
 type ortAPIBase struct{ getAPI, getVersion uintptr }
 
@@ -132,20 +125,7 @@ type ortAPIBase struct{ getAPI, getVersion uintptr }
 // call's error, or ErrLibMismatch (wrapped) when they name another
 // library. Safe for concurrent use.
 func Init(lib string) error {
-	env.once.Do(func() {
-		env.lib = lib
-		if err := load(lib); err != nil {
-			env.err = fmt.Errorf("load ONNX Runtime from %q (set Config.ORTLib or $%s to the path of libonnxruntime.so.1; scripts/setup.sh installs ONNX Runtime 1.30.0 in .cache/ort; this binary binds it without cgo, through purego): %w",
-				lib, EnvLib, err)
-		}
-	})
-	if env.err != nil {
-		return env.err
-	}
-	if lib != env.lib {
-		return fmt.Errorf("%w: loaded %q, asked for %q", ErrLibMismatch, env.lib, lib)
-	}
-	return nil
+	return initEnv(lib, load, "; this binary binds it without cgo, through purego")
 }
 
 func load(lib string) error {

@@ -20,8 +20,10 @@ package ortenv
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // EnvLib is the environment variable that names the ONNX Runtime shared
@@ -37,6 +39,35 @@ const DefaultLib = "libonnxruntime.so.1"
 // ErrLibMismatch is returned by Init when ONNX Runtime was already loaded in
 // this process from a different library than the one asked for.
 var ErrLibMismatch = errors.New("ortenv: onnx runtime already loaded from another library")
+
+// env is the process-wide environment: the library the first Init named and
+// the error loading it gave.
+var env struct {
+	once sync.Once
+	lib  string
+	err  error
+}
+
+// initEnv is both bindings' Init: load(lib) on the first call, remembering
+// its error (the hint names how ONNX Runtime is found, plus the binding's
+// own note); then the first call's error, or ErrLibMismatch when lib is
+// another library than the first call's.
+func initEnv(lib string, load func(lib string) error, bindingNote string) error {
+	env.once.Do(func() {
+		env.lib = lib
+		if err := load(lib); err != nil {
+			env.err = fmt.Errorf("load ONNX Runtime from %q (set Config.ORTLib or $%s to the path of libonnxruntime.so.1; scripts/setup.sh installs ONNX Runtime 1.30.0 in .cache/ort%s): %w",
+				lib, EnvLib, bindingNote, err)
+		}
+	})
+	if env.err != nil {
+		return env.err
+	}
+	if lib != env.lib {
+		return fmt.Errorf("%w: loaded %q, asked for %q", ErrLibMismatch, env.lib, lib)
+	}
+	return nil
+}
 
 // Resolve returns the library path Init should load for a configured value
 // lib: lib itself, else $ONNXRUNTIME_LIB, else DefaultLib.

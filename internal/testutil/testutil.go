@@ -61,15 +61,24 @@ func RepoRoot(tb testing.TB) string {
 // RequireNative when the file is missing.
 func ORTLib(tb testing.TB) string {
 	tb.Helper()
-	lib := os.Getenv("ONNXRUNTIME_LIB")
-	if lib == "" {
-		lib = filepath.Join(RepoRoot(tb), ".cache", "ort", "libonnxruntime.so.1")
-	}
-	if _, err := os.Stat(lib); err != nil {
-		RequireNative(tb, "ONNX Runtime library "+lib)
-	}
+	lib := NativeFile(tb, "ONNXRUNTIME_LIB", filepath.Join(".cache", "ort", "libonnxruntime.so.1"), "ONNX Runtime library")
 	abs, _ := filepath.Abs(lib)
 	return abs
+}
+
+// NativeFile returns $env, else rel (slash-separated or not) under the
+// repository root; it calls RequireNative, naming what, when the file is
+// missing.
+func NativeFile(tb testing.TB, env, rel, what string) string {
+	tb.Helper()
+	p := os.Getenv(env)
+	if p == "" {
+		p = filepath.Join(RepoRoot(tb), rel)
+	}
+	if _, err := os.Stat(p); err != nil {
+		RequireNative(tb, what+" "+p)
+	}
+	return p
 }
 
 var (
@@ -177,13 +186,21 @@ func DataDir(tb testing.TB) string {
 // tofile writes them on x86-64), failing tb on an I/O error.
 func ReadFloat32s(tb testing.TB, path string) []float32 {
 	tb.Helper()
+	return readLittleEndian[float32](tb, path)
+}
+
+// readLittleEndian reads path as whole little-endian values of T (a trailing
+// partial value is ignored), failing tb on an I/O error.
+func readLittleEndian[T float32 | int64](tb testing.TB, path string) []T {
+	tb.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	var zero T
+	v := make([]T, len(b)/binary.Size(zero))
+	if _, err := binary.Decode(b, binary.LittleEndian, v); err != nil {
+		tb.Fatal(err)
 	}
 	return v
 }
@@ -214,15 +231,7 @@ func RunPython(tb testing.TB, dir string, threads int, script string) {
 // .astype('<i8').tofile, such as faiss's search labels).
 func ReadInt64s(tb testing.TB, path string) []int64 {
 	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	v := make([]int64, len(b)/8)
-	for i := range v {
-		v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v
+	return readLittleEndian[int64](tb, path)
 }
 
 // LabelRows cuts a row-major [nq, k] label array (faiss's search output)

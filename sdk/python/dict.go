@@ -2,6 +2,7 @@ package python
 
 import (
 	binenc "encoding/binary"
+	"iter"
 	"math"
 	"math/big"
 	"math/bits"
@@ -37,15 +38,22 @@ func NewDict() *Dict { return &Dict{idx: map[any]int{}} }
 func (d *Dict) Len() int { return d.live }
 
 func (d *Dict) Get(k Value) (Value, bool) {
-	hk, ok := hashKey(k)
-	if !ok {
-		return nil, false
-	}
-	i, ok := d.idx[hk]
+	i, _, ok := d.slot(k)
 	if !ok {
 		return nil, false
 	}
 	return d.vals[i], true
+}
+
+// slot is the entry index and hash key of k; false when k is unhashable or
+// not in d.
+func (d *Dict) slot(k Value) (int, any, bool) {
+	hk, ok := hashKey(k)
+	if !ok {
+		return 0, nil, false
+	}
+	i, ok := d.idx[hk]
+	return i, hk, ok
 }
 
 // GetKey is Get for a key already known hashable.
@@ -78,11 +86,7 @@ func (d *Dict) Set(k, v Value) bool {
 
 // Delete removes k, reporting whether it was there.
 func (d *Dict) Delete(k Value) (Value, bool) {
-	hk, ok := hashKey(k)
-	if !ok {
-		return nil, false
-	}
-	i, ok := d.idx[hk]
+	i, hk, ok := d.slot(k)
 	if !ok {
 		return nil, false
 	}
@@ -115,21 +119,16 @@ func (d *Dict) Clear() {
 }
 
 // Keys returns the keys in insertion order.
-func (d *Dict) Keys() []Value {
-	out := make([]Value, 0, d.live)
-	for i, k := range d.keys {
-		if !d.dead[i] {
-			out = append(out, k)
-		}
-	}
-	return out
-}
+func (d *Dict) Keys() []Value { return liveEntries(d, d.keys) }
 
-func (d *Dict) Values() []Value {
-	out := make([]Value, 0, d.live)
-	for i, v := range d.vals {
+func (d *Dict) Values() []Value { return liveEntries(d, d.vals) }
+
+// liveEntries is xs (d.keys or d.vals) without the deleted entries.
+func liveEntries[T any](d *Dict, xs []T) []T {
+	out := make([]T, 0, d.live)
+	for i, x := range xs {
 		if !d.dead[i] {
-			out = append(out, v)
+			out = append(out, x)
 		}
 	}
 	return out
@@ -215,54 +214,58 @@ func (s *Set) Add(k Value) bool {
 }
 
 func (s *Set) add(k Value, hk any, hash int64) {
-restart:
-	mask := s.mask
-	i := int(uint64(hash) & uint64(mask))
 	freeslot := -1
-	perturb := uint64(hash)
-	for {
-		probes := 0
-		if i+linearProbes <= mask {
-			probes = linearProbes
-		}
-		j := i
-		for {
-			e := &s.table[j]
-			if e.state == 0 {
-				if freeslot >= 0 {
-					s.used++
-					s.table[freeslot] = setEntry{k, hk, hash, 1}
-					return
-				}
-				s.fill++
+	for j := range s.slots(hash) {
+		e := &s.table[j]
+		if e.state == 0 {
+			if freeslot >= 0 {
 				s.used++
-				*e = setEntry{k, hk, hash, 1}
-				if s.fill*5 < mask*3 {
+				s.table[freeslot] = setEntry{k, hk, hash, 1}
+				return
+			}
+			s.fill++
+			s.used++
+			*e = setEntry{k, hk, hash, 1}
+			if s.fill*5 < s.mask*3 {
+				return
+			}
+			if s.used > 50000 {
+				s.resize(s.used * 2)
+			} else {
+				s.resize(s.used * 4)
+			}
+			return
+		}
+		if e.state == 1 && e.hash == hash && e.hk == hk {
+			return
+		}
+		if e.state == 2 && freeslot < 0 {
+			freeslot = j
+		}
+	}
+}
+
+// slots yields the table slots that CPython's set lookup probes for hash,
+// in order: from each perturbed start, the start and its linearProbes
+// neighbours (the start alone where they would pass the table's end). It
+// does not end by itself: the caller stops at a free or matching slot.
+func (s *Set) slots(hash int64) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		mask := s.mask
+		i := int(uint64(hash) & uint64(mask))
+		perturb := uint64(hash)
+		for {
+			last := i
+			if i+linearProbes <= mask {
+				last = i + linearProbes
+			}
+			for j := i; j <= last; j++ {
+				if !yield(j) {
 					return
 				}
-				if s.used > 50000 {
-					s.resize(s.used * 2)
-				} else {
-					s.resize(s.used * 4)
-				}
-				return
 			}
-			if e.state == 1 && e.hash == hash && e.hk == hk {
-				return
-			}
-			if e.state == 2 && freeslot < 0 {
-				freeslot = j
-			}
-			if probes == 0 {
-				break
-			}
-			probes--
-			j++
-		}
-		perturb >>= perturbShift
-		i = int((uint64(i)*5 + 1 + perturb) & uint64(mask))
-		if s.mask != mask {
-			goto restart
+			perturb >>= perturbShift
+			i = int((uint64(i)*5 + 1 + perturb) & uint64(mask))
 		}
 	}
 }
@@ -283,55 +286,28 @@ func (s *Set) resize(minused int) {
 	}
 }
 
+// insertClean puts e in the first free slot of a table without deleted
+// entries or e's key.
 func (s *Set) insertClean(e setEntry) {
-	mask := uint64(s.mask)
-	perturb := uint64(e.hash)
-	i := uint64(e.hash) & mask
-	for {
-		if s.table[i].state == 0 {
-			s.table[i] = e
+	for j := range s.slots(e.hash) {
+		if s.table[j].state == 0 {
+			s.table[j] = e
 			return
 		}
-		if i+linearProbes <= mask {
-			for j := uint64(1); j <= linearProbes; j++ {
-				if s.table[i+j].state == 0 {
-					s.table[i+j] = e
-					return
-				}
-			}
-		}
-		perturb >>= perturbShift
-		i = (i*5 + 1 + perturb) & mask
 	}
 }
 
 func (s *Set) find(hk any, hash int64) int {
-	mask := s.mask
-	i := int(uint64(hash) & uint64(mask))
-	perturb := uint64(hash)
-	for {
-		probes := 0
-		if i+linearProbes <= mask {
-			probes = linearProbes
+	for j := range s.slots(hash) {
+		e := &s.table[j]
+		if e.state == 0 {
+			break
 		}
-		j := i
-		for {
-			e := &s.table[j]
-			if e.state == 0 {
-				return -1
-			}
-			if e.state == 1 && e.hash == hash && e.hk == hk {
-				return j
-			}
-			if probes == 0 {
-				break
-			}
-			probes--
-			j++
+		if e.state == 1 && e.hash == hash && e.hk == hk {
+			return j
 		}
-		perturb >>= perturbShift
-		i = int((uint64(i)*5 + 1 + perturb) & uint64(mask))
 	}
+	return -1
 }
 
 // Has reports membership (false for unhashable k).

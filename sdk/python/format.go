@@ -371,23 +371,14 @@ func formatG(a float64, p int, alt bool) string {
 		return "0"
 	}
 	e := strconv.FormatFloat(a, 'e', p-1, 64)
-	mant, exps, _ := strings.Cut(e, "e")
+	mant, exps, _ := strings.Cut(e, "e") // exps: sign and at least two digits, as Python writes them
 	exp, _ := strconv.Atoi(exps)
 	var out string
 	if exp < -4 || exp >= p {
 		if !alt && strings.Contains(mant, ".") {
 			mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
 		}
-		sign := "+"
-		if exp < 0 {
-			sign = "-"
-			exp = -exp
-		}
-		es := strconv.Itoa(exp)
-		if len(es) < 2 {
-			es = "0" + es
-		}
-		out = mant + "e" + sign + es
+		out = mant + "e" + exps
 	} else {
 		out = strconv.FormatFloat(a, 'f', max(p-1-exp, 0), 64)
 		if !alt && strings.Contains(out, ".") {
@@ -501,23 +492,7 @@ func sizeEstimate(t *Thread, v Value) uint64 {
 }
 
 // asciiRepr escapes non-ASCII code points of a repr, like ascii().
-func asciiRepr(v Value) Value {
-	s := v.(string)
-	var sb strings.Builder
-	for _, r := range s {
-		switch {
-		case r < 0x80:
-			sb.WriteRune(r)
-		case r <= 0xff:
-			sb.WriteString(`\x` + hex2(uint64(r), 2))
-		case r <= 0xffff:
-			sb.WriteString(`\u` + hex2(uint64(r), 4))
-		default:
-			sb.WriteString(`\U` + hex2(uint64(r), 8))
-		}
-	}
-	return sb.String()
-}
+func asciiRepr(v Value) Value { return pyfmt.ASCII(v.(string)) }
 
 // partsBuilder collects pieces and joins them once at the end, so that
 // the bytes allocated are about the bytes charged (a strings.Builder's
@@ -791,19 +766,7 @@ func strFormat(t *Thread, format string, args []Value, kw []KV) string {
 				i++
 				continue
 			}
-			// find the matching }
-			d := 0
-			j := i + 1
-			for ; j < len(s); j++ {
-				if s[j] == '{' {
-					d++
-				} else if s[j] == '}' {
-					if d == 0 {
-						break
-					}
-					d--
-				}
-			}
+			j := matchingBrace(s, i)
 			if j >= len(s) {
 				t.raise(ValueError, "expected '}' before end of string")
 			}

@@ -240,6 +240,31 @@ func cpRange(t *Thread, s string, start, end Value) (int, int) {
 	return runeOffset(s, lo), runeOffset(s, hi)
 }
 
+// cpRangeArgs is cpRange of the optional start and end at a[1] and a[2]
+// (str.find(sub, start, end) and its kin).
+func cpRangeArgs(t *Thread, s string, a []Value) (int, int) {
+	var st, en Value
+	if len(a) > 1 {
+		st = a[1]
+	}
+	if len(a) > 2 {
+		en = a[2]
+	}
+	return cpRange(t, s, st, en)
+}
+
+// countEqual is tuple.count, list.count and deque.count: how many of vs
+// equal x.
+func countEqual(vs []Value, x Value) Value {
+	n := 0
+	for _, v := range vs {
+		if Equal(v, x) {
+			n++
+		}
+	}
+	return int64(n)
+}
+
 func orNone(v Value) Value {
 	if v == nil {
 		return None
@@ -353,6 +378,21 @@ func title(s string) string {
 		}
 	}
 	return sb.String()
+}
+
+// casedAs is str.isupper (is IsUpper, other IsLower) or str.islower: some
+// cased character and none of the other case.
+func casedAs(s string, is, other func(rune) bool) bool {
+	cased := false
+	for _, r := range s {
+		if other(r) {
+			return false
+		}
+		if is(r) {
+			cased = true
+		}
+	}
+	return cased
 }
 
 func allRunes(s string, f func(rune) bool) bool {
@@ -627,14 +667,7 @@ func init() {
 			}
 			s := S(r)
 			sub := asStr(t, a[0], "must be str, not")
-			var st, en Value
-			if len(a) > 1 {
-				st = a[1]
-			}
-			if len(a) > 2 {
-				en = a[2]
-			}
-			lo, hi := cpRange(t, s, st, en)
+			lo, hi := cpRangeArgs(t, s, a)
 			i := -1
 			if lo >= 0 {
 				if last {
@@ -665,14 +698,7 @@ func init() {
 			t.raise(TypeError, "count() takes at least 1 argument (0 given)")
 		}
 		s := S(r)
-		var st, en Value
-		if len(a) > 1 {
-			st = a[1]
-		}
-		if len(a) > 2 {
-			en = a[2]
-		}
-		lo, hi := cpRange(t, s, st, en)
+		lo, hi := cpRangeArgs(t, s, a)
 		if lo < 0 {
 			return int64(0)
 		}
@@ -710,30 +736,8 @@ func init() {
 		}
 		return s != ""
 	})
-	pred("isupper", func(s string) bool {
-		cased := false
-		for _, r := range s {
-			if unicode.IsLower(r) {
-				return false
-			}
-			if unicode.IsUpper(r) {
-				cased = true
-			}
-		}
-		return cased
-	})
-	pred("islower", func(s string) bool {
-		cased := false
-		for _, r := range s {
-			if unicode.IsUpper(r) {
-				return false
-			}
-			if unicode.IsLower(r) {
-				cased = true
-			}
-		}
-		return cased
-	})
+	pred("isupper", func(s string) bool { return casedAs(s, unicode.IsUpper, unicode.IsLower) })
+	pred("islower", func(s string) bool { return casedAs(s, unicode.IsLower, unicode.IsUpper) })
 	pred("istitle", func(s string) bool { return s != "" && title(s) == s && strings.ToLower(s) != s })
 	reg("str", "zfill", costPad, func(t *Thread, r Value, a []Value, kw []KV) Value {
 		x := argParse(t, "zfill", a, kw, "width")
@@ -856,13 +860,7 @@ func init() {
 	setMethods()
 	reg("tuple", "count", costScan, func(t *Thread, r Value, a []Value, kw []KV) Value {
 		x := argParse(t, "count", a, kw, "value")
-		n := 0
-		for _, v := range r.(Tuple) {
-			if Equal(v, x[0]) {
-				n++
-			}
-		}
-		return int64(n)
+		return countEqual(r.(Tuple), x[0])
 	})
 	reg("tuple", "index", costScan, func(t *Thread, r Value, a []Value, kw []KV) Value {
 		x := argParse(t, "index", a, kw, "value")
@@ -980,13 +978,7 @@ func listMethods() {
 	})
 	reg("list", "count", costScan, func(t *Thread, r Value, a []Value, kw []KV) Value {
 		x := argParse(t, "count", a, kw, "value")
-		n := 0
-		for _, v := range L(r).V {
-			if Equal(v, x[0]) {
-				n++
-			}
-		}
-		return int64(n)
+		return countEqual(L(r).V, x[0])
 	})
 	reg("list", "sort", costSort, func(t *Thread, r Value, a []Value, kw []KV) Value {
 		if len(a) > 0 {
@@ -1208,13 +1200,7 @@ func counterOp(t *Thread, op string, a, b *Dict) Value {
 			}
 		}
 		if op == "|" {
-			for _, kv := range b.Items() {
-				if _, ok := a.Get(kv[0]); !ok {
-					if c, _ := compareValues(kv[1], int64(0)); c > 0 {
-						out.Set(kv[0], kv[1])
-					}
-				}
-			}
+			setPositiveOnlyInB(out, a, b)
 		}
 		return out
 	}
@@ -1228,15 +1214,21 @@ func counterOp(t *Thread, op string, a, b *Dict) Value {
 		}
 	}
 	if op == "+" {
-		for _, kv := range b.Items() {
-			if _, ok := a.Get(kv[0]); !ok {
-				if c, _ := compareValues(kv[1], int64(0)); c > 0 {
-					out.Set(kv[0], kv[1])
-				}
+		setPositiveOnlyInB(out, a, b)
+	}
+	return out
+}
+
+// setPositiveOnlyInB sets in out the positive counts of the keys of b that
+// a lacks (the tail of Counter's |, and +).
+func setPositiveOnlyInB(out, a, b *Dict) {
+	for _, kv := range b.Items() {
+		if _, ok := a.Get(kv[0]); !ok {
+			if c, _ := compareValues(kv[1], int64(0)); c > 0 {
+				out.Set(kv[0], kv[1])
 			}
 		}
 	}
-	return out
 }
 
 func setMethods() {

@@ -134,28 +134,18 @@ func init() {
 			}
 			return v
 		})
-		toIntRes := func(t *Thread, f float64) Value { return floatToInt(t, f) }
-		modFn(a, "math", "floor", cost1, func(t *Thread, args []Value, kw []KV) Value {
-			x := argParse(t, "floor", args, kw, "x")
-			if isInt(x[0]) {
-				return binary(t, "+", x[0], int64(0))
-			}
-			return toIntRes(t, math.Floor(num(t, x[0], "floor")))
-		})
-		modFn(a, "math", "ceil", cost1, func(t *Thread, args []Value, kw []KV) Value {
-			x := argParse(t, "ceil", args, kw, "x")
-			if isInt(x[0]) {
-				return binary(t, "+", x[0], int64(0))
-			}
-			return toIntRes(t, math.Ceil(num(t, x[0], "ceil")))
-		})
-		modFn(a, "math", "trunc", cost1, func(t *Thread, args []Value, kw []KV) Value {
-			x := argParse(t, "trunc", args, kw, "x")
-			if isInt(x[0]) {
-				return binary(t, "+", x[0], int64(0))
-			}
-			return toIntRes(t, math.Trunc(num(t, x[0], "trunc")))
-		})
+		for _, r := range []struct {
+			name  string
+			round func(float64) float64
+		}{{"floor", math.Floor}, {"ceil", math.Ceil}, {"trunc", math.Trunc}} {
+			modFn(a, "math", r.name, cost1, func(t *Thread, args []Value, kw []KV) Value {
+				x := argParse(t, r.name, args, kw, "x")
+				if isInt(x[0]) {
+					return binary(t, "+", x[0], int64(0))
+				}
+				return floatToInt(t, r.round(num(t, x[0], r.name)))
+			})
+		}
 		modFn(a, "math", "pow", cost1, func(t *Thread, args []Value, kw []KV) Value {
 			x := argParse(t, "pow", args, kw, "x", "y")
 			b, e := num(t, x[0], "pow"), num(t, x[1], "pow")
@@ -230,13 +220,7 @@ func init() {
 		modFn(a, "math", "comb", cost1, func(t *Thread, args []Value, kw []KV) Value {
 			x := argParse(t, "comb", args, kw, "n", "k")
 			n, k := toInt(t, x[0], "n"), toInt(t, x[1], "k")
-			if n < 0 || k < 0 {
-				t.raise(ValueError, "n must be a non-negative integer")
-			}
-			if n > 10000 {
-				t.raise(OverflowError, "comb(%d, ...) is too large for this sandbox", n)
-			}
-			if k > n {
+			if !combArgs(t, "comb", n, k) {
 				return int64(0)
 			}
 			return normBig(new(big.Int).Binomial(n, k))
@@ -248,13 +232,7 @@ func init() {
 			if x[1] != nil && x[1] != None {
 				k = toInt(t, x[1], "k")
 			}
-			if n < 0 || k < 0 {
-				t.raise(ValueError, "n must be a non-negative integer")
-			}
-			if n > 10000 {
-				t.raise(OverflowError, "perm(%d, ...) is too large for this sandbox", n)
-			}
-			if k > n {
+			if !combArgs(t, "perm", n, k) {
 				return int64(0)
 			}
 			return normBig(new(big.Int).MulRange(n-k+1, max(n, 1)))
@@ -534,14 +512,20 @@ func dequeMethods() {
 	})
 	reg("deque", "count", costScan, func(t *Thread, r Value, a []Value, kw []KV) Value {
 		x := argParse(t, "count", a, kw, "x")
-		n := 0
-		for _, v := range Q(r).V {
-			if Equal(v, x[0]) {
-				n++
-			}
-		}
-		return int64(n)
+		return countEqual(Q(r).V, x[0])
 	})
+}
+
+// combArgs raises math.comb's and math.perm's argument errors (name is
+// which); false when k > n, where both are 0.
+func combArgs(t *Thread, name string, n, k int64) bool {
+	if n < 0 || k < 0 {
+		t.raise(ValueError, "n must be a non-negative integer")
+	}
+	if n > 10000 {
+		t.raise(OverflowError, "%s(%d, ...) is too large for this sandbox", name, n)
+	}
+	return k <= n
 }
 
 func makeItertools() *Module {

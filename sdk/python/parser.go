@@ -1391,18 +1391,7 @@ loop:
 	}
 	if s[i] == ':' {
 		// spec up to the matching '}', nested fields allowed
-		d := 0
-		j := i + 1
-		for ; j < len(s); j++ {
-			if s[j] == '{' {
-				d++
-			} else if s[j] == '}' {
-				if d == 0 {
-					break
-				}
-				d--
-			}
-		}
+		j := matchingBrace(s, i)
 		if j >= len(s) {
 			return FPart{}, 0, syntaxErr(line, "f-string: expecting `}` after the format spec")
 		}
@@ -1447,4 +1436,22 @@ func parseExprText(text string, line int) (x Expr, err *Error) {
 		p.fail("f-string: invalid expression inside {...}")
 	}
 	return x, nil
+}
+
+// matchingBrace is the index of the '}' that closes the '{' (or ':') at
+// s[i], skipping nested {...} pairs, or len(s) when none does.
+func matchingBrace(s string, i int) int {
+	d := 0
+	j := i + 1
+	for ; j < len(s); j++ {
+		if s[j] == '{' {
+			d++
+		} else if s[j] == '}' {
+			if d == 0 {
+				break
+			}
+			d--
+		}
+	}
+	return j
 }

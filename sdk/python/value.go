@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/rlsearch/rlsearch/sdk/python/pyfmt"
 )
 
 // Value is a Python value. The Go types are:
@@ -192,112 +193,10 @@ func Truth(v Value) bool {
 
 // FloatRepr is Python's repr of a float: the shortest string that round
 // trips, in exponent form when the exponent is < -4 or ≥ 16.
-func FloatRepr(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	if f == 0 {
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	s := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX
-	mant, exps, _ := strings.Cut(s, "e")
-	exp, _ := strconv.Atoi(exps)
-	neg := strings.HasPrefix(mant, "-")
-	mant = strings.TrimPrefix(mant, "-")
-	digits := strings.Replace(mant, ".", "", 1)
-	var out string
-	if exp < -4 || exp >= 16 {
-		m := digits[:1]
-		if len(digits) > 1 {
-			m += "." + digits[1:]
-		}
-		sign := "+"
-		if exp < 0 {
-			sign = "-"
-			exp = -exp
-		}
-		e := strconv.Itoa(exp)
-		if len(e) < 2 {
-			e = "0" + e
-		}
-		out = m + "e" + sign + e
-	} else if exp < 0 {
-		out = "0." + strings.Repeat("0", -exp-1) + digits
-	} else if exp+1 >= len(digits) {
-		out = digits + strings.Repeat("0", exp+1-len(digits)) + ".0"
-	} else {
-		out = digits[:exp+1] + "." + digits[exp+1:]
-	}
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
+func FloatRepr(f float64) string { return pyfmt.FloatRepr(f) }
 
 // StrRepr is Python's repr of a str.
-func StrRepr(s string) string {
-	q := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		q = '"'
-	}
-	var sb strings.Builder
-	sb.Grow(len(s) + 2)
-	sb.WriteByte(q)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			sb.WriteString(`\udc` + strconv.FormatUint(uint64(s[i]), 16))
-			i++
-			continue
-		}
-		i += n
-		switch {
-		case r == rune(q) || r == '\\':
-			sb.WriteByte('\\')
-			sb.WriteRune(r)
-		case r == '\n':
-			sb.WriteString(`\n`)
-		case r == '\r':
-			sb.WriteString(`\r`)
-		case r == '\t':
-			sb.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			sb.WriteString(`\x`)
-			sb.WriteString(hex2(uint64(r), 2))
-		case r < 0x7f:
-			sb.WriteRune(r)
-		case !isPrintable(r):
-			switch {
-			case r <= 0xff:
-				sb.WriteString(`\x` + hex2(uint64(r), 2))
-			case r <= 0xffff:
-				sb.WriteString(`\u` + hex2(uint64(r), 4))
-			default:
-				sb.WriteString(`\U` + hex2(uint64(r), 8))
-			}
-		default:
-			sb.WriteRune(r)
-		}
-	}
-	sb.WriteByte(q)
-	return sb.String()
-}
-
-func hex2(v uint64, n int) string {
-	s := strconv.FormatUint(v, 16)
-	for len(s) < n {
-		s = "0" + s
-	}
-	return s
-}
+func StrRepr(s string) string { return pyfmt.StrRepr(s) }
 
 // Repr is Python's repr(v).
 func Repr(v Value) string {

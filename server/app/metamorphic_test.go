@@ -10,11 +10,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rlsearch/rlsearch/internal/testutil"
+	"golang.org/x/sync/errgroup"
 )
 
 // metaRequest is one request of the metamorphic mix.
@@ -143,14 +143,10 @@ func TestMetamorphicLoad(t *testing.T) {
 			}
 			for round, phase := range []string{"concurrent, cold cache", "concurrent, warm cache"} {
 				got := make([][]byte, len(mix))
-				var wg sync.WaitGroup
-				sem := make(chan struct{}, 32)
+				var g errgroup.Group
+				g.SetLimit(32)
 				for i, r := range mix {
-					wg.Add(1)
-					sem <- struct{}{}
-					go func() {
-						defer wg.Done()
-						defer func() { <-sem }()
+					g.Go(func() error {
 						// Reverse order on the second round: other batch-mates.
 						j := i
 						if round == 1 {
@@ -158,9 +154,10 @@ func TestMetamorphicLoad(t *testing.T) {
 							r = mix[j]
 						}
 						got[j] = bytes.Clone(metaPost(t, warm.Handler(), r))
-					}()
+						return nil
+					})
 				}
-				wg.Wait()
+				g.Wait()
 				for i := range mix {
 					check(phase, i, got[i])
 				}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/rlsearch/rlsearch/embed"
 	"github.com/rlsearch/rlsearch/internal/testutil"
 	"github.com/rlsearch/rlsearch/server/app"
+	"golang.org/x/sync/errgroup"
 )
 
 // TestRouterMetamorphicLoad is server/app's TestMetamorphicLoad through
@@ -102,18 +102,15 @@ func TestRouterMetamorphicLoad(t *testing.T) {
 	got := make([][]byte, len(mix))
 	codes := make([]int, len(mix))
 	var shed atomic.Int64
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 32)
+	var g errgroup.Group
+	g.SetLimit(32)
 	for i, r := range mix {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			codes[i], got[i] = postShed(t, c, rt.url(), r.path, r.body, &shed)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	for i := range mix {
 		check("router, concurrent", i, codes[i], got[i])
 	}

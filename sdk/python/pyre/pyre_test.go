@@ -41,7 +41,14 @@ func loadRows(t *testing.T) []row {
 			t.Fatalf("genrand.py: %v\n%s", err, out)
 		}
 	}
-	b, err := os.ReadFile("testdata/cpython.json")
+	return readRows(t, "testdata/cpython.json")
+}
+
+// readRows reads a table of gen.py or genrand.py: rows of [pattern,
+// flags, subject, template, result].
+func readRows(t *testing.T, path string) []row {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,24 +215,11 @@ func TestCPythonRandom(t *testing.T) {
 }
 
 func cpythonRandom(t *testing.T, metered bool) {
-	b, err := os.ReadFile("testdata/cpython_random.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw [][]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
 	pass, fail := 0, 0
-	for _, rr := range raw {
-		var x row
-		json.Unmarshal(rr[0], &x.Pattern)
-		json.Unmarshal(rr[1], &x.Flags)
-		json.Unmarshal(rr[2], &x.Subject)
-		json.Unmarshal(rr[3], &x.Template)
+	for _, x := range readRows(t, "testdata/cpython_random.json") {
 		got := norm(t, goResult(x.Pattern, x.Flags, x.Subject, x.Template, metered))
 		var want any
-		json.Unmarshal(rr[4], &want)
+		json.Unmarshal(x.Result, &want)
 		if reflect.DeepEqual(got, want) {
 			pass++
 			continue

@@ -122,10 +122,39 @@ func dotSeqI8Q(w []int16, codes []int8, iota, out []int32) {
 	}
 }
 
+// dotSeqI8Q2 is dotSeqI8Q for two queries (w → out, w2 → out2, len(w2) =
+// len(w), len(out2) = len(out)) in one pass over the rows: each row's
+// codes are widened once for both (dotSeqI8Q2Asm). The sums equal two
+// dotSeqI8Q calls', so pairing queries never changes an answer.
+func dotSeqI8Q2(w, w2 []int16, codes []int8, iota, out, out2 []int32) {
+	d, rows := len(w), len(out)
+	n, r4 := d&^31, rows&^3
+	if dotSeqI8Q2Asm == nil || n == 0 || r4 == 0 {
+		dotSeqI8Q(w, codes, iota, out)
+		dotSeqI8Q(w2, codes, iota, out2)
+		return
+	}
+	_, _, _ = codes[rows*d-1], w2[d-1], out2[rows-1]
+	dotSeqI8Q2Asm(&w[0], &w2[0], &codes[0], r4, n, d, &out[0], &out2[0])
+	if n < d {
+		for r := 0; r < r4; r++ {
+			out[r] += dotI8Q(w[n:], codes[r*d+n:(r+1)*d])
+			out2[r] += dotI8Q(w2[n:], codes[r*d+n:(r+1)*d])
+		}
+	}
+	if r4 < rows {
+		dotRowsI8QTrusted(w, codes[r4*d:rows*d], iota[:rows-r4], out[r4:])
+		dotRowsI8QTrusted(w2, codes[r4*d:rows*d], iota[:rows-r4], out2[r4:])
+	}
+}
+
 // dotSeqI8QAsm is the four-row contiguous integer kernel (nil: none); it
 // covers the first n values (a positive multiple of 32) of rows (a
-// positive multiple of 4) rows.
-var dotSeqI8QAsm func(w *int16, base *int8, rows, n, stride int, out *int32)
+// positive multiple of 4) rows. dotSeqI8Q2Asm is its two-query form.
+var (
+	dotSeqI8QAsm  func(w *int16, base *int8, rows, n, stride int, out *int32)
+	dotSeqI8Q2Asm func(w, w2 *int16, base *int8, rows, n, stride int, out, out2 *int32)
+)
 
 // dotRowsI8QAsm is the fastest integer row kernel on this CPU (nil: none);
 // it covers the first n values of each row, n a positive multiple of

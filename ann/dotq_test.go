@@ -7,8 +7,8 @@ import (
 )
 
 // TestDotRowsI8QKernels checks every integer row kernel on this CPU, the
-// dispatching dotRowsI8Q and the contiguous dotSeqI8Q (four-row kernel plus
-// remainder), against the pure-Go dotI8Q: exact equality
+// dispatching dotRowsI8Q and the contiguous dotSeqI8Q and dotSeqI8Q2
+// (four-row kernels for one and two queries, plus remainder), against the pure-Go dotI8Q: exact equality
 // (integer sums), for dims below, at and past each kernel's width, codes
 // at the int8 extremes and w at ±wmax.
 func TestDotRowsI8QKernels(t *testing.T) {
@@ -62,11 +62,19 @@ func TestDotRowsI8QKernels(t *testing.T) {
 			for r := range iota {
 				iota[r] = int32(r)
 			}
-			seq := make([]int32, rows)
+			seq, pair, pair2 := make([]int32, rows), make([]int32, rows), make([]int32, rows)
+			w2 := make([]int16, d)
+			for j := range w2 {
+				w2[j] = -w[d-1-j]
+			}
 			dotSeqI8Q(w, codes[:rows*d], iota, seq)
+			dotSeqI8Q2(w, w2, codes[:rows*d], iota, pair, pair2)
 			for r := range seq {
-				if wantR := dotI8Q(w, codes[r*d:(r+1)*d]); seq[r] != wantR {
-					t.Errorf("d %d dotSeqI8Q (asm %v) %d rows: row %d = %d, want %d", d, dotSeqI8QAsm != nil, rows, r, seq[r], wantR)
+				if wantR := dotI8Q(w, codes[r*d:(r+1)*d]); seq[r] != wantR || pair[r] != wantR {
+					t.Errorf("d %d dotSeqI8Q / dotSeqI8Q2 (asm %v) %d rows: row %d = %d / %d, want %d", d, dotSeqI8QAsm != nil, rows, r, seq[r], pair[r], wantR)
+				}
+				if want2 := dotI8Q(w2, codes[r*d:(r+1)*d]); pair2[r] != want2 {
+					t.Errorf("d %d dotSeqI8Q2 second query, %d rows: row %d = %d, want %d", d, rows, r, pair2[r], want2)
 				}
 			}
 		}

@@ -48,10 +48,14 @@ type Flat struct {
 	extra int
 }
 
-// int8Codes are per-dimension int8 codes of a Flat's rows (FitInt8).
+// int8Codes are per-dimension int8 codes of a Flat's rows (FitInt8), each
+// row zero-padded to stride values (Dim rounded up to 32, the width of the
+// four-row kernel, so that no row ends in a scalar tail; the query's
+// padding is zero too).
 type int8Codes struct {
-	c             []int8
-	scale, offset []float32
+	c             []int8 // [Count, stride]
+	stride        int
+	scale, offset []float32 // [Dim]
 }
 
 // NewFlat builds an in-memory index from row-major [n, dim] float32 vectors,
@@ -117,11 +121,15 @@ func (f *Flat) Int8Scan(extra int) (*Flat, error) {
 	for lo := 0; lo < f.h.Count; lo += 4096 {
 		r.Add(f.widen(buf[:cap(buf)], lo, min(lo+4096, f.h.Count)))
 	}
-	sc := &int8Codes{c: make([]int8, f.h.Count*d)}
+	stride := (d + 31) &^ 31
+	sc := &int8Codes{c: make([]int8, f.h.Count*stride), stride: stride}
 	sc.scale, sc.offset = r.Fit()
 	for lo := 0; lo < f.h.Count; lo += 4096 {
 		hi := min(lo+4096, f.h.Count)
-		encodeI8(sc.c[lo*d:hi*d], f.widen(buf[:cap(buf)], lo, hi), sc.scale, sc.offset)
+		rows := f.widen(buf[:cap(buf)], lo, hi)
+		for i := lo; i < hi; i++ {
+			encodeI8(sc.c[i*stride:i*stride+d], rows[(i-lo)*d:(i-lo+1)*d], sc.scale, sc.offset)
+		}
 	}
 	g := *f
 	g.scan, g.extra = sc, extra
@@ -349,7 +357,7 @@ func (f *Flat) scanRows(ctx context.Context, q []float32, nq, k int) ([][]rlsear
 			var scratch []float32
 			var iota, isum []int32
 			if iq != nil {
-				iota, isum = make([]int32, tileRows), make([]int32, tileRows)
+				iota, isum = make([]int32, tileRows), make([]int32, 2*tileRows)
 				for r := range iota {
 					iota[r] = int32(r)
 				}
@@ -370,16 +378,25 @@ func (f *Flat) scanRows(ctx context.Context, q []float32, nq, k int) ([][]rlsear
 				hi := min(lo+tileRows, f.h.Count)
 				n := hi - lo
 				if iq != nil {
-					codes := f.scan.c[lo*d : hi*d]
-					for qi := range iq {
-						dotSeqI8Q(iq[qi].w, codes, iota, isum[:n])
-						h := &heaps[qi]
-						off, alpha := qoff[qi], iq[qi].alpha
-						thr := h.floor()
-						for r, v := range isum[:n] {
-							if s := scoreI8(off, alpha, v); s >= thr {
-								h.push(int32(lo+r), s)
-								thr = h.floor()
+					codes := f.scan.c[lo*f.scan.stride : hi*f.scan.stride]
+					for qi := 0; qi < len(iq); qi += 2 {
+						// Two queries per pass over the tile where there are
+						// two (the same sums as one at a time).
+						m := min(2, len(iq)-qi)
+						if m == 2 {
+							dotSeqI8Q2(iq[qi].w, iq[qi+1].w, codes, iota, isum[:n], isum[tileRows:tileRows+n])
+						} else {
+							dotSeqI8Q(iq[qi].w, codes, iota, isum[:n])
+						}
+						for j := 0; j < m; j++ {
+							h := &heaps[qi+j]
+							off, alpha := qoff[qi+j], iq[qi+j].alpha
+							thr := h.floor()
+							for r, v := range isum[j*tileRows : j*tileRows+n] {
+								if s := scoreI8(off, alpha, v); s >= thr {
+									h.push(int32(lo+r), s)
+									thr = h.floor()
+								}
 							}
 						}
 					}
@@ -454,8 +471,8 @@ func (c *int8Codes) quantizeQueries(q []float32, nq int) ([]i8Query, []float32) 
 			qs[j] = v * c.scale[j]
 			qoff[i] += v * c.offset[j]
 		}
-		iq[i].w = make([]int16, d)
-		iq[i].alpha = quantizeI8Query(qs, iq[i].w)
+		iq[i].w = make([]int16, c.stride) // zero past d, like the codes
+		iq[i].alpha = quantizeI8Query(qs, iq[i].w[:d])
 	}
 	return iq, qoff
 }

@@ -34,6 +34,9 @@ func dotRowsI8QVNNI(w *int16, base *int8, ids *int32, nids, n, stride int, out *
 func dotSeqI8QVNNI(w *int16, base *int8, rows, n, stride int, out *int32)
 
 //go:noescape
+func dotSeqI8Q2VNNI(w, w2 *int16, base *int8, rows, n, stride int, out, out2 *int32)
+
+//go:noescape
 func dotRowsI8QAVX512(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
 
 //go:noescape
@@ -47,7 +50,7 @@ func init() {
 		i8qKernels = append(i8qKernels, i8qKernel{"avx512bw", 64, dotRowsI8QAVX512})
 		if cpu.X86.HasAVX512VNNI {
 			i8qKernels = append(i8qKernels, i8qKernel{"avx512vnni", 64, dotRowsI8QVNNI})
-			dotSeqI8QAsm = dotSeqI8QVNNI
+			dotSeqI8QAsm, dotSeqI8Q2Asm = dotSeqI8QVNNI, dotSeqI8Q2VNNI
 		}
 	}
 	if n := len(i8qKernels); n > 0 {

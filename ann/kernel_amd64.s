@@ -720,6 +720,26 @@ aloop:
 	VZEROUPPER
 	RET
 
+// REDUCE4 sums each of four int32 accumulators za..zd (16 lanes) into
+// lanes 0..3 of xa: 512 → 256 bits per accumulator (ya..yd their lower
+// halves, t0..t3 scratch), then two rounds of VPHADDD leave [a b c d] in
+// each 128-bit half, added together (xa is ya's X register; xb, yb's, is
+// scratch by then).
+#define REDUCE4(za, zb, zc, zd, ya, yb, yc, yd, xa, xb, t0, t1, t2, t3) \
+	VEXTRACTI64X4 $1, za, t0 \
+	VPADDD t0, ya, ya \
+	VEXTRACTI64X4 $1, zb, t1 \
+	VPADDD t1, yb, yb \
+	VEXTRACTI64X4 $1, zc, t2 \
+	VPADDD t2, yc, yc \
+	VEXTRACTI64X4 $1, zd, t3 \
+	VPADDD t3, yd, yd \
+	VPHADDD yb, ya, ya \
+	VPHADDD yd, yc, yc \
+	VPHADDD yc, ya, ya \
+	VEXTRACTI128 $1, ya, xb \
+	VPADDD xb, xa, xa
+
 // func dotSeqI8QVNNI(w *int16, base *int8, rows, n, stride int, out *int32)
 // AVX-512BW + VNNI, for a contiguous scan (Flat): out[r] = Σ_{j<n} w_j·c_j
 // over the first n values of rows r = 0…rows-1 at base + r*stride. Four
@@ -758,23 +778,68 @@ sloop:
 	ADDQ $32, AX
 	CMPQ AX, CX
 	JB   sloop
-	VEXTRACTI64X4 $1, Z0, Y4
-	VPADDD Y4, Y0, Y0
-	VEXTRACTI64X4 $1, Z1, Y5
-	VPADDD Y5, Y1, Y1
-	VEXTRACTI64X4 $1, Z2, Y6
-	VPADDD Y6, Y2, Y2
-	VEXTRACTI64X4 $1, Z3, Y7
-	VPADDD Y7, Y3, Y3
-	VPHADDD Y1, Y0, Y0
-	VPHADDD Y3, Y2, Y2
-	VPHADDD Y2, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, Y4, Y5, Y6, Y7)
 	VMOVDQU X0, (R12)
 	ADDQ $16, R12
 	LEAQ (DI)(R11*4), DI
 	SUBQ $4, R10
 	JNZ  sgroup
+	VZEROUPPER
+	RET
+
+// func dotSeqI8Q2VNNI(w *int16, w2 *int16, base *int8, rows, n, stride int, out *int32, out2 *int32)
+// dotSeqI8QVNNI for two queries at once (w → out, w2 → out2): each row's
+// codes are widened once for both (Z8..Z11), eight accumulators (Z0..Z3
+// query 1, Z4..Z7 query 2). Same sums as two dotSeqI8QVNNI calls.
+TEXT ·dotSeqI8Q2VNNI(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ w2+8(FP), R14
+	MOVQ base+16(FP), DI
+	MOVQ rows+24(FP), R10
+	MOVQ n+32(FP), CX
+	MOVQ stride+40(FP), R11
+	MOVQ out+48(FP), R12
+	MOVQ out2+56(FP), R15
+	LEAQ (R11)(R11*2), R13 // 3*stride
+pgroup:
+	XORQ AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	LEAQ (DI)(R11*1), BX // row 1
+	LEAQ (DI)(R11*2), DX // row 2
+	LEAQ (DI)(R13*1), R9 // row 3
+ploop:
+	VMOVDQU64 (SI)(AX*2), Z12
+	VMOVDQU64 (R14)(AX*2), Z13
+	VPMOVSXBW (DI)(AX*1), Z8
+	VPMOVSXBW (BX)(AX*1), Z9
+	VPDPWSSD Z12, Z8, Z0
+	VPDPWSSD Z13, Z8, Z4
+	VPMOVSXBW (DX)(AX*1), Z10
+	VPDPWSSD Z12, Z9, Z1
+	VPDPWSSD Z13, Z9, Z5
+	VPMOVSXBW (R9)(AX*1), Z11
+	VPDPWSSD Z12, Z10, Z2
+	VPDPWSSD Z13, Z10, Z6
+	VPDPWSSD Z12, Z11, Z3
+	VPDPWSSD Z13, Z11, Z7
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JB   ploop
+	REDUCE4(Z0, Z1, Z2, Z3, Y0, Y1, Y2, Y3, X0, X1, Y8, Y9, Y10, Y11)
+	VMOVDQU X0, (R12)
+	REDUCE4(Z4, Z5, Z6, Z7, Y4, Y5, Y6, Y7, X4, X5, Y8, Y9, Y10, Y11)
+	VMOVDQU X4, (R15)
+	ADDQ $16, R12
+	ADDQ $16, R15
+	LEAQ (DI)(R11*4), DI
+	SUBQ $4, R10
+	JNZ  pgroup
 	VZEROUPPER
 	RET

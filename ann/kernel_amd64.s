@@ -740,6 +740,19 @@ aloop:
 	VEXTRACTI128 $1, ya, xb \
 	VPADDD xb, xa, xa
 
+// ZERO4 clears four vector registers; ROWS4 points BX, DX and R9 at rows
+// 1–3 of the group starting at DI (R11 = stride, R13 = 3·stride).
+#define ZERO4(a, b, c, d) \
+	VPXORD a, a, a \
+	VPXORD b, b, b \
+	VPXORD c, c, c \
+	VPXORD d, d, d
+
+#define ROWS4 \
+	LEAQ (DI)(R11*1), BX \
+	LEAQ (DI)(R11*2), DX \
+	LEAQ (DI)(R13*1), R9
+
 // func dotSeqI8QVNNI(w *int16, base *int8, rows, n, stride int, out *int32)
 // AVX-512BW + VNNI, for a contiguous scan (Flat): out[r] = Σ_{j<n} w_j·c_j
 // over the first n values of rows r = 0…rows-1 at base + r*stride. Four
@@ -758,13 +771,8 @@ TEXT ·dotSeqI8QVNNI(SB), NOSPLIT, $0-48
 	LEAQ (R11)(R11*2), R13 // 3*stride
 sgroup:
 	XORQ AX, AX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	LEAQ (DI)(R11*1), BX // row 1
-	LEAQ (DI)(R11*2), DX // row 2
-	LEAQ (DI)(R13*1), R9 // row 3
+	ZERO4(Z0, Z1, Z2, Z3)
+	ROWS4
 sloop:
 	VMOVDQU64 (SI)(AX*2), Z8
 	VPMOVSXBW (DI)(AX*1), Z4
@@ -803,17 +811,9 @@ TEXT ·dotSeqI8Q2VNNI(SB), NOSPLIT, $0-64
 	LEAQ (R11)(R11*2), R13 // 3*stride
 pgroup:
 	XORQ AX, AX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	LEAQ (DI)(R11*1), BX // row 1
-	LEAQ (DI)(R11*2), DX // row 2
-	LEAQ (DI)(R13*1), R9 // row 3
+	ZERO4(Z0, Z1, Z2, Z3)
+	ZERO4(Z4, Z5, Z6, Z7)
+	ROWS4
 ploop:
 	VMOVDQU64 (SI)(AX*2), Z12
 	VMOVDQU64 (R14)(AX*2), Z13

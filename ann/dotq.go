@@ -104,22 +104,14 @@ func dotRowsI8QTrusted(w []int16, codes []int8, ids []int32, out []int32) {
 // the rest (and every row elsewhere) by dotRowsI8QTrusted over iota
 // (0, 1, …, at least len(out)-1). Exact integers, equal to dotI8Q's.
 func dotSeqI8Q(w []int16, codes []int8, iota, out []int32) {
-	d, rows := len(w), len(out)
-	n, r4 := d&^31, rows&^3
+	n, r4 := len(w)&^31, len(out)&^3
 	if dotSeqI8QAsm == nil || n == 0 || r4 == 0 {
-		dotRowsI8QTrusted(w, codes, iota[:rows], out)
+		dotRowsI8QTrusted(w, codes, iota[:len(out)], out)
 		return
 	}
-	_ = codes[rows*d-1]
-	dotSeqI8QAsm(&w[0], &codes[0], r4, n, d, &out[0])
-	if n < d {
-		for r := 0; r < r4; r++ {
-			out[r] += dotI8Q(w[n:], codes[r*d+n:(r+1)*d])
-		}
-	}
-	if r4 < rows {
-		dotRowsI8QTrusted(w, codes[r4*d:rows*d], iota[:rows-r4], out[r4:])
-	}
+	_ = codes[len(out)*len(w)-1]
+	dotSeqI8QAsm(&w[0], &codes[0], r4, n, len(w), &out[0])
+	seqRest(w, codes, iota, out, n, r4)
 }
 
 // dotSeqI8Q2 is dotSeqI8Q for two queries (w → out, w2 → out2, len(w2) =
@@ -127,24 +119,29 @@ func dotSeqI8Q(w []int16, codes []int8, iota, out []int32) {
 // codes are widened once for both (dotSeqI8Q2Asm). The sums equal two
 // dotSeqI8Q calls', so pairing queries never changes an answer.
 func dotSeqI8Q2(w, w2 []int16, codes []int8, iota, out, out2 []int32) {
-	d, rows := len(w), len(out)
-	n, r4 := d&^31, rows&^3
+	n, r4 := len(w)&^31, len(out)&^3
 	if dotSeqI8Q2Asm == nil || n == 0 || r4 == 0 {
 		dotSeqI8Q(w, codes, iota, out)
 		dotSeqI8Q(w2, codes, iota, out2)
 		return
 	}
-	_, _, _ = codes[rows*d-1], w2[d-1], out2[rows-1]
-	dotSeqI8Q2Asm(&w[0], &w2[0], &codes[0], r4, n, d, &out[0], &out2[0])
+	_, _, _ = codes[len(out)*len(w)-1], w2[len(w)-1], out2[len(out)-1]
+	dotSeqI8Q2Asm(&w[0], &w2[0], &codes[0], r4, n, len(w), &out[0], &out2[0])
+	seqRest(w, codes, iota, out, n, r4)
+	seqRest(w2, codes, iota, out2, n, r4)
+}
+
+// seqRest completes a four-row kernel's pass that covered the first n
+// values of rows 0…r4-1: their values past n, then the rows from r4 on.
+func seqRest(w []int16, codes []int8, iota, out []int32, n, r4 int) {
+	d, rows := len(w), len(out)
 	if n < d {
 		for r := 0; r < r4; r++ {
 			out[r] += dotI8Q(w[n:], codes[r*d+n:(r+1)*d])
-			out2[r] += dotI8Q(w2[n:], codes[r*d+n:(r+1)*d])
 		}
 	}
 	if r4 < rows {
 		dotRowsI8QTrusted(w, codes[r4*d:rows*d], iota[:rows-r4], out[r4:])
-		dotRowsI8QTrusted(w2, codes[r4*d:rows*d], iota[:rows-r4], out2[r4:])
 	}
 }
 

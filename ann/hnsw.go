@@ -398,7 +398,9 @@ func (h *HNSW) searchLayer(s *searcher, sc *scorer, eps []cand, ef, l int, limit
 			continue
 		}
 		s.visited[e.id] = s.gen
-		next = min(next, s.insert(e, ef))
+		if len(s.pool) < ef || better(e, s.pool[len(s.pool)-1]) {
+			s.insert(e, ef)
+		}
 	}
 	for {
 		for next < len(s.pool) && s.done[next] {
@@ -429,8 +431,8 @@ func (h *HNSW) searchLayer(s *searcher, sc *scorer, eps []cand, ef, l int, limit
 }
 
 // insert puts c, unexpanded, into the sorted pool of at most ef entries
-// (dropping the worst when full; c must then be better than it) and
-// returns its position.
+// (dropping the worst when full; the caller checks that c is then better
+// than it) and returns its position.
 func (s *searcher) insert(c cand, ef int) int {
 	lo, hi := 0, len(s.pool)
 	for lo < hi {

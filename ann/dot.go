@@ -76,7 +76,7 @@ func dotRowsF16(q []float32, rows []uint16, ids []int32, out []float32) {
 // outside [0, rows), before an assembly kernel reads it.
 func checkRows(ids []int32, rows int) {
 	for _, id := range ids {
-		if id < 0 || int(id) >= rows {
+		if uint(id) >= uint(rows) { // negative ids wrap to above rows
 			panic("ann: internal error: row id out of range")
 		}
 	}

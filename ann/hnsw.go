@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand"
 	"runtime"
 	"slices"
@@ -270,8 +271,8 @@ func better(a, b cand) bool { return a.s > b.s || (a.s == b.s && a.id < b.id) }
 type searcher struct {
 	visited []uint32
 	gen     uint32
-	pool    []cand // the layer search's ef best, best first (searchLayer)
-	done    []bool // pool[i] expanded
+	keys    []uint64 // the layer search's ef best as candKeys, best first
+	pool    []cand   // the same, returned by searchLayer
 	qcode   []float32
 	qw      []int16   // the int16 query of the codes traversal
 	isum    []int32   // integer row sums of one adjacency list
@@ -384,72 +385,127 @@ func (h *HNSW) searchLayer(s *searcher, sc *scorer, eps []cand, ef, l int, limit
 		clear(s.visited)
 		s.gen = 1
 	}
-	// One array of the ef best seen, sorted best first, with an expanded
-	// flag each (the paper's candidate and result sets in one: a candidate
-	// not among the ef best is worse than the worst of them, where the
-	// paper's search stops, so expanding the best unexpanded entry of the
-	// array visits the same nodes in the same order and returns the same
-	// set as two heaps would, at a binary search and a short copy per
-	// insertion).
-	s.pool, s.done = s.pool[:0], s.done[:0]
+	// One array of the ef best seen, sorted best first, each with an
+	// expanded flag (the paper's candidate and result sets in one: a
+	// candidate not among the ef best is worse than the worst of them,
+	// where the paper's search stops, so expanding the best unexpanded
+	// entry of the array visits the same nodes in the same order and
+	// returns the same set as two heaps would). Entries are packed keys
+	// (candKey), so that an insertion is a branch-free binary search over
+	// integers and one short copy.
+	keys := s.keys[:0]
 	next := 0 // no entry before next is unexpanded
 	for _, e := range eps {
 		if s.visited[e.id] == s.gen {
 			continue
 		}
 		s.visited[e.id] = s.gen
-		if len(s.pool) < ef || better(e, s.pool[len(s.pool)-1]) {
-			s.insert(e, ef)
+		if k := candKey(e.id, e.s); len(keys) < ef || k > keys[len(keys)-1] {
+			keys, _ = insertKey(keys, k, ef)
 		}
 	}
 	for {
-		for next < len(s.pool) && s.done[next] {
+		for next < len(keys) && keys[next]&keyExpanded != 0 {
 			next++
 		}
-		if next == len(s.pool) {
+		if next == len(keys) {
 			break
 		}
-		c := s.pool[next]
-		s.done[next] = true
+		id := keyID(keys[next])
+		keys[next] |= keyExpanded
 		ids, sims := h.scratch(s)
-		for _, nb := range h.neighbours(c.id, l) {
-			if nb >= limit || s.visited[nb] == s.gen {
-				continue
-			}
-			s.visited[nb] = s.gen
-			ids = append(ids, nb)
+		ids = ids[:cap(ids)]
+		n, gen, visited := 0, s.gen, s.visited
+		for _, nb := range h.neighbours(id, l) {
+			// Branch-free (whether a neighbour is new is a coin toss
+			// for the branch predictor): every neighbour is written
+			// and marked, and the count moves past the new ones that
+			// are linked (< limit). Marking a node ≥ limit only skips
+			// it in this call, where it is skipped anyway.
+			v := visited[nb]
+			visited[nb] = gen
+			ids[n] = nb
+			n += newNode(v != gen, nb < limit)
 		}
+		ids = ids[:n]
 		sc.scoreRows(ids, sims)
 		for j, nb := range ids {
-			nc := cand{nb, sims[j]}
-			if len(s.pool) < ef || better(nc, s.pool[len(s.pool)-1]) {
-				next = min(next, s.insert(nc, ef))
+			if k := candKey(nb, sims[j]); len(keys) < ef || k > keys[len(keys)-1] {
+				var at int
+				keys, at = insertKey(keys, k, ef)
+				next = min(next, at)
 			}
 		}
+	}
+	s.keys = keys
+	s.pool = s.pool[:0]
+	for _, k := range keys {
+		s.pool = append(s.pool, keyCand(k))
 	}
 	return s.pool
 }
 
-// insert puts c, unexpanded, into the sorted pool of at most ef entries
-// (dropping the worst when full; the caller checks that c is then better
-// than it) and returns its position.
-func (s *searcher) insert(c cand, ef int) int {
-	lo, hi := 0, len(s.pool)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if better(s.pool[m], c) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+// newNode is 1 when both hold, else 0, as conditional moves.
+func newNode(unseen, linked bool) int {
+	a, b := 0, 0
+	if unseen {
+		a = 1
 	}
-	if len(s.pool) < ef {
-		s.pool, s.done = append(s.pool, cand{}), append(s.done, false)
+	if linked {
+		b = 1
 	}
-	copy(s.pool[lo+1:], s.pool[lo:])
-	copy(s.done[lo+1:], s.done[lo:])
-	s.pool[lo], s.done[lo] = c, false
-	return lo
+	return a & b
+}
+
+// keyExpanded is the flag bit of a pool key (candKey) whose node has been
+// expanded; it is below the id bits, so it never changes the order of two
+// keys of different nodes.
+const keyExpanded = 1
+
+// candKey packs a scored node into one integer that orders as better does
+// (higher is better): the score's bits made monotone (sign bit set for
+// s ≥ +0, all bits flipped for s < 0, so -0 sorts just below +0, the one
+// difference from better's float comparison), then MaxInt32 - id (ties to
+// the lower id), then the expanded flag, 0.
+func candKey(id int32, s float32) uint64 {
+	b := math.Float32bits(s)
+	b ^= uint32(int32(b)>>31) | 1<<31
+	return uint64(b)<<32 | uint64(math.MaxInt32-id)<<1
+}
+
+// keyID is the node of a candKey.
+func keyID(k uint64) int32 { return math.MaxInt32 - int32(uint32(k)>>1) }
+
+// keyCand unpacks a candKey (the score bit for bit).
+func keyCand(k uint64) cand {
+	b := uint32(k >> 32)
+	b ^= uint32(int32(^b)>>31) | 1<<31
+	return cand{keyID(k), math.Float32frombits(b)}
+}
+
+// insertKey puts k into keys (sorted descending, at most ef long; when
+// full the caller has checked that k beats the last, which is dropped) and
+// returns the keys and k's position. The search for the position is free
+// of data-dependent branches (a halving lower bound with conditional moves).
+func insertKey(keys []uint64, k uint64, ef int) ([]uint64, int) {
+	base, n := 0, len(keys)
+	for n > 1 {
+		half := n >> 1
+		// borrow is 1 exactly when keys[base+half-1] > k (SBB).
+		_, borrow := bits.Sub64(k, keys[base+half-1], 0)
+		base += half & -int(borrow)
+		n -= half
+	}
+	if n == 1 {
+		_, borrow := bits.Sub64(k, keys[base], 0)
+		base += int(borrow)
+	}
+	if len(keys) < ef {
+		keys = append(keys, 0)
+	}
+	copy(keys[base+1:], keys[base:])
+	keys[base] = k
+	return keys, base
 }
 
 // greedy descends from the entry point to level stop+1 following the best
@@ -927,8 +983,36 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 			hits[i] = rlsearch.Hit{Row: c.id, Score: sim}
 		}
 	}
-	slices.SortFunc(hits, cmpHit)
-	return hits[:min(k, len(hits))]
+	return bestHits(hits, k)
+}
+
+// bestHits returns the first k of hits in cmpHit order, as sorting and
+// truncating would: for small k by insertion into hits[:k] (one pass, a
+// comparison per hit that does not enter), else by sorting.
+func bestHits(hits []rlsearch.Hit, k int) []rlsearch.Hit {
+	if k == 0 || k > 32 || 4*k >= len(hits) {
+		slices.SortFunc(hits, cmpHit)
+		return hits[:min(k, len(hits))]
+	}
+	m := 0 // hits[:m] holds the best m seen, in order; m ≤ i
+	for i := range hits {
+		x := hits[i]
+		if m == k && !rlsearch.Less(x, hits[k-1]) {
+			continue
+		}
+		j := m
+		if m < k {
+			m++
+		} else {
+			j = k - 1 // the worst kept goes
+		}
+		for j > 0 && rlsearch.Less(x, hits[j-1]) {
+			hits[j] = hits[j-1]
+			j--
+		}
+		hits[j] = x
+	}
+	return hits[:m]
 }
 
 // MemoryBytes reports the bytes held by vectors, codes and graph; after

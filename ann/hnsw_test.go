@@ -1,6 +1,7 @@
 package ann
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -317,4 +318,78 @@ func FuzzLoadHNSW(f *testing.F) {
 			h.Add(context.Background(), make([]float32, h.Dim()))
 		}
 	})
+}
+
+// TestCandKeyOrdersAsBetter: the layer search's packed keys order as
+// better does (apart from -0 below +0), unpack bit for bit, and insertKey
+// keeps the ef best in order.
+func TestCandKeyOrdersAsBetter(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	scores := []float32{0, 1, -1, 0.5, -0.5, math.MaxFloat32, -math.MaxFloat32, float32(math.Inf(1)), float32(math.Inf(-1)), math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32}
+	var cs []cand
+	for i := 0; i < 400; i++ {
+		s := scores[rng.Intn(len(scores))]
+		if rng.Intn(2) == 0 {
+			s = float32(rng.NormFloat64())
+		}
+		cs = append(cs, cand{int32(rng.Intn(1 << 31)), s})
+	}
+	cs = append(cs, cand{0, 0}, cand{math.MaxInt32, 0}, cand{7, float32(math.Copysign(0, -1))})
+	for _, a := range cs {
+		if got := keyCand(candKey(a.id, a.s)); got.id != a.id || math.Float32bits(got.s) != math.Float32bits(a.s) {
+			t.Fatalf("keyCand(candKey(%v)) = %v", a, got)
+		}
+		if keyCand(candKey(a.id, a.s)|keyExpanded) != keyCand(candKey(a.id, a.s)) {
+			t.Fatalf("%v: the expanded flag changes the unpacked candidate", a)
+		}
+		for _, b := range cs {
+			if a.id == b.id || a.s == 0 && b.s == 0 && math.Signbit(float64(a.s)) != math.Signbit(float64(b.s)) {
+				continue
+			}
+			if ka, kb := candKey(a.id, a.s), candKey(b.id, b.s)|keyExpanded; (ka > kb) != better(a, b) {
+				t.Fatalf("candKey order of %v and %v differs from better", a, b)
+			}
+		}
+	}
+	for _, ef := range []int{1, 2, 3, 7, 64} {
+		var keys []uint64
+		var all []cand
+		for _, c := range cs {
+			k := candKey(c.id, c.s)
+			if len(keys) < ef || k > keys[len(keys)-1] {
+				var at int
+				keys, at = insertKey(keys, k, ef)
+				if keys[at] != k {
+					t.Fatalf("ef %d: insertKey returned position %d, which holds %x, not %x", ef, at, keys[at], k)
+				}
+			}
+			all = append(all, c)
+		}
+		slices.SortFunc(all, func(a, b cand) int { return cmp.Compare(candKey(b.id, b.s), candKey(a.id, a.s)) })
+		for i, k := range keys {
+			if keyCand(k) != all[i] {
+				t.Fatalf("ef %d: pool[%d] = %v, want %v", ef, i, keyCand(k), all[i])
+			}
+		}
+	}
+}
+
+// TestBestHits: bestHits equals sorting and truncating, ties on score
+// included, for every k.
+func TestBestHits(t *testing.T) {
+	rng := rand.New(rand.NewSource(8))
+	for _, n := range []int{0, 1, 5, 40, 257} {
+		for _, k := range []int{0, 1, 2, 3, 10, 32, 33, 300} {
+			hits := make([]rlsearch.Hit, n)
+			for i := range hits {
+				hits[i] = rlsearch.Hit{Row: int32(rng.Intn(1 << 20)), Score: float32(rng.Intn(20))}
+			}
+			want := slices.Clone(hits)
+			slices.SortFunc(want, cmpHit)
+			want = want[:min(k, n)]
+			if got := bestHits(hits, k); !slices.Equal(got, want) {
+				t.Fatalf("n %d k %d: bestHits %v, want %v", n, k, got, want)
+			}
+		}
+	}
 }

@@ -30,19 +30,36 @@ func wmax(d int) int32 {
 // quantizeI8Query sets w (len(qs)) to qs quantised to int16 and returns
 // alpha; an all-zero qs gives w = 0 and alpha = 0.
 func quantizeI8Query(qs []float32, w []int16) float32 {
+	// The largest |v| by plain comparisons (NaN never wins one; nan
+	// records whether there was one), cheaper than the NaN-propagating
+	// builtin max.
 	var m float32
+	nan := false
 	for _, v := range qs {
-		m = max(m, float32(math.Abs(float64(v))))
+		a := float32(math.Abs(float64(v)))
+		if a > m {
+			m = a
+		}
+		nan = nan || a != a
 	}
 	w = w[:len(qs)]
-	if m == 0 || math.IsInf(float64(m), 0) || math.IsNaN(float64(m)) {
+	if nan || m == 0 || math.IsInf(float64(m), 0) {
 		clear(w)
 		return 0
 	}
 	lim := float64(wmax(len(qs)))
 	inv := lim / float64(m)
 	for j, v := range qs {
-		w[j] = int16(max(-lim, min(lim, math.Round(float64(v)*inv))))
+		// Every value is finite here (|v| ≤ m), so plain comparisons
+		// clamp as the builtin max and min would.
+		r := math.Round(float64(v) * inv)
+		if r > lim {
+			r = lim
+		}
+		if r < -lim {
+			r = -lim
+		}
+		w[j] = int16(r)
 	}
 	return float32(float64(m) / lim)
 }

@@ -3,6 +3,7 @@ package ann
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -114,6 +115,47 @@ func TestQuantizeI8Query(t *testing.T) {
 			if e := math.Abs(float64(alpha)*float64(w[j]) - float64(v)); e > float64(alpha)*0.5001 {
 				t.Fatalf("d %d: |alpha·w − qs| at %d = %g > alpha/2 (%g)", d, j, e, alpha/2)
 			}
+		}
+	}
+	// The same values as the first form of the quantiser (builtin
+	// NaN-propagating max and min), on ties, signed zeros and extremes.
+	ref := func(qs []float32, w []int16) float32 {
+		var m float32
+		for _, v := range qs {
+			m = max(m, float32(math.Abs(float64(v))))
+		}
+		if m == 0 || math.IsInf(float64(m), 0) || math.IsNaN(float64(m)) {
+			clear(w)
+			return 0
+		}
+		lim := float64(wmax(len(qs)))
+		inv := lim / float64(m)
+		for j, v := range qs {
+			w[j] = int16(max(-lim, min(lim, math.Round(float64(v)*inv))))
+		}
+		return float32(float64(m) / lim)
+	}
+	for trial := 0; trial < 2000; trial++ {
+		d := 1 + rng.IntN(70)
+		qs := make([]float32, d)
+		for j := range qs {
+			switch rng.IntN(6) {
+			case 0:
+				qs[j] = float32(rng.IntN(9)-4) * 0.5
+			case 1:
+				qs[j] = float32(math.Copysign(0, -1))
+			case 2:
+				qs[j] = float32(rng.NormFloat64()) * 1e30
+			default:
+				qs[j] = float32(rng.NormFloat64())
+			}
+		}
+		if trial%50 == 0 {
+			qs[rng.IntN(d)] = float32(math.NaN())
+		}
+		w, wr := make([]int16, d), make([]int16, d)
+		if a, ar := quantizeI8Query(qs, w), ref(qs, wr); math.Float32bits(a) != math.Float32bits(ar) || !slices.Equal(w, wr) {
+			t.Fatalf("quantizeI8Query(%v) = %v %v, first form %v %v", qs, a, w, ar, wr)
 		}
 	}
 	for _, bad := range [][]float32{{0, 0, 0}, {float32(math.NaN()), 1, 2}, {float32(math.Inf(1)), 1}} {

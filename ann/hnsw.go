@@ -278,6 +278,8 @@ type searcher struct {
 	isum    []int32   // integer row sums of one adjacency list
 	ids     []int32   // one adjacency list's unvisited nodes, scored together
 	sims    []float32 // their scores
+	rids    []int32   // the ef candidates re-ranked on fp16 rows
+	rsims   []float32 // their re-ranked scores
 }
 
 func (h *HNSW) getSearcher() *searcher {
@@ -965,8 +967,10 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 	if sc.codes && h.rr != nil {
 		// Re-rank on the mapped fp16 rows in one call (converted in
 		// registers, next row prefetched), as dotF32 of the widened rows.
-		ids := make([]int32, len(res))
-		sims := make([]float32, len(res))
+		if cap(s.rids) < len(res) {
+			s.rids, s.rsims = make([]int32, len(res)), make([]float32, len(res))
+		}
+		ids, sims := s.rids[:len(res)], s.rsims[:len(res)]
 		for i, c := range res {
 			ids[i] = c.id
 		}

@@ -126,6 +126,14 @@ func EstimateMemory(n, dim int, dt DType, backend string, hc HNSWConfig, buildin
 	return need
 }
 
+// Int8ScanMemory is the resident bytes that (*Flat).Int8Scan adds to a
+// shard of n vectors of dim values: one int8 code per value, rows padded to
+// 32 bytes (the scan kernels' width), plus a float32 scale and offset per
+// dimension.
+func Int8ScanMemory(n, dim int) int64 {
+	return int64(n)*int64((dim+31)&^31) + 8*int64(dim)
+}
+
 // ErrNoMemory is returned (wrapped) by Open when "auto" finds no backend
 // whose estimated resident memory fits what is available.
 var ErrNoMemory = errors.New("ann: not enough memory for the dense vector file")

@@ -111,6 +111,9 @@ func TestOpenFollowsMemory(t *testing.T) {
 		{"loaded flat counts as held", Config{Flat: flat, Memory: fixed(0)}, "flat", "≤ FlatMax"},
 		{"build saves the graph", Config{Path: path, FlatMax: 100, HNSWPath: graph, Memory: fixed(build)}, "hnsw", "needs"},
 		{"saved graph needs no build copy", Config{Path: path, FlatMax: 100, HNSWPath: graph, Memory: fixed(loaded)}, "hnsw", "needs"},
+		{"auto flat: the int8 scan fits", Config{Path: path, FlatInt8Scan: true, Memory: fixed(shard + Int8ScanMemory(n, dim))}, "flat", "; int8 scan (+"},
+		{"auto flat: the int8 scan does not fit", Config{Path: path, FlatInt8Scan: true, Memory: fixed(shard + Int8ScanMemory(n, dim) - 1)}, "flat", "int8 scan not built: its codes need"},
+		{"explicit flat builds the scan anyway", Config{Path: path, Backend: "flat", FlatInt8Scan: true, Memory: fixed(shard)}, "flat", "; int8 scan (+"},
 		{"explicit hnsw is not refused", Config{Path: path, Backend: "hnsw", HNSWPath: graph, Memory: fixed(shard)}, "hnsw", "configured"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -128,6 +131,9 @@ func TestOpenFollowsMemory(t *testing.T) {
 			defer o.Close()
 			if o.Backend != c.want || !strings.Contains(o.Reason, c.reason) {
 				t.Fatalf("backend %s (%s), want %s with a reason mentioning %q", o.Backend, o.Reason, c.want, c.reason)
+			}
+			if f, ok := o.Index.(*Flat); ok && (f.scan != nil) != strings.Contains(o.Reason, "; int8 scan (+") {
+				t.Fatalf("int8 scan built %v, reason %q", f.scan != nil, o.Reason)
 			}
 			if h, ok := o.Index.(*HNSW); ok {
 				if vb, _, _ := h.MemoryBytes(); vb != 0 {

@@ -85,8 +85,11 @@ type Config struct {
 	// DefaultRerankExtra rows and re-ranks those on the file's own fp32 or
 	// fp16 rows (answers equal exact search whenever the true top k are
 	// among the candidates: recall@10 1.0 measured on bge-base, SIFT and
-	// Fashion-MNIST). It costs Dim bytes per vector of codes beside the
-	// vector file; an int8 vector file is refused with rlsearch.ErrBadInput.
+	// Fashion-MNIST). It costs Int8ScanMemory bytes (Dim rounded up to 32
+	// per vector) beside the vector file: when "auto" finds that they do not
+	// fit in Memory's available bytes it serves the plain exact scan and says
+	// so in Opened.Reason; an explicit "flat" builds the codes anyway with a
+	// warning. An int8 vector file is refused with rlsearch.ErrBadInput.
 	// Opened.Flat stays exact search over the file.
 	FlatInt8Scan bool
 	// FP16RowsPath is the compressed graph's fp16 rows file. Default:
@@ -327,12 +330,25 @@ func Open(ctx context.Context, cfg Config) (*Opened, error) {
 		o.Reason = fmt.Sprintf("configured: HNSW (M=%d, efSearch=%d, int8 traversal %v%s; %s)", h.cfg.M, h.cfg.EfSearch, h.codes != nil, note, memNote(hnswNeed))
 	}
 	if f, ok := o.Index.(*Flat); ok && cfg.FlatInt8Scan {
-		s, err := f.Int8Scan(0)
-		if err != nil {
-			return nil, err
+		codes := Int8ScanMemory(n, dim)
+		short := memErr == nil && shardNeed.Total()+codes > avail
+		over := fmt.Sprintf("its codes need %s beyond the vector file's %s, of %s available (%s)", GiB(codes), GiB(shardNeed.Total()), GiB(avail), mem.Source)
+		switch {
+		case short && backend == BackendAuto && dt != INT8:
+			// auto never overcommits: the exact flat scan it serves
+			// instead needs no codes (Search is exact either way).
+			o.Reason += "; int8 scan not built: " + over
+		default:
+			if short && dt != INT8 {
+				logf("ann: warning: the int8 scan was configured but %s", over)
+			}
+			s, err := f.Int8Scan(0)
+			if err != nil {
+				return nil, err
+			}
+			o.Index = s
+			o.Reason += fmt.Sprintf("; int8 scan (+%s of codes), top k+%d re-ranked on the %s rows", GiB(codes), DefaultRerankExtra, dt)
 		}
-		o.Index = s
-		o.Reason += fmt.Sprintf("; int8 scan (+%s of codes), top k+%d re-ranked on the %s rows", GiB(int64(n)*int64(dim)), DefaultRerankExtra, dt)
 	}
 	if h, ok := o.Index.(*HNSW); ok && h.Compressed() {
 		// Exact search and Vector now read the mapped rows; the shard's

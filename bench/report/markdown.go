@@ -113,6 +113,7 @@ func WriteMarkdown(w io.Writer, rep *bench.Report, plots map[string][]string) er
 	}
 
 	ratios := Ratios(rep)
+	matches := EqualRecall(rep)
 	for _, s := range suites(rep) {
 		var rows []bench.Row
 		for _, r := range rep.Rows {
@@ -123,6 +124,7 @@ func WriteMarkdown(w io.Writer, rep *bench.Report, plots map[string][]string) er
 		fmt.Fprintf(b, "\n## %s\n\n", s)
 		if len(rows) > 0 {
 			writeTable(b, rep, rows, ratios)
+			writeEqualRecall(b, matches, s)
 		}
 		notes := map[string]bool{}
 		for _, r := range rows {

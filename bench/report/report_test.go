@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"image"
 	_ "image/png"
 	"io"
@@ -290,5 +291,85 @@ func TestLogTicks(t *testing.T) {
 	}
 	if got, want := strings.Join(labels, " "), "200 500 1,000 2,000"; got != want {
 		t.Errorf("labels %q, want %q", got, want)
+	}
+}
+
+// TestEqualRecall: each peer row is matched with the fastest row of ours
+// (per variant) whose recall is at least the peer's, whatever its ef; a
+// recall ours never reaches is reported as such; another configuration that
+// only starts alike (threads=24 against threads=2) is not a variant.
+func TestEqualRecall(t *testing.T) {
+	row := func(system, config string, qps, recall, cpuUs float64) bench.Row {
+		r := bench.Row{Suite: "hnsw", System: system, Config: config, Unit: "queries/s", Reps: reps(qps)}
+		r.Reps[0].Extra = map[string]float64{RecallKey: recall}
+		r.Reps[0].Ops, r.Reps[0].CPU = 1000, time.Duration(cpuUs*1000)*time.Microsecond/1000
+		return r
+	}
+	const base = "sift n=10 M=16 ef=%d top10 threads=2"
+	cfg := func(ef int, suffix string) string { return fmt.Sprintf(base, ef) + suffix }
+	rep := &bench.Report{Options: bench.Options{Suites: []string{"hnsw"}}, Rows: []bench.Row{
+		row(bench.Ours, cfg(16, ""), 1000, 0.90, 1),
+		row(bench.Ours, cfg(64, ""), 400, 0.99, 2.5),
+		row(bench.Ours, cfg(128, ""), 200, 0.995, 5),
+		row(bench.Ours, cfg(16, " compressed"), 1200, 0.89, 0.8),
+		row(bench.Ours, cfg(64, " compressed"), 500, 0.98, 2),
+		row(bench.Ours, "sift n=10 M=16 ef=64 top10 threads=24", 9999, 1, 1),
+		row("hnswlib", cfg(16, ""), 500, 0.95, 2),
+		row("hnswlib", cfg(64, ""), 100, 0.999, 10),
+		row("faiss", cfg(16, ""), 800, 0.85, 3),
+	}}
+	got := EqualRecall(rep)
+	type want struct {
+		peerEf  string
+		variant string
+		found   bool
+		ours    string
+		value   float64
+	}
+	wants := []want{
+		{"ef=16", "", true, cfg(64, ""), 400.0 / 500},
+		{"ef=16", " compressed", true, cfg(64, " compressed"), 500.0 / 500},
+		{"ef=64", "", false, cfg(128, ""), 0},
+		{"ef=64", " compressed", false, cfg(64, " compressed"), 0},
+		{"ef=16", "", true, cfg(16, ""), 1000.0 / 800},
+		{"ef=16", " compressed", true, cfg(16, " compressed"), 1200.0 / 800},
+	}
+	if len(got) != len(wants) {
+		t.Fatalf("%d matches, want %d: %+v", len(got), len(wants), got)
+	}
+	for i, w := range wants {
+		g := got[i]
+		if !strings.Contains(g.PeerConfig, w.peerEf) || g.Variant != w.variant || g.Found != w.found || g.OursConfig != w.ours || math.Abs(g.Value-w.value) > 1e-12 {
+			t.Errorf("match %d = %+v, want %+v", i, g, w)
+		}
+	}
+	// Interpolated: log(q/s) linear in recall between ef 16 and 64.
+	interp := func(q0, r0, q1, r1, r float64) float64 {
+		return math.Exp(math.Log(q0) + (r-r0)/(r1-r0)*(math.Log(q1)-math.Log(q0)))
+	}
+	for i, w := range []struct {
+		from, to int
+		value    float64
+	}{
+		{16, 64, interp(1000, 0.90, 400, 0.99, 0.95) / 500},
+		{16, 64, interp(1200, 0.89, 500, 0.98, 0.95) / 500},
+		{0, 0, 0}, {0, 0, 0},
+		{16, 16, 1000.0 / 800},
+		{16, 16, 1200.0 / 800},
+	} {
+		if g := got[i]; g.InterpFrom != w.from || g.InterpTo != w.to || math.Abs(g.InterpValue-w.value) > 1e-9 {
+			t.Errorf("match %d interpolated ef %d–%d value %v, want %d–%d %v", i, g.InterpFrom, g.InterpTo, g.InterpValue, w.from, w.to, w.value)
+		}
+	}
+	if v := got[0].InterpValue; v <= got[0].Value {
+		t.Errorf("interpolated %v not above measured %v", v, got[0].Value)
+	}
+	if c := got[0].CPU; math.Abs(c-2.0/2.5) > 1e-9 {
+		t.Errorf("CPU peer/ours %v, want 0.8", c)
+	}
+	var b strings.Builder
+	writeEqualRecall(&b, got, "hnsw")
+	if s := b.String(); !strings.Contains(s, "not reached") || !strings.Contains(s, "| 0.80× |") {
+		t.Errorf("equal-recall table:\n%s", s)
 	}
 }

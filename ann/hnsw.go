@@ -964,9 +964,11 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 	ep := h.greedy(s, &sc, h.top, 0, int32(h.n))
 	res := h.searchLayer(s, &sc, []cand{ep}, ef, 0, int32(h.n))
 	hits := make([]rlsearch.Hit, len(res))
-	if sc.codes && h.rr != nil {
-		// Re-rank on the mapped fp16 rows in one call (converted in
-		// registers, next row prefetched), as dotF32 of the widened rows.
+	if sc.codes && (h.rr != nil || h.vecs != nil) {
+		// Re-rank in one call: on the mapped fp16 rows (converted in
+		// registers, next row prefetched), as dotF32 of the widened rows,
+		// or on the float32 rows (dotRowsF32 equals dotF32 bit for bit,
+		// see scoreRows).
 		if cap(s.rids) < len(res) {
 			s.rids, s.rsims = make([]int32, len(res)), make([]float32, len(res))
 		}
@@ -974,7 +976,11 @@ func (h *HNSW) searchOne(s *searcher, q []float32, k int) []rlsearch.Hit {
 		for i, c := range res {
 			ids[i] = c.id
 		}
-		dotRowsF16(q, h.rr.rows, ids, sims)
+		if h.rr != nil {
+			dotRowsF16(q, h.rr.rows, ids, sims)
+		} else {
+			dotRowsF32(q, h.vecs[:h.n*h.dim], ids, sims)
+		}
 		for i, c := range res {
 			hits[i] = rlsearch.Hit{Row: c.id, Score: sims[i]}
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/rlsearch/rlsearch"
 )
 
 // Compress makes h a compressed graph (RerankOn) whose exact re-rank store
@@ -38,12 +40,7 @@ func (h *HNSW) Compress(path string) (reused bool, err error) {
 	if h.vecs == nil && h.src == nil && h.n > 0 {
 		return false, errors.New("ann: Compress: the graph holds no vectors")
 	}
-	src := func(dst []float32, lo, hi int) []float32 {
-		if h.vecs != nil {
-			return h.vecs[lo*h.dim : hi*h.dim]
-		}
-		return h.src.widen(dst, lo, hi)
-	}
+	src := h.rowsSrc()
 	if h.codes == nil {
 		h.fitCodes(src)
 	}
@@ -58,6 +55,42 @@ func (h *HNSW) Compress(path string) (reused bool, err error) {
 	}
 	h.ownRows = true
 	return reused, nil
+}
+
+// TraverseInt8 makes h traverse its graph on int8 codes and re-rank the
+// EfSearch candidates on its own rows, which it keeps: its float32 vectors,
+// or the shard it shares (ShareVectors), so scores are those of exact
+// search over them. Without codes it fits them over the rows first, in one
+// streamed pass, as Compress does (the per-dimension range of FitInt8: the
+// codes of a graph built with HNSWConfig.Int8 over the same vectors, so the
+// same answers); a graph that has codes (HNSWConfig.Int8, an int8 shard) is
+// left as it is. The graph is unchanged. Memory: Dim bytes per vector and
+// 8·Dim more; a query reads 1 byte per value of the nodes it visits
+// instead of 4 (or 2), plus EfSearch rows for the re-rank. Not safe
+// concurrently with Search. Errors: rlsearch.ErrBadInput when h is
+// compressed (it traverses on codes already) or holds no vectors.
+func (h *HNSW) TraverseInt8() error {
+	switch {
+	case h.rr != nil:
+		return fmt.Errorf("%w: ann: TraverseInt8: the graph is compressed (it traverses on int8 codes already)", rlsearch.ErrBadInput)
+	case h.codes != nil:
+		return nil
+	case h.vecs == nil && h.src == nil && h.n > 0:
+		return fmt.Errorf("%w: ann: TraverseInt8: the graph holds no vectors", rlsearch.ErrBadInput)
+	}
+	h.fitCodes(h.rowsSrc())
+	return nil
+}
+
+// rowsSrc returns h's rows [lo, hi) as float32: a view of its vectors, or
+// the shard's rows widened into dst.
+func (h *HNSW) rowsSrc() func(dst []float32, lo, hi int) []float32 {
+	return func(dst []float32, lo, hi int) []float32 {
+		if h.vecs != nil {
+			return h.vecs[lo*h.dim : hi*h.dim]
+		}
+		return h.src.widen(dst, lo, hi)
+	}
 }
 
 // fitCodes fits int8 scales over h's vectors (rows from src, in chunks)

@@ -354,3 +354,73 @@ func TestOpenFP16RowsDirectory(t *testing.T) {
 		t.Fatalf("OpenFP16Rows(directory) = %v, want a not-a-regular-file error", err)
 	}
 }
+
+// TestHNSWTraverseInt8 checks TraverseInt8: a float32 graph given codes
+// answers bit for bit as the same graph built with HNSWConfig.Int8 (same
+// graph, same codes), keeps exact float32 scores, works over a shared fp16
+// shard, and refuses a compressed graph.
+func TestHNSWTraverseInt8(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(31))
+	const n, dim = 1500, 40
+	vecs := clustered(rng, n, dim, 25, 0.25)
+	q := clustered(rng, 60, dim, 25, 0.25)
+	h, err := NewHNSW(ctx, vecs, dim, HNSWConfig{M: 8, Seed: 2, EfSearch: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := NewHNSW(ctx, vecs, dim, HNSWConfig{M: 8, Seed: 2, EfSearch: 40, Int8: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := h.Search(ctx, q, 10)
+	if err := h.TraverseInt8(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.TraverseInt8(); err != nil { // a no-op the second time
+		t.Fatal(err)
+	}
+	if !h.Config().Int8 || h.codes == nil {
+		t.Fatal("TraverseInt8 left the graph without codes")
+	}
+	got, _ := h.Search(ctx, q, 10)
+	want, _ := built.Search(ctx, q, 10)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("TraverseInt8 answers differ from a graph built with HNSWConfig.Int8")
+	}
+	flat, _ := NewFlat(vecs, dim, FP32)
+	exact, _ := flat.Search(ctx, q, 10)
+	for qi, hs := range got {
+		for _, x := range hs {
+			if w := dotF32(q[qi*dim:(qi+1)*dim], vecs[int(x.Row)*dim:(int(x.Row)+1)*dim]); x.Score != w {
+				t.Fatalf("query %d row %d: score %v, float32 exact %v", qi, x.Row, x.Score, w)
+			}
+		}
+	}
+	if r, r0 := recallAt(got, exact, 10), recallAt(plain, exact, 10); r < r0-0.02 {
+		t.Fatalf("recall@10 %.3f with int8 traversal, %.3f without", r, r0)
+	}
+	// Over a shared fp16 shard: codes fitted over its widened rows,
+	// scores those of exact search over the shard.
+	f16, _ := NewFlat(vecs, dim, FP16)
+	hs, _ := NewHNSW(ctx, vecs, dim, HNSWConfig{M: 8, Seed: 2, EfSearch: 40})
+	if err := hs.ShareVectors(f16); err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.TraverseInt8(); err != nil {
+		t.Fatal(err)
+	}
+	gs, _ := hs.Search(ctx, q, 10)
+	es, _ := f16.Search(ctx, q, 10)
+	if r := recallAt(gs, es, 10); r < 0.9 {
+		t.Fatalf("recall@10 over the fp16 shard %.3f", r)
+	}
+	c, _ := NewHNSW(ctx, vecs, dim, HNSWConfig{M: 8, Seed: 2})
+	if _, err := c.Compress(filepath.Join(t.TempDir(), "r.f16")); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.TraverseInt8(); !errors.Is(err, rlsearch.ErrBadInput) {
+		t.Fatalf("TraverseInt8 of a compressed graph: %v, want ErrBadInput", err)
+	}
+}

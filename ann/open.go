@@ -58,7 +58,12 @@ type Config struct {
 	// FlatMax is the largest corpus "auto" serves with exact flat search.
 	// Default DefaultFlatMax.
 	FlatMax int
-	// HNSW configures the graph when one is built.
+	// HNSW configures the graph when one is built. EfSearch and Int8 also
+	// apply to a loaded graph: Int8 traverses it on int8 codes fitted over
+	// the shard at every open (HNSW.TraverseInt8: Dim bytes per vector more,
+	// counted by "auto"'s estimate) and re-ranks the EfSearch candidates on
+	// the shard's own rows; the saved graph holds no codes either way.
+	// HNSWCompressed ignores it (it traverses on codes already).
 	HNSW HNSWConfig
 	// HNSWPath, when set, is a graph saved by (*HNSW).Save: loaded when the
 	// file exists (its vector count must equal the shard's), otherwise
@@ -424,6 +429,9 @@ func openHNSW(ctx context.Context, flat *Flat, cfg Config) (h *HNSW, note string
 			if cfg.HNSW.EfSearch > 0 {
 				h.SetEfSearch(cfg.HNSW.EfSearch)
 			}
+			if err := traverseInt8(h, cfg); err != nil {
+				return nil, "", err
+			}
 			note, err := compressHNSW(h, cfg)
 			if err != nil {
 				return nil, "", err
@@ -434,7 +442,12 @@ func openHNSW(ctx context.Context, flat *Flat, cfg Config) (h *HNSW, note string
 	// The graph is built over a float32 copy it owns, saved, then made to
 	// read the shard's storage instead (ShareVectors), which drops the copy;
 	// compressed, it then reads its codes and fp16 rows (and drops the shard).
-	h, err = newHNSW(ctx, flat.Vectors(0, flat.Len()), flat.Dim(), cfg.HNSW, true)
+	// Built without codes even when cfg.HNSW.Int8 asks for int8
+	// traversal: the saved graph stays the same file either way, and the
+	// codes are fitted at every open (traverseInt8).
+	bcfg := cfg.HNSW
+	bcfg.Int8 = false
+	h, err = newHNSW(ctx, flat.Vectors(0, flat.Len()), flat.Dim(), bcfg, true)
 	if err != nil {
 		return nil, "", err
 	}
@@ -446,6 +459,9 @@ func openHNSW(ctx context.Context, flat *Flat, cfg Config) (h *HNSW, note string
 	if err := h.ShareVectors(flat); err != nil {
 		return nil, "", err
 	}
+	if err := traverseInt8(h, cfg); err != nil {
+		return nil, "", err
+	}
 	// Compressed, the codes are an int8 shard's own or fitted over the
 	// shard's values, as the streamed open (openCompressedStream) does.
 	note, err = compressHNSW(h, cfg)
@@ -453,6 +469,16 @@ func openHNSW(ctx context.Context, flat *Flat, cfg Config) (h *HNSW, note string
 		return nil, "", err
 	}
 	return h, note, nil
+}
+
+// traverseInt8 gives h int8 traversal codes over its shard when cfg asks
+// for them (Config.HNSW.Int8) and does not compress it (Compress fits its
+// own).
+func traverseInt8(h *HNSW, cfg Config) error {
+	if !cfg.HNSW.Int8 || cfg.HNSWCompressed {
+		return nil
+	}
+	return h.TraverseInt8()
 }
 
 // compressHNSW compresses h when cfg asks for it (Config.HNSWCompressed).

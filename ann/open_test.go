@@ -45,6 +45,7 @@ func TestOpenChoosesBackend(t *testing.T) {
 		{"gpu int8 over fp16, explicit gpu", Config{Path: path, Backend: "gpu", GPU: GPUConfig{Int8: true}}, "!needs an int8 vector file"},
 		{"gpu int8 ignored by flat", Config{Path: path, Backend: "flat", GPU: GPUConfig{Int8: true}}, "flat"},
 		{"gpu int8 over int8", Config{Path: path8, GPU: GPUConfig{Int8: true}}, map[bool]string{true: "gpu", false: "flat"}[gpu]},
+		{"hnsw int8 traversal", Config{Path: path, Backend: "hnsw", HNSWPath: graph, HNSW: HNSWConfig{Int8: true}}, "hnsw"},
 		{"flat int8 scan", Config{Path: path, Backend: "flat", FlatInt8Scan: true}, "flat"},
 		{"flat int8 scan ignored by hnsw", Config{Path: path, Backend: "hnsw", HNSWPath: graph, FlatInt8Scan: true}, "hnsw"},
 		{"flat int8 scan over int8", Config{Path: path8, Backend: "flat", FlatInt8Scan: true}, "!the vector file is int8 already"},
@@ -89,6 +90,9 @@ func TestOpenChoosesBackend(t *testing.T) {
 					t.Fatal("Opened.Flat is the int8 scan, want the exact oracle")
 				}
 			}
+			if h, ok := o.Index.(*HNSW); ok && (h.codes != nil) != (tc.name == "hnsw int8 traversal") || (tc.name == "hnsw int8 traversal") != strings.Contains(o.Reason, "int8 traversal true") {
+				t.Fatalf("int8 traversal %v, reason %q: want it exactly when HNSW.Int8 is asked", ok && o.Index.(*HNSW).codes != nil, o.Reason)
+			}
 			if tc.name == "hnsw loads" {
 				if h := o.Index.(*HNSW); h.Config().EfSearch != 99 || h.Config().M != 8 {
 					t.Fatalf("loaded graph config %+v, want M 8 from the file and EfSearch 99 from Config", h.Config())
@@ -98,5 +102,20 @@ func TestOpenChoosesBackend(t *testing.T) {
 	}
 	if _, err := os.Stat(graph); err != nil {
 		t.Fatalf("graph not saved: %v", err)
+	}
+	// A graph built for int8 traversal is saved without codes: the file is
+	// the same with or without HNSW.Int8, and an open without it does not
+	// traverse on codes.
+	g8 := filepath.Join(dir, "g8.hnsw")
+	o, err := Open(ctx, Config{Path: path, Backend: "hnsw", HNSWPath: g8, HNSW: HNSWConfig{M: 8, Seed: 1, Int8: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Index.(*HNSW).codes == nil {
+		t.Fatal("built graph without int8 codes")
+	}
+	o.Close()
+	if h, err := LoadHNSW(g8); err != nil || h.codes != nil {
+		t.Fatalf("saved int8-traversal graph: %v, codes %v (want none saved)", err, h != nil && h.codes != nil)
 	}
 }

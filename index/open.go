@@ -72,6 +72,12 @@ type OpenConfig struct {
 	// shard's own storage is released. The graph (HNSWFile) is the same with
 	// or without it.
 	HNSWCompressed bool
+	// HNSWInt8 traverses the HNSW graph, when the hnsw backend is chosen, on
+	// int8 codes fitted over the shard at open and re-ranks the final
+	// candidates on the shard's own rows in memory (ann.Config.HNSW.Int8;
+	// rlsearch --hnsw-int8): Dim bytes per vector more than the plain graph,
+	// scores those of exact search over the shard. HNSWCompressed ignores it.
+	HNSWInt8 bool
 	// FlatInt8Scan serves exact flat search through an int8 scan of the
 	// vector file re-ranked on its own rows (ann.Config.FlatInt8Scan;
 	// rlsearch --flat-int8-scan): Dim bytes per vector more; batch 1
@@ -181,7 +187,7 @@ func Open(ctx context.Context, dir string, cfg OpenConfig) (*Index, error) {
 	if ix.Meta.Dense != nil {
 		// ann.Open reads the shard itself, so that "auto" can refuse a shard
 		// that does not fit in memory (ann.ErrNoMemory) before loading it.
-		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Path: filepath.Join(dir, DenseFile), Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, HNSWFile), HNSW: ann.HNSWConfig{EfSearch: cfg.HNSWEfSearch}, HNSWCompressed: cfg.HNSWCompressed, FlatInt8Scan: cfg.FlatInt8Scan, FP16RowsPath: filepath.Join(dir, FP16RowsFile), GPU: ann.GPUConfig{Int8: cfg.GPUInt8}, SkipGPUCanary: cfg.SkipGPUCanary}); err != nil {
+		if ix.DenseSearch, err = ann.Open(ctx, ann.Config{Path: filepath.Join(dir, DenseFile), Backend: cfg.DenseBackend, HNSWPath: filepath.Join(dir, HNSWFile), HNSW: ann.HNSWConfig{EfSearch: cfg.HNSWEfSearch, Int8: cfg.HNSWInt8}, HNSWCompressed: cfg.HNSWCompressed, FlatInt8Scan: cfg.FlatInt8Scan, FP16RowsPath: filepath.Join(dir, FP16RowsFile), GPU: ann.GPUConfig{Int8: cfg.GPUInt8}, SkipGPUCanary: cfg.SkipGPUCanary}); err != nil {
 			return nil, fmt.Errorf("index: %s: %w", dir, err)
 		}
 		ix.Dense = ix.DenseSearch.Flat

@@ -38,7 +38,10 @@ func Flat() bench.Suite {
 // (HNSW.MemoryBytes) in Extra. "hnsw.n" and "hnsw.queries" cap the rows as
 // for flat. "hnsw.compressed" = true adds, for every case, the same graph
 // compressed (HNSW.Compress: int8 traversal, fp16 re-rank from a rows file
-// in Work/hnsw, memory-mapped), configs suffixed " compressed".
+// in Work/hnsw, memory-mapped), configs suffixed " compressed";
+// "hnsw.int8" = true the same graph with int8 traversal re-ranked on its
+// float32 vectors in memory (HNSW.TraverseInt8, rlsearch --hnsw-int8),
+// configs suffixed " int8".
 func HNSW() bench.Suite {
 	return bench.Suite{Name: "hnsw", Doc: "HNSW search (ann.HNSW) on bge-base, SIFT and Fashion-MNIST: queries/s and recall@10 by efSearch and threads", Setup: setupHNSW}
 }
@@ -229,6 +232,7 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 		}
 	}
 	compressed := env.Get("hnsw", "compressed", "false") == "true"
+	int8Traversal := env.Get("hnsw", "int8", "false") == "true"
 	var cases []bench.Case
 	for _, vs := range sets {
 		t0 := time.Now()
@@ -255,6 +259,13 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 			}
 			kinds = append(kinds, hnswKind{h: hc, suffix: " compressed", extra: hnswExtra(hc, build)})
 		}
+		if int8Traversal {
+			hi, err := int8Copy(env, vs, h)
+			if err != nil {
+				return nil, nil, err
+			}
+			kinds = append(kinds, hnswKind{h: hi, suffix: " int8", extra: hnswExtra(hi, build)})
+		}
 		for _, ef := range efs {
 			for _, t := range env.Threads {
 				bs := grid
@@ -268,8 +279,11 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 					for _, k := range kinds {
 						p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "M": mv[0], "efc": efc[0], "ef": ef, "k": 10, "threads": t, "batch": b}
 						config := peers.HNSWConfig(vs.Name, vs.N, vs.Dim, mv[0], efc[0], ef, 10, b, t) + k.suffix
-						if k.suffix != "" {
+						switch k.suffix {
+						case " compressed":
 							p["storage"] = "int8 traversal + fp16 re-rank (mapped)"
+						case " int8":
+							p["storage"] = "int8 traversal + fp32 re-rank (in memory)"
 						}
 						hk := k.h
 						c, err := searchCaseExtra(env, hk, vs, config, p, b, t, note, func() { hk.SetEfSearch(ef) }, k.extra)
@@ -301,23 +315,40 @@ func hnswExtra(h *ann.HNSW, build time.Duration) map[string]float64 {
 	return map[string]float64{"bytes/vector": float64(v+c+g) / n, "graph bytes/vector": float64(g) / n, "build_s": build.Seconds()}
 }
 
-// compressedCopy saves h to Work/hnsw, loads it back and compresses the
-// copy over an fp16 rows file there (written once per set, reused).
-func compressedCopy(env *bench.Env, vs *VectorSet, h *ann.HNSW) (*ann.HNSW, error) {
+// graphCopy saves h to Work/hnsw and loads it back: the same graph and
+// vectors, to be served another way.
+func graphCopy(env *bench.Env, vs *VectorSet, h *ann.HNSW) (*ann.HNSW, string, error) {
 	dir, err := workDir(env, "hnsw")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	c := h.Config()
 	graph := filepath.Join(dir, fmt.Sprintf("%s-M%d-efc%d.hnsw", vs.Name, c.M, c.EfConstruction))
 	if err := h.Save(graph, false); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	hc, err := ann.LoadHNSW(graph)
+	os.Remove(graph)
+	return hc, dir, err
+}
+
+// int8Copy is a copy of h that traverses on int8 codes and re-ranks on its
+// float32 vectors (HNSW.TraverseInt8; rlsearch --hnsw-int8).
+func int8Copy(env *bench.Env, vs *VectorSet, h *ann.HNSW) (*ann.HNSW, error) {
+	hi, _, err := graphCopy(env, vs, h)
 	if err != nil {
 		return nil, err
 	}
-	os.Remove(graph)
+	return hi, hi.TraverseInt8()
+}
+
+// compressedCopy is a copy of h compressed over an fp16 rows file in
+// Work/hnsw (written afresh per set).
+func compressedCopy(env *bench.Env, vs *VectorSet, h *ann.HNSW) (*ann.HNSW, error) {
+	hc, dir, err := graphCopy(env, vs, h)
+	if err != nil {
+		return nil, err
+	}
 	rows := filepath.Join(dir, vs.Name+".f16")
 	os.Remove(rows) // the set's vectors may have changed (hnsw.n); written afresh
 	if _, err := hc.Compress(rows); err != nil {

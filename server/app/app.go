@@ -40,13 +40,15 @@ type IndexConfig struct {
 	// Model is the E5 encoder (Model.Dir "" = BM25 only).
 	Model embed.Config
 	// CheckDocs, DenseBackend, GPUInt8, SkipGPUCanary, HNSWEfSearch,
-	// HNSWCompressed, FlatInt8Scan and BM25Parallel are index.OpenConfig's.
+	// HNSWCompressed, HNSWInt8, FlatInt8Scan and BM25Parallel are
+	// index.OpenConfig's.
 	CheckDocs      bool
 	DenseBackend   string
 	GPUInt8        bool
 	SkipGPUCanary  bool
 	HNSWEfSearch   int
 	HNSWCompressed bool
+	HNSWInt8       bool
 	FlatInt8Scan   bool
 	BM25Parallel   int
 	// SkipSelfCheck turns off the dense self-check at open
@@ -58,7 +60,7 @@ type IndexConfig struct {
 // BM25 only); every place that opens an index from an IndexConfig uses it.
 func (cfg IndexConfig) openConfig(enc rlsearch.Encoder) index.OpenConfig {
 	oc := index.OpenConfig{Encoder: enc, CheckDocs: cfg.CheckDocs, DenseBackend: cfg.DenseBackend, GPUInt8: cfg.GPUInt8,
-		SkipGPUCanary: cfg.SkipGPUCanary, HNSWEfSearch: cfg.HNSWEfSearch, HNSWCompressed: cfg.HNSWCompressed, FlatInt8Scan: cfg.FlatInt8Scan, BM25Parallel: cfg.BM25Parallel}
+		SkipGPUCanary: cfg.SkipGPUCanary, HNSWEfSearch: cfg.HNSWEfSearch, HNSWCompressed: cfg.HNSWCompressed, HNSWInt8: cfg.HNSWInt8, FlatInt8Scan: cfg.FlatInt8Scan, BM25Parallel: cfg.BM25Parallel}
 	if cfg.SkipSelfCheck {
 		oc.SelfCheckRows = -1
 	}

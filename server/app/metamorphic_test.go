@@ -99,10 +99,10 @@ func TestMetamorphicLoad(t *testing.T) {
 		qs = append(qs, q.Question)
 	}
 	mix := metaMix(34, 160, qs)
-	for _, backend := range []string{"flat", "flat-int8scan", "hnsw", "hnsw-compressed"} {
+	for _, backend := range []string{"flat", "flat-int8scan", "hnsw", "hnsw-compressed", "hnsw-int8"} {
 		t.Run(backend, func(t *testing.T) {
-			ic := IndexConfig{Dir: dir, Model: model, DenseBackend: strings.TrimSuffix(strings.TrimSuffix(backend, "-compressed"), "-int8scan"), HNSWEfSearch: 16,
-				HNSWCompressed: strings.HasSuffix(backend, "-compressed"), FlatInt8Scan: strings.HasSuffix(backend, "-int8scan")}
+			ic := IndexConfig{Dir: dir, Model: model, DenseBackend: strings.Split(backend, "-")[0], HNSWEfSearch: 16,
+				HNSWCompressed: strings.HasSuffix(backend, "-compressed"), FlatInt8Scan: strings.HasSuffix(backend, "-int8scan"), HNSWInt8: strings.HasSuffix(backend, "-int8")}
 			open := func(cacheBytes int64) *Service {
 				svc, err := New(ctx, Config{Index: ic, Logger: slog.New(slog.DiscardHandler), CacheBytes: cacheBytes, BatchMax: 512, BatchWait: 5 * time.Millisecond})
 				if err != nil {
@@ -117,6 +117,9 @@ func TestMetamorphicLoad(t *testing.T) {
 			}
 			if c := strings.Contains(fp, "int8=true,rerank=fp16)"); c != (backend == "hnsw-compressed") {
 				t.Errorf("fingerprint %q: names the compressed graph %v, want %v", fp, c, !c)
+			}
+			if c := strings.Contains(fp, ",int8=true)"); c != (backend == "hnsw-int8") {
+				t.Errorf("fingerprint %q: names int8 traversal with in-memory re-rank %v, want %v", fp, c, !c)
 			}
 			if c := strings.Contains(fp, "dense=flat(int8scan=k+16)"); c != (backend == "flat-int8scan") {
 				t.Errorf("fingerprint %q: names the int8 scan %v, want %v", fp, c, !c)

@@ -48,16 +48,17 @@ func TestSkipFlags(t *testing.T) {
 	}
 }
 
-// TestHNSWCompressedFlag: --hnsw-compressed and --flat-int8-scan are off
-// by default and reach app.IndexConfig.HNSWCompressed and FlatInt8Scan for
-// every command that opens an index (Bind and serve's BindCorpora share
-// bindOpen).
+// TestHNSWCompressedFlag: --hnsw-compressed, --hnsw-int8 and
+// --flat-int8-scan are off by default and reach app.IndexConfig's
+// HNSWCompressed, HNSWInt8 and FlatInt8Scan for every command that opens an
+// index (Bind and serve's BindCorpora share bindOpen).
 func TestHNSWCompressedFlag(t *testing.T) {
 	for _, tc := range []struct {
-		args       []string
-		want, scan bool
-	}{{nil, false, false}, {[]string{"--hnsw-compressed"}, true, false}, {[]string{"--hnsw-compressed=false"}, false, false},
-		{[]string{"--flat-int8-scan"}, false, true}, {[]string{"--flat-int8-scan", "--hnsw-compressed"}, true, true}} {
+		args             []string
+		want, scan, int8 bool
+	}{{nil, false, false, false}, {[]string{"--hnsw-compressed"}, true, false, false}, {[]string{"--hnsw-compressed=false"}, false, false, false},
+		{[]string{"--flat-int8-scan"}, false, true, false}, {[]string{"--flat-int8-scan", "--hnsw-compressed"}, true, true, false},
+		{[]string{"--hnsw-int8"}, false, false, true}} {
 		for _, corpora := range []bool{false, true} {
 			var f Index
 			fs := flag.NewFlagSet("t", flag.ContinueOnError)
@@ -72,6 +73,9 @@ func TestHNSWCompressedFlag(t *testing.T) {
 			}
 			if got := f.Config().HNSWCompressed; got != tc.want {
 				t.Errorf("%v (serve's --index: %v): HNSWCompressed %v, want %v", tc.args, corpora, got, tc.want)
+			}
+			if got := f.Config().HNSWInt8; got != tc.int8 {
+				t.Errorf("%v (serve's --index: %v): HNSWInt8 %v, want %v", tc.args, corpora, got, tc.int8)
 			}
 			if got := f.Config().FlatInt8Scan; got != tc.scan {
 				t.Errorf("%v (serve's --index: %v): FlatInt8Scan %v, want %v", tc.args, corpora, got, tc.scan)

@@ -14,7 +14,7 @@ import (
 // at the int8 extremes and w at ±wmax.
 func TestDotRowsI8QKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, d := range []int{1, 16, 31, 32, 33, 63, 64, 65, 128, 768, 784, 1000, 4096} {
+	for _, d := range []int{1, 16, 31, 32, 33, 48, 63, 64, 65, 112, 128, 176, 768, 784, 1000, 4096} {
 		rows := 37
 		codes := make([]int8, rows*d)
 		for i := range codes {

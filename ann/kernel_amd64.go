@@ -49,7 +49,9 @@ func init() {
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
 		i8qKernels = append(i8qKernels, i8qKernel{"avx512bw", 64, dotRowsI8QAVX512})
 		if cpu.X86.HasAVX512VNNI {
-			i8qKernels = append(i8qKernels, i8qKernel{"avx512vnni", 64, dotRowsI8QVNNI})
+			if cpu.X86.HasAVX512VL { // its 16-value step is 256-bit EVEX
+				i8qKernels = append(i8qKernels, i8qKernel{"avx512vnni", 16, dotRowsI8QVNNI})
+			}
 			dotSeqI8QAsm, dotSeqI8Q2Asm = dotSeqI8QVNNI, dotSeqI8Q2VNNI
 		}
 	}

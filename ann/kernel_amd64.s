@@ -534,12 +534,13 @@ hdone:
 // ids[i]*stride, with int16 w and int8 codes widened to int16 in registers;
 // exact int32 sums (wmax bounds them), so every kernel equals dotI8Q. The
 // first two lines of every listed row are prefetched up front, the rest of
-// row i+1 while row i is scored. n: a positive multiple of 64 (AVX-512) or
-// 32 (AVX2); nids > 0.
+// row i+1 while row i is scored. n: a positive multiple of 16 (VNNI: 64
+// at a time, then 16), 64 (AVX-512BW) or 32 (AVX2); nids > 0.
 
 // func dotRowsI8QVNNI(w *int16, base *int8, ids *int32, nids, n, stride int, out *int32)
-// AVX-512BW + VNNI: VPDPWSSD multiplies 32 int16 pairs and adds them into
-// 16 int32 lanes; two accumulators.
+// AVX-512BW/VL + VNNI: VPDPWSSD multiplies 32 int16 pairs and adds them
+// into 16 int32 lanes; two accumulators, and a 256-bit step for the last
+// n mod 64 values (so a 784-d row has no scalar tail).
 TEXT ·dotRowsI8QVNNI(SB), NOSPLIT, $0-56
 	MOVQ w+0(FP), SI
 	MOVQ base+8(FP), R8
@@ -548,6 +549,10 @@ TEXT ·dotRowsI8QVNNI(SB), NOSPLIT, $0-56
 	MOVQ n+32(FP), CX
 	MOVQ stride+40(FP), R11
 	MOVQ out+48(FP), R12
+	// DX = n rounded down to the 64-value blocks; the rest (a multiple
+	// of 16) is scored 16 at a time in Y16/Y17.
+	MOVQ CX, DX
+	ANDQ $-64, DX
 	XORQ AX, AX
 vpf:
 	MOVLQSX (R9)(AX*4), DI
@@ -563,7 +568,7 @@ vpf:
 vrow:
 	MOVQ DI, BX
 	CMPQ R10, $1
-	JBE vnext
+	JBE  vnext
 	MOVLQSX 4(R9), BX
 	IMULQ R11, BX
 	ADDQ R8, BX
@@ -571,6 +576,8 @@ vnext:
 	XORQ AX, AX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	TESTQ DX, DX
+	JZ   vtail
 vloop:
 	PREFETCHT0 (BX)(AX*1)
 	VPMOVSXBW (DI)(AX*1), Z2
@@ -578,8 +585,23 @@ vloop:
 	VPDPWSSD (SI)(AX*2), Z2, Z0
 	VPDPWSSD 64(SI)(AX*2), Z3, Z1
 	ADDQ $64, AX
-	CMPQ AX, CX
+	CMPQ AX, DX
 	JB   vloop
+vtail:
+	CMPQ AX, CX
+	JAE  vsum
+	PREFETCHT0 (BX)(AX*1)
+	// A 256-bit EVEX write zeroes Z17's upper half, so adding Z17 to Z1
+	// below adds the tail's eight lanes only.
+	VPXORD Z17, Z17, Z17
+vt16:
+	VPMOVSXBW (DI)(AX*1), Y16
+	VPDPWSSD (SI)(AX*2), Y16, Y17
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JB   vt16
+	VPADDD Z17, Z1, Z1
+vsum:
 	VPADDD Z1, Z0, Z0
 	VEXTRACTI64X4 $1, Z0, Y1
 	VPADDD Y1, Y0, Y0

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/rlsearch/rlsearch"
@@ -215,6 +216,23 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
+	// "hnsw.ours_ef": widths run for ours only (rows with Params
+	// "ours_only"; the peers run hnsw.ef), so that the report's
+	// equal-recall table finds ours at each peer's recall on a finer grid,
+	// as ann-benchmarks runs every system over its own parameters.
+	var oursOnly []int
+	if v := env.Get("hnsw", "ours_ef", ""); v != "" {
+		if oursOnly, err = ints("hnsw.ours_ef", v); err != nil {
+			return nil, nil, err
+		}
+	}
+	allEfs := slices.Clone(efs)
+	for _, ef := range oursOnly {
+		if !slices.Contains(allEfs, ef) {
+			allEfs = append(allEfs, ef)
+		}
+	}
+	slices.Sort(allEfs)
 	mv, err := ints("hnsw.M", env.Get("hnsw", "M", "16"))
 	if err != nil {
 		return nil, nil, err
@@ -266,7 +284,7 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 			}
 			kinds = append(kinds, hnswKind{h: hi, suffix: " int8", extra: hnswExtra(hi, build)})
 		}
-		for _, ef := range efs {
+		for _, ef := range allEfs {
 			for _, t := range env.Threads {
 				bs := grid
 				if bs == nil {
@@ -278,6 +296,9 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 				for _, b := range bs {
 					for _, k := range kinds {
 						p := map[string]any{"data": vs.Name, "n": vs.N, "dim": vs.Dim, "M": mv[0], "efc": efc[0], "ef": ef, "k": 10, "threads": t, "batch": b}
+						if !slices.Contains(efs, ef) {
+							p["ours_only"] = true
+						}
 						config := peers.HNSWConfig(vs.Name, vs.N, vs.Dim, mv[0], efc[0], ef, 10, b, t) + k.suffix
 						switch k.suffix {
 						case " compressed":

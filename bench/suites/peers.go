@@ -112,6 +112,9 @@ func FaissPeer(ctx context.Context, suite string, o bench.PeerOptions) ([]bench.
 		if dt, ok := r.Params["dtype"]; ok && dt != "fp32" {
 			continue
 		}
+		if only, _ := r.Params["ours_only"].(bool); only {
+			continue // a width of ours alone (hnsw.ours_ef)
+		}
 		data, _ := r.Params["data"].(string)
 		vs, err := vectorFiles(o.Options, data)
 		if err != nil {

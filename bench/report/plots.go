@@ -24,8 +24,10 @@ type Plot struct {
 	PNG, SVG    []byte
 }
 
-// maxLines bounds the series of one plot so that the legend stays legible.
-const maxLines = 12
+// maxLines bounds the series of one plot so that the legend stays legible
+// (20: three graph variants of ours and two peers at two batch sizes and
+// two thread counts).
+const maxLines = 20
 
 // Plots draws, for every suite of rep that has the data:
 //   - "<suite>-throughput-batch": median throughput against Params["batch"]
@@ -265,14 +267,16 @@ func varying(rows []bench.Row) map[string]bool {
 }
 
 // label names a series: the system and the params in keep that the row
-// has, minus drop (or the whole config when the row has no params).
+// has, minus drop and "ours_only" (a width run for ours alone belongs to
+// the series of the others; bench/suites hnsw.ours_ef), or the whole config
+// when the row has no params.
 func label(r bench.Row, keep map[string]bool, drop ...string) string {
 	if len(r.Params) == 0 {
 		return r.System + " " + r.Config
 	}
 	m := map[string]any{}
 	for k, v := range r.Params {
-		if keep[k] && !slices.Contains(drop, k) {
+		if keep[k] && k != "ours_only" && !slices.Contains(drop, k) {
 			m[k] = v
 		}
 	}

@@ -251,6 +251,12 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 	}
 	compressed := env.Get("hnsw", "compressed", "false") == "true"
 	int8Traversal := env.Get("hnsw", "int8", "false") == "true"
+	// "hnsw.plain" = false measures only the variants above (the float32
+	// graph is then dropped once they are made: at 1M it is 3 GB).
+	plain := env.Get("hnsw", "plain", "true") != "false"
+	if !plain && !compressed && !int8Traversal {
+		return nil, nil, fmt.Errorf("%w: hnsw.plain=false needs hnsw.compressed or hnsw.int8", errConfig)
+	}
 	var cases []bench.Case
 	for _, vs := range sets {
 		t0 := time.Now()
@@ -269,7 +275,10 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 		build := time.Since(t0)
 		fmt.Fprintf(env.Log, "%s: built HNSW over %d × %d in %.1fs\n", vs.Name, vs.N, vs.Dim, build.Seconds())
 		note := fmt.Sprintf("%s: %s; graph built in %.1fs on %d threads (GOMAXPROCS of the setup)", vs.Name, vs.Note, build.Seconds(), runtime.GOMAXPROCS(0))
-		kinds := []hnswKind{{h: h, extra: hnswExtra(h, build)}}
+		var kinds []hnswKind
+		if plain {
+			kinds = append(kinds, hnswKind{h: h, extra: hnswExtra(h, build)})
+		}
 		if compressed {
 			hc, err := compressedCopy(env, vs, h)
 			if err != nil {
@@ -283,6 +292,10 @@ func setupHNSW(ctx context.Context, env *bench.Env) ([]bench.Case, func(), error
 				return nil, nil, err
 			}
 			kinds = append(kinds, hnswKind{h: hi, suffix: " int8", extra: hnswExtra(hi, build)})
+		}
+		if !plain {
+			h = nil // the copies hold what they need
+			runtime.GC()
 		}
 		for _, ef := range allEfs {
 			for _, t := range env.Threads {

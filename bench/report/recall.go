@@ -59,39 +59,43 @@ func widthFree(config string) (key string, ef int, ok bool) {
 	return "", 0, false
 }
 
+// ourRow is one row as EqualRecall reads it.
+type ourRow struct {
+	config           string
+	ef               int
+	recall, qps, cpu float64
+}
+
+// recallPoint reads r's recall@10, median q/s, CPU per query and width;
+// key is its config without the width. ok is false without a recall or an
+// "ef=N" token.
+func recallPoint(r bench.Row) (o ourRow, key string, ok bool) {
+	rc, hasRecall := r.ExtraMedian(RecallKey)
+	key, ef, hasEf := widthFree(r.Config)
+	if !hasRecall || !hasEf {
+		return ourRow{}, "", false
+	}
+	cpu, _ := r.CPUPerOp()
+	return ourRow{r.Config, ef, rc, r.ThroughputStats().Median, cpu}, key, true
+}
+
 // EqualRecall returns a RecallMatch for every peer row of rep that has a
 // recall@10 and an "ef=N" config token and rows of ours of the same suite
 // and width-free configuration, per variant of ours, in row order.
 func EqualRecall(rep *bench.Report) []RecallMatch {
-	type ourRow struct {
-		config           string
-		ef               int
-		recall, qps, cpu float64
-	}
 	ours := map[string][]ourRow{} // suite + width-free config of ours
 	for _, r := range rep.Rows {
-		if r.System != bench.Ours {
-			continue
+		if o, key, ok := recallPoint(r); ok && r.System == bench.Ours {
+			ours[r.Suite+"\x00"+key] = append(ours[r.Suite+"\x00"+key], o)
 		}
-		rc, ok := r.ExtraMedian(RecallKey)
-		key, ef, hasEf := widthFree(r.Config)
-		if !ok || !hasEf {
-			continue
-		}
-		cpu, _ := r.CPUPerOp()
-		ours[r.Suite+"\x00"+key] = append(ours[r.Suite+"\x00"+key], ourRow{r.Config, ef, rc, r.ThroughputStats().Median, cpu})
 	}
 	var out []RecallMatch
 	for _, p := range rep.Rows {
-		if p.System == bench.Ours {
+		po, key, ok := recallPoint(p)
+		if !ok || p.System == bench.Ours {
 			continue
 		}
-		rc, ok := p.ExtraMedian(RecallKey)
-		key, _, hasEf := widthFree(p.Config)
-		if !ok || !hasEf {
-			continue
-		}
-		pcpu, _ := p.CPUPerOp()
+		rc, pcpu := po.recall, po.cpu
 		variants := map[string][]ourRow{}
 		var order []string
 		for k, rows := range ours {

@@ -278,7 +278,7 @@ type searcher struct {
 	isum    []int32   // integer row sums of one adjacency list
 	ids     []int32   // one adjacency list's unvisited nodes, scored together
 	sims    []float32 // their scores
-	rids    []int32   // the ef candidates re-ranked on fp16 rows
+	rids    []int32   // the ef candidates re-ranked (fp16 or fp32 rows)
 	rsims   []float32 // their re-ranked scores
 }
 
@@ -416,9 +416,14 @@ func (h *HNSW) searchLayer(s *searcher, sc *scorer, eps []cand, ef, l int, limit
 		id := keyID(keys[next])
 		keys[next] |= keyExpanded
 		ids, sims := h.scratch(s)
+		nbs := h.neighbours(id, l)
+		if len(nbs) > cap(ids) { // a list longer than 2M+1 (never from a validated file)
+			s.ids, s.sims = make([]int32, 0, len(nbs)), make([]float32, len(nbs))
+			ids, sims = s.ids, s.sims
+		}
 		ids = ids[:cap(ids)]
 		n, gen, visited := 0, s.gen, s.visited
-		for _, nb := range h.neighbours(id, l) {
+		for _, nb := range nbs {
 			// Branch-free (whether a neighbour is new is a coin toss
 			// for the branch predictor): every neighbour is written
 			// and marked, and the count moves past the new ones that

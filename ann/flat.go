@@ -121,7 +121,7 @@ func (f *Flat) Int8Scan(extra int) (*Flat, error) {
 	for lo := 0; lo < f.h.Count; lo += 4096 {
 		r.Add(f.widen(buf[:cap(buf)], lo, min(lo+4096, f.h.Count)))
 	}
-	stride := (d + 31) &^ 31
+	stride := int8ScanStride(d)
 	sc := &int8Codes{c: make([]int8, f.h.Count*stride), stride: stride}
 	sc.scale, sc.offset = r.Fit()
 	for lo := 0; lo < f.h.Count; lo += 4096 {

@@ -415,15 +415,12 @@ func (h *HNSW) searchLayer(s *searcher, sc *scorer, eps []cand, ef, l int, limit
 		}
 		id := keyID(keys[next])
 		keys[next] |= keyExpanded
+		// A list holds at most 2M ids (the [n, 2M+1] layout; loads and
+		// imports check every count), so it fits scratch's 2M+1.
 		ids, sims := h.scratch(s)
-		nbs := h.neighbours(id, l)
-		if len(nbs) > cap(ids) { // a list longer than 2M+1 (never from a validated file)
-			s.ids, s.sims = make([]int32, 0, len(nbs)), make([]float32, len(nbs))
-			ids, sims = s.ids, s.sims
-		}
 		ids = ids[:cap(ids)]
 		n, gen, visited := 0, s.gen, s.visited
-		for _, nb := range nbs {
+		for _, nb := range h.neighbours(id, l) {
 			// Branch-free (whether a neighbour is new is a coin toss
 			// for the branch predictor): every neighbour is written
 			// and marked, and the count moves past the new ones that

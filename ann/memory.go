@@ -131,8 +131,12 @@ func EstimateMemory(n, dim int, dt DType, backend string, hc HNSWConfig, buildin
 // 32 bytes (the scan kernels' width), plus a float32 scale and offset per
 // dimension.
 func Int8ScanMemory(n, dim int) int64 {
-	return int64(n)*int64((dim+31)&^31) + 8*int64(dim)
+	return int64(n)*int64(int8ScanStride(dim)) + 8*int64(dim)
 }
+
+// int8ScanStride is the padded row length of Int8Scan's codes: dim rounded
+// up to 32, so that the four-row scan kernels have no scalar tail.
+func int8ScanStride(dim int) int { return (dim + 31) &^ 31 }
 
 // ErrNoMemory is returned (wrapped) by Open when "auto" finds no backend
 // whose estimated resident memory fits what is available.

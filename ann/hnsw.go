@@ -615,10 +615,17 @@ func pushMin(hp []cand, c cand, ef int) []cand {
 	return hp
 }
 
-// selectNeighbours is the paper's Algorithm 4 heuristic (without extending
-// or keeping pruned candidates, as hnswlib and faiss): candidates in
+// selectNeighbours is the paper's Algorithm 4 heuristic: candidates in
 // descending score; keep c when it is closer to the base than to every
-// node kept so far (q·c > c·s), up to m.
+// node kept so far (q·c ≥ c·s), up to m. Where that keeps fewer than
+// fillTo(m), the best pruned candidates fill the list up to it (the
+// paper's keepPrunedConnections, capped; hnswlib and faiss keep none).
+// Measured on the fp32 graph, M 16, efConstruction 100, as score
+// computations per query at equal recall@10 (2026-12-03): Fashion-MNIST
+// 0.9947 at 457 without the fill against 355 with it, 0.9973 at 707
+// against 515; bge-base and SIFT within ±5% at equal ef with recall equal
+// or higher; build time unchanged. Filling to 2M (the level-0 capacity)
+// was worse on Fashion-MNIST.
 func (h *HNSW) selectNeighbours(cands []cand, m int) []int32 {
 	slices.SortFunc(cands, func(a, b cand) int {
 		if better(a, b) {
@@ -646,8 +653,22 @@ func (h *HNSW) selectNeighbours(cands []cand, m int) []int32 {
 			out = append(out, c.id)
 		}
 	}
+	if f := fillTo(m, h.cfg.M); len(out) < f {
+		for _, c := range cands {
+			if len(out) == f {
+				break
+			}
+			if !slices.Contains(out, c.id) {
+				out = append(out, c.id)
+			}
+		}
+	}
 	return out
 }
+
+// fillTo is the list length selectNeighbours fills to with pruned
+// candidates: M, or m where the list holds fewer.
+func fillTo(m, M int) int { return min(m, M) }
 
 // Add inserts row-major [n, Dim] vectors (copied); they get rows Len()..
 // Len()+n-1. With Int8 their codes use the scale/offset fitted by NewHNSW,
@@ -749,7 +770,89 @@ func (h *HNSW) add(ctx context.Context, vecs []float32, own bool) error {
 		}
 	}
 	h.n = total
+	h.connect()
 	return nil
+}
+
+// connect links every node that level 0 cannot reach from the entry point
+// into it, so that no row is lost to the index: the pruning
+// heuristic can drop a node's last in-link (exact duplicates in
+// Fashion-MNIST leave 6 of its 10,000 rows unreachable otherwise). Nodes
+// are visited in ascending row order; an unreachable node v is searched
+// for at level 0 (efConstruction) and appended to the list of the best
+// reachable node found with room, or, where every list found is full,
+// written over the entry of the best one's list that has the most
+// in-links (when it has at least two; otherwise v stays unlinked). Then
+// what v reaches becomes reachable too. One pass over the
+// links (O(n·M)) per NewHNSW or Add; deterministic.
+func (h *HNSW) connect() {
+	if h.n == 0 {
+		return
+	}
+	seen := make([]bool, h.n)
+	var stack []int32
+	mark := func(v int32) {
+		seen[v] = true
+		stack = append(stack[:0], v)
+		for len(stack) > 0 {
+			u := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, w := range h.neighbours(u, 0) {
+				if !seen[w] {
+					seen[w] = true
+					stack = append(stack, w)
+				}
+			}
+		}
+	}
+	mark(h.entry)
+	var in []int32 // level-0 in-degrees, counted at the first unreachable node
+	s := h.getSearcher()
+	defer h.pool.Put(s)
+	for v := int32(0); v < int32(h.n); v++ {
+		if seen[v] {
+			continue
+		}
+		if in == nil {
+			in = make([]int32, h.n)
+			for u := range int32(h.n) {
+				for _, w := range h.neighbours(u, 0) {
+					in[w]++
+				}
+			}
+		}
+		sc := scorer{h: h, q: h.vec(v)}
+		ep := h.greedy(s, &sc, h.top, 0, int32(h.n))
+		var to int32 = -1
+		for _, c := range h.searchLayer(s, &sc, []cand{ep}, h.cfg.EfConstruction, 0, int32(h.n)) {
+			if c.id != v && seen[c.id] && len(h.neighbours(c.id, 0)) < h.capacity(0) {
+				to = c.id
+				break
+			}
+		}
+		if to >= 0 {
+			h.setNeighbours(to, 0, append(slices.Clone(h.neighbours(to, 0)), v))
+		} else {
+			to = ep.id
+			if to == v {
+				continue // only v itself was found: nothing to link from
+			}
+			nb := h.neighbours(to, 0)
+			at := 0
+			for j, w := range nb {
+				if in[w] > in[nb[at]] {
+					at = j
+				}
+			}
+			if in[nb[at]] < 2 {
+				continue // overwriting would strand that node instead
+			}
+			in[nb[at]]--
+			nb[at] = v
+		}
+		in[v]++
+		mark(v)
+	}
 }
 
 // truncate drops nodes ≥ n after a cancelled Add (their links were never

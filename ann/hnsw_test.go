@@ -393,3 +393,55 @@ func TestBestHits(t *testing.T) {
 		}
 	}
 }
+
+// reachable counts the nodes level 0 reaches from the entry point.
+func reachable(h *HNSW) int {
+	seen := map[int32]bool{h.entry: true}
+	stack := []int32{h.entry}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, u := range h.neighbours(v, 0) {
+			if !seen[u] {
+				seen[u] = true
+				stack = append(stack, u)
+			}
+		}
+	}
+	return len(seen)
+}
+
+// TestHNSWConnectsEveryNode: exact duplicates make the pruning heuristic
+// drop nodes' last in-links (a copy is "closer" to its twin than to the
+// base); connect links them back, on NewHNSW and on Add.
+func TestHNSWConnectsEveryNode(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(21))
+	const dim, distinct, copies = 8, 400, 6
+	one := clustered(rng, distinct, dim, 10, 0.3)
+	var vecs []float32
+	for c := 0; c < copies; c++ {
+		vecs = append(vecs, one...)
+	}
+	n := distinct * copies
+	h, err := NewHNSW(ctx, vecs[:n/2*dim], dim, HNSWConfig{M: 4, EfConstruction: 20, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reachable(h); got != n/2 {
+		t.Fatalf("after NewHNSW: %d of %d nodes reachable", got, n/2)
+	}
+	if err := h.Add(ctx, vecs[n/2*dim:]); err != nil {
+		t.Fatal(err)
+	}
+	if got := reachable(h); got != n {
+		t.Fatalf("after Add: %d of %d nodes reachable", got, n)
+	}
+	// With ef ≥ n the search expands every reachable node, so it is exact.
+	h.SetEfSearch(n)
+	flat, _ := NewFlat(vecs, dim, FP32)
+	q := randVecs(rng, 20, dim)
+	got, _ := h.Search(ctx, q, 10)
+	want, _ := flat.Search(ctx, q, 10)
+	checkHits(t, got, want)
+}

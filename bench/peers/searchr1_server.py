@@ -27,10 +27,11 @@ query than a real Search-R1 server, kept for checks that need no torch. bench/pe
 all four files. A request picks the route with "retriever": "bm25" | "e5" (our extension); the default is
 "e5" when --dense is given, else "bm25", as ours.
 
-  /usr/bin/python3 bench/peers/searchr1_server.py --corpus corpus.jsonl --index DIR --port 8001 \
+  /usr/bin/python3 bench/peers/searchr1_server.py --corpus corpus.jsonl [--index DIR] --port 8001 \
       [--dense VECDIR [--encoder MODEL] [--threads N]]
 
-The Xapian database is built into --index on first use (atomically: temp dir + rename) and reused.
+The Xapian database is built into --index on first use (atomically: temp dir + rename) and reused. Without
+--index there is no bm25 route (a 400), as a Search-R1 server runs one retriever; --dense is then required.
 Also serves GET /healthz -> {"status": "ok", "docs": N}.
 Packages: python3-fastapi python3-uvicorn python3-xapian, python3-faiss python3-numpy for --dense, and
 python3-torch for --encoder
@@ -244,6 +245,8 @@ def make_app(searcher, ndocs, dense=None):
                 j = e.args[0]
                 raise HTTPException(status_code=400, detail=f"queries[{j}] {request.queries[j][:80]!r} has no precomputed vector")
         elif route == "bm25":
+            if searcher is None:
+                raise HTTPException(status_code=400, detail="retriever bm25: no Xapian index (start with --index)")
             all_hits = [searcher.search(q, k) for q in request.queries]
         else:
             raise HTTPException(status_code=400, detail=f"retriever {route!r}: want bm25 or e5")
@@ -257,7 +260,7 @@ def make_app(searcher, ndocs, dense=None):
 
     @app.get("/healthz")
     def healthz():
-        h = {"status": "ok", "docs": ndocs, "retriever": "xapian-bm25"}
+        h = {"status": "ok", "docs": ndocs, "retriever": "xapian-bm25" if searcher is not None else "e5"}
         if dense is not None:
             h["dense"] = {"faiss": dense.faiss.__version__, "vectors": dense.index.ntotal, "faiss_file": dense.faiss.__file__}
             if dense.encoder is not None:
@@ -273,7 +276,8 @@ def make_app(searcher, ndocs, dense=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", required=True, help="corpus JSONL ({id, contents} or {id, title, text})")
-    ap.add_argument("--index", required=True, help="Xapian database directory (built when missing)")
+    ap.add_argument("--index", help="Xapian database directory (built when missing): serve the bm25 route; optional "
+                    "with --dense, as Search-R1 runs one retriever per server")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8001)
     ap.add_argument("--build-only", action="store_true", help="build the index and exit")
@@ -283,10 +287,16 @@ def main():
                     "encode each request's queries with torch (e5_torch.py) instead of the precomputed table")
     ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     args = ap.parse_args()
+    if not args.index and not args.dense:
+        ap.error("give --index (the bm25 route), --dense (the e5 route), or both")
+    if args.build_only and not args.index:
+        ap.error("--build-only builds the --index database: give --index")
 
     t0 = time.time()
     docs = read_corpus(args.corpus)
-    if not os.path.exists(os.path.join(args.index, "iamglass")) and not os.path.exists(os.path.join(args.index, "iamchert")):
+    if not args.index:
+        pass
+    elif not os.path.exists(os.path.join(args.index, "iamglass")) and not os.path.exists(os.path.join(args.index, "iamchert")):
         print(f"searchr1_server: indexing {len(docs)} passages into {args.index}", file=sys.stderr, flush=True)
         build(docs, args.index)
     elif xapian.Database(args.index).get_doccount() != len(docs):
@@ -304,7 +314,8 @@ def main():
         print(f"searchr1_server: faiss {dense.faiss.__version__} ({dense.faiss.__file__}) IndexFlatIP over "
               f"{dense.index.ntotal} vectors, {how}, in {time.time() - t1:.1f}s", file=sys.stderr, flush=True)
     import uvicorn
-    uvicorn.run(make_app(Searcher(args.index, docs), len(docs), dense), host=args.host, port=args.port, log_level="warning")
+    searcher = Searcher(args.index, docs) if args.index else None
+    uvicorn.run(make_app(searcher, len(docs), dense), host=args.host, port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

@@ -308,10 +308,10 @@ func startOurs(ctx context.Context, o Options, bin, index, model string, progres
 	return s, nil
 }
 
-// startSearchR1 runs bench/peers/searchr1_server.py on a free loopback port
-// (its Xapian database is cached in WorkDir per corpus). With dense (a
-// denseExport directory) it also serves the dense route from faiss, under
-// searchR1DenseEnv.
+// startSearchR1 runs bench/peers/searchr1_server.py on a free loopback port:
+// without dense, the bm25 route (its Xapian database cached in WorkDir per
+// corpus); with dense (a denseExport directory), the dense route alone from
+// faiss, under searchR1DenseEnv.
 func startSearchR1(ctx context.Context, o Options, dense string, progress io.Writer) (*server, error) {
 	p, err := script(o.WorkDir, "searchr1_server.py")
 	if err != nil {
@@ -321,12 +321,15 @@ func startSearchR1(ctx context.Context, o Options, dense string, progress io.Wri
 	if err != nil {
 		return nil, err
 	}
-	xdir := filepath.Join(o.WorkDir, "xapian-"+corpusKey(o.Corpus))
-	cmd := exec.Command(Python, p, "--corpus", o.Corpus, "--index", xdir, "--host", "127.0.0.1", "--port", fmt.Sprint(port))
+	cmd := exec.Command(Python, p, "--corpus", o.Corpus, "--host", "127.0.0.1", "--port", fmt.Sprint(port))
 	cmd.Env = env("PYTHONPATH", "")
 	if dense != "" {
+		// One retriever per server, as Search-R1's: no Xapian database to
+		// build for the dense route (an hour-scale job at 1M passages).
 		cmd.Args = append(cmd.Args, "--dense", dense, "--encoder", o.Model, "--threads", fmt.Sprint(runtime.NumCPU()))
 		cmd.Env = searchR1DenseEnv(o)
+	} else {
+		cmd.Args = append(cmd.Args, "--index", filepath.Join(o.WorkDir, "xapian-"+corpusKey(o.Corpus)))
 	}
 	s, err := start(peerSearchR1, cmd, progress, nil)
 	if err != nil {

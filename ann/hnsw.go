@@ -790,22 +790,7 @@ func (h *HNSW) connect() {
 		return
 	}
 	seen := make([]bool, h.n)
-	var stack []int32
-	mark := func(v int32) {
-		seen[v] = true
-		stack = append(stack[:0], v)
-		for len(stack) > 0 {
-			u := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			for _, w := range h.neighbours(u, 0) {
-				if !seen[w] {
-					seen[w] = true
-					stack = append(stack, w)
-				}
-			}
-		}
-	}
-	mark(h.entry)
+	stack := h.markReachable(seen, h.entry, nil)
 	var in []int32 // level-0 in-degrees, counted at the first unreachable node
 	s := h.getSearcher()
 	defer h.pool.Put(s)
@@ -851,8 +836,26 @@ func (h *HNSW) connect() {
 			nb[at] = v
 		}
 		in[v]++
-		mark(v)
+		stack = h.markReachable(seen, v, stack)
 	}
+}
+
+// markReachable sets seen for v and every node level 0 reaches from it
+// (depth first, stack as scratch, returned for reuse).
+func (h *HNSW) markReachable(seen []bool, v int32, stack []int32) []int32 {
+	seen[v] = true
+	stack = append(stack[:0], v)
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, w := range h.neighbours(u, 0) {
+			if !seen[w] {
+				seen[w] = true
+				stack = append(stack, w)
+			}
+		}
+	}
+	return stack
 }
 
 // truncate drops nodes ≥ n after a cancelled Add (their links were never

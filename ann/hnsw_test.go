@@ -396,19 +396,15 @@ func TestBestHits(t *testing.T) {
 
 // reachable counts the nodes level 0 reaches from the entry point.
 func reachable(h *HNSW) int {
-	seen := map[int32]bool{h.entry: true}
-	stack := []int32{h.entry}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, u := range h.neighbours(v, 0) {
-			if !seen[u] {
-				seen[u] = true
-				stack = append(stack, u)
-			}
+	seen := make([]bool, h.n)
+	h.markReachable(seen, h.entry, nil)
+	n := 0
+	for _, s := range seen {
+		if s {
+			n++
 		}
 	}
-	return len(seen)
+	return n
 }
 
 // TestHNSWConnectsEveryNode: exact duplicates make the pruning heuristic

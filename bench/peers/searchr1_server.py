@@ -294,14 +294,13 @@ def main():
 
     t0 = time.time()
     docs = read_corpus(args.corpus)
-    if not args.index:
-        pass
-    elif not os.path.exists(os.path.join(args.index, "iamglass")) and not os.path.exists(os.path.join(args.index, "iamchert")):
-        print(f"searchr1_server: indexing {len(docs)} passages into {args.index}", file=sys.stderr, flush=True)
-        build(docs, args.index)
-    elif xapian.Database(args.index).get_doccount() != len(docs):
-        print(f"searchr1_server: {args.index} does not hold {len(docs)} passages: rebuilding", file=sys.stderr, flush=True)
-        build(docs, args.index)
+    if args.index:
+        if not os.path.exists(os.path.join(args.index, "iamglass")) and not os.path.exists(os.path.join(args.index, "iamchert")):
+            print(f"searchr1_server: indexing {len(docs)} passages into {args.index}", file=sys.stderr, flush=True)
+            build(docs, args.index)
+        elif xapian.Database(args.index).get_doccount() != len(docs):
+            print(f"searchr1_server: {args.index} does not hold {len(docs)} passages: rebuilding", file=sys.stderr, flush=True)
+            build(docs, args.index)
     print(f"searchr1_server: {len(docs)} passages ready in {time.time() - t0:.1f}s", file=sys.stderr, flush=True)
     if args.build_only:
         return
